@@ -1,0 +1,52 @@
+/* hoardlab.h — the public introspection API of libhoardlab.so.
+ *
+ * A program linked against libhoardlab, or one running under LD_PRELOAD of it, can read the
+ * allocator's statistics. A program that only may be preloaded looks the functions up with
+ * dlsym(RTLD_DEFAULT, "hoardlab_stats"), so it runs unchanged under any other allocator.
+ */
+#ifndef HOARDLAB_H
+#define HOARDLAB_H
+
+#include <stdint.h>
+
+/* Every statistic, declared once: X(name, help). The same list expands into the struct below,
+ * the JSON written at exit (HOARD_STATS) and the harness's record. All are counts or bytes. */
+#define HOARDLAB_STATS(X)                                                                   \
+    X(mallocs,            "allocation calls that returned a block")                        \
+    X(frees,              "free calls on a non-NULL block")                                \
+    X(in_use,             "bytes in live blocks now, counted at their usable size")        \
+    X(in_use_peak,        "U: peak of in_use (exact to threads x stats_batch bytes)")      \
+    X(os_bytes,           "bytes held from the OS now (heap regions, metadata, large)")    \
+    X(os_bytes_peak,      "A: peak of os_bytes")                                            \
+    X(large_allocs,       "blocks above large_threshold served straight from the OS")      \
+    X(lock_acquisitions,  "allocator lock acquisitions")                                    \
+    X(lock_contended,     "acquisitions that found the lock held")                         \
+    X(global_to,          "superblocks moved to the global heap")                          \
+    X(global_from,        "superblocks taken from the global heap")                        \
+    X(remote_frees,       "frees of a block owned by another heap")                        \
+    X(cas_retries,        "failed compare-and-swap attempts (lock-free strategies)")       \
+    X(census_false_blocks,"blocks handed to a thread while another thread held a live "    \
+                          "block on the same cache line")                                  \
+    X(census_false_lines, "cache lines on which that happened at least once")              \
+    X(threads,            "threads that have used the allocator")
+
+struct hoardlab_stats {
+#define HOARDLAB_STATS_FIELD(name, help) uint64_t name;
+    HOARDLAB_STATS(HOARDLAB_STATS_FIELD)
+#undef HOARDLAB_STATS_FIELD
+};
+
+/* Fill *out with the current totals over all threads, live and exited. */
+void hoardlab_stats(struct hoardlab_stats *out);
+
+/* Forget the peaks (in_use_peak, os_bytes_peak) so the next phase is measured on its own. */
+void hoardlab_stats_reset_peaks(void);
+
+/* Name of the active strategy, e.g. "hoard". */
+const char *hoardlab_strategy(void);
+
+/* The effective value of a configuration key as text ("8192", "hash", "0.25"), or NULL for an
+ * unknown key. */
+const char *hoardlab_config_get(const char *key);
+
+#endif

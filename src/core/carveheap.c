@@ -1,0 +1,159 @@
+/* carveheap.c — the single heap of the uC++ allocator (uC++/Hoard report §5), shared by
+ * `serial` and `concurrent`, which differ only in its locking.
+ *
+ * The heap is a region carved into blocks from its low end, grown by heap_grow x S bytes at
+ * a time (uC++ grew it with sbrk under a global lock). Each size class has a free list of
+ * blocks; each block has a 16-byte header naming its class, as uC++'s pointed at its list.
+ * malloc pops the class's list or carves a new block; free pushes onto the list.
+ *
+ * Locking, the one element that differs:
+ *   serial      one heap lock around everything.
+ *   concurrent  a lock per free list, plus the heap lock only while carving. With padding off
+ *               the list heads and their locks are packed as uC++ had them, several to a cache
+ *               line (false sharing of allocator metadata); with padding on each has its own. */
+#include "hl.h"
+#include "carveheap.h"
+
+struct ch_header { uint32_t cls, offset; uint64_t unused; };  /* offset: memalign'd blocks */
+struct ch_list { hl_lock lock; void *head, *tail; };           /* tail: free_list = fifo */
+
+static struct {
+    bool per_list_locks;
+    size_t stride;                      /* bytes between list heads: packed or a cache line */
+    char *lists;
+    hl_lock heap_lock;
+    char *cur, *end;                    /* the uncarved part of the current region */
+} ch;
+
+static struct ch_header *header_of(const void *p) { return (struct ch_header *)p - 1; }
+static struct ch_list *list_of(unsigned c) { return (struct ch_list *)(ch.lists + c * ch.stride); }
+
+int hl_ch_init(bool per_list_locks)
+{
+    ch.per_list_locks = per_list_locks;
+    ch.stride = hl_cfg.padding ? hl_align_up(sizeof(struct ch_list), HL_CACHE_LINE)
+                               : sizeof(struct ch_list);
+    ch.lists = hl_meta_alloc(hl_classes->count * ch.stride);
+    return 0;
+}
+
+/* Under the heap lock. */
+static void *carve(unsigned c)
+{
+    size_t need = sizeof(struct ch_header) + hl_class_size(c);
+    if ((size_t)(ch.end - ch.cur) < need) {
+        size_t grow = (size_t)hl_cfg.heap_grow * hl_cfg.superblock_size;
+        if (grow < need) grow = hl_align_up(need, HL_PAGE);
+        char *region = hl_os_alloc(grow, HL_PAGE);
+        if (!region) return NULL;
+        hl_pagemap_set(region, grow, HL_OWNER_STRATEGY);
+        ch.cur = region;                /* the old region's tail (< one block) is left unused */
+        ch.end = region + grow;
+    }
+    struct ch_header *h = (struct ch_header *)ch.cur;
+    ch.cur += need;
+    h->cls = c;
+    h->offset = 0;
+    return h + 1;
+}
+
+static void *pop(struct ch_list *l)
+{
+    void *b = l->head;
+    if (b) {
+        l->head = *(void **)b;
+        if (!l->head) l->tail = NULL;
+    }
+    return b;
+}
+
+static void push(struct ch_list *l, void *b)
+{
+    if (hl_cfg.free_list == HL_LIST_FIFO && l->head) {
+        *(void **)b = NULL;
+        *(void **)l->tail = b;
+        l->tail = b;
+        return;
+    }
+    *(void **)b = l->head;
+    l->head = b;
+    if (!l->tail) l->tail = b;
+}
+
+void *hl_ch_malloc(size_t size)
+{
+    unsigned c = hl_class_of(size);
+    struct ch_list *l = list_of(c);
+    if (!ch.per_list_locks) {
+        hl_lock_acquire(&ch.heap_lock);
+        void *b = pop(l);
+        if (!b) b = carve(c);
+        hl_lock_release(&ch.heap_lock);
+        return b;
+    }
+    hl_lock_acquire(&l->lock);
+    void *b = pop(l);
+    hl_lock_release(&l->lock);
+    if (!b) {
+        hl_lock_acquire(&ch.heap_lock);
+        b = carve(c);
+        hl_lock_release(&ch.heap_lock);
+    }
+    return b;
+}
+
+void hl_ch_free(void *p)
+{
+    struct ch_header *h = header_of(p);
+    if (h->offset) {                    /* an aligned block inside a larger one */
+        p = (char *)p - h->offset;
+        h = header_of(p);
+    }
+    struct ch_list *l = list_of(h->cls);
+    hl_lock *lock = ch.per_list_locks ? &l->lock : &ch.heap_lock;
+    hl_lock_acquire(lock);
+    push(l, p);
+    hl_lock_release(lock);
+}
+
+/* Over-allocate by align and hand out the aligned address inside; its own header records the
+ * distance back to the real block. */
+void *hl_ch_memalign(size_t align, size_t size)
+{
+    char *b = hl_ch_malloc(size + align);
+    if (!b) return NULL;
+    char *q = (char *)hl_align_up((uintptr_t)b, align);
+    if (q != b) {
+        header_of(q)->cls = header_of(b)->cls;
+        header_of(q)->offset = (uint32_t)(q - b);
+    }
+    return q;
+}
+
+size_t hl_ch_usable_size(const void *p)
+{
+    const struct ch_header *h = header_of(p);
+    return hl_class_size(h->cls) - h->offset;
+}
+
+/* Fork: the heap lock, then every list lock in class order. */
+void hl_ch_fork_prepare(void)
+{
+    hl_lock_acquire(&ch.heap_lock);
+    if (ch.per_list_locks)
+        for (unsigned c = 0; c < hl_classes->count; c++) hl_lock_acquire(&list_of(c)->lock);
+}
+
+void hl_ch_fork_parent(void)
+{
+    if (ch.per_list_locks)
+        for (unsigned c = hl_classes->count; c-- > 0; ) hl_lock_release(&list_of(c)->lock);
+    hl_lock_release(&ch.heap_lock);
+}
+
+void hl_ch_fork_child(void)
+{
+    if (ch.per_list_locks)
+        for (unsigned c = 0; c < hl_classes->count; c++) hl_lock_init(&list_of(c)->lock);
+    hl_lock_init(&ch.heap_lock);
+}

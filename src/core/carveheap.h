@@ -1,0 +1,16 @@
+/* carveheap.h — the uC++ single heap (carveheap.c), for the strategies built on it. */
+#ifndef HL_CARVEHEAP_H
+#define HL_CARVEHEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* per_list_locks: false = one heap lock (serial), true = a lock per free list (concurrent). */
+int    hl_ch_init(bool per_list_locks);
+void  *hl_ch_malloc(size_t size);
+void   hl_ch_free(void *p);
+void  *hl_ch_memalign(size_t align, size_t size);
+size_t hl_ch_usable_size(const void *p);
+void   hl_ch_fork_prepare(void), hl_ch_fork_parent(void), hl_ch_fork_child(void);
+
+#endif

@@ -1,0 +1,422 @@
+/* config.c — the configuration: one table (config.h) drives parsing of the INI file and the
+ * environment, validation, the printouts and HOARD_VERBOSE.
+ *
+ * Precedence, lowest first: the table's default, the strategy's paper defaults, the file named
+ * by HOARD_CONFIG, HOARD_<KEY> variables. Runs inside malloc's first call, so it uses no
+ * malloc and no stdio: the file is read into a static buffer and parsed with inih's
+ * ini_parse_string (which keeps its line buffer on the stack). */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "hl.h"
+
+const char *const hl_lock_kinds[]   = { "spin", "mutex", NULL };
+const char *const hl_numa_modes[]   = { "off", "local", "interleave", NULL };
+const char *const hl_class_tables[] = { "geometric", "pow2", NULL };
+const char *const hl_list_orders[]  = { "lifo", "fifo", NULL };
+const char *const hl_heap_selects[] = { "thread", "hash", "cpu", NULL };
+
+enum kind { BOOL, INT, SIZE, POW2, REAL, ENUM, STR, PCOUNT };
+static const char *const kind_names[] = { "bool", "int", "size", "pow2", "real", "enum",
+                                          "string", "count" };
+
+struct option {
+    const char *name, *section;
+    enum kind kind;
+    const char *def;
+    double min, max;
+    const char *const *choices;         /* ENUM; NULL for `strategy`: the registry's names */
+    const char *help;
+    size_t offset;
+};
+
+static const struct option options[] = {
+#define HL_OPTION_ROW(name, section, kind, def, min, max, choices, help)                        \
+    { #name, #section, kind, def, min, max, choices, help, offsetof(struct hl_config, name) },
+    HL_OPTIONS(HL_OPTION_ROW)
+#undef HL_OPTION_ROW
+};
+#define NOPTIONS (sizeof options / sizeof options[0])
+
+enum source { FROM_DEFAULT, FROM_STRATEGY, FROM_FILE, FROM_ENV };
+static const char *const source_names[] = { "default", "strategy", "file", "env" };
+
+struct hl_config hl_cfg;
+static enum source sources[NOPTIONS];
+
+/* ---- small text helpers (no stdio) ---------------------------------------------------------- */
+
+static const struct option *option_find(const char *name, size_t len)
+{
+    for (size_t i = 0; i < NOPTIONS; i++)
+        if (strlen(options[i].name) == len && !strncasecmp(options[i].name, name, len))
+            return &options[i];
+    return NULL;
+}
+
+/* Append the choices of an ENUM (or the valid keys) to buf as "a, b, c". */
+static void choices_text(const struct option *o, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (unsigned i = 0;; i++) {
+        const char *c = o->choices ? o->choices[i]
+                                   : (hl_strategies[i] ? hl_strategies[i]->name : NULL);
+        if (!c) break;
+        n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", i ? ", " : "", c);
+    }
+}
+
+static void keys_text(char *buf, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < NOPTIONS; i++)
+        n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", i ? ", " : "",
+                              options[i].name);
+}
+
+static void range_text(const struct option *o, char *buf, size_t len)
+{
+    switch (o->kind) {
+    case BOOL: snprintf(buf, len, "on, off"); break;
+    case ENUM: choices_text(o, buf, len); break;
+    case STR:  snprintf(buf, len, "any text"); break;
+    case REAL: snprintf(buf, len, "%g .. %g (or p/q)", o->min, o->max); break;
+    case PCOUNT: snprintf(buf, len, "%g .. %g, or NP (N x processors)", o->min, o->max); break;
+    case POW2: snprintf(buf, len, "power of two, %.0f .. %.0f (K/M/G)", o->min, o->max); break;
+    case SIZE: snprintf(buf, len, "%.0f .. %.0f (K/M/G)", o->min, o->max); break;
+    default:   snprintf(buf, len, "%.0f .. %.0f", o->min, o->max); break;
+    }
+}
+
+/* ---- parsing one value ---------------------------------------------------------------------- */
+
+static char strpool[4096];
+static size_t strpool_used;
+
+static const char *keep_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (strpool_used + n > sizeof strpool) return NULL;
+    char *p = memcpy(strpool + strpool_used, s, n);
+    strpool_used += n;
+    return p;
+}
+
+static int parse_number(const char *s, double *out, bool suffixes)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno) return -1;
+    if (suffixes && *end) {
+        switch (toupper((unsigned char)*end)) {
+        case 'K': v *= 1024.0; break;
+        case 'M': v *= 1024.0 * 1024; break;
+        case 'G': v *= 1024.0 * 1024 * 1024; break;
+        default: return -1;
+        }
+        end++;
+        if (toupper((unsigned char)*end) == 'B') end++;
+    } else if (*end == '/') {            /* a fraction p/q, e.g. 1/4 */
+        double q;
+        char *qend;
+        q = strtod(end + 1, &qend);
+        if (qend == end + 1 || q == 0) return -1;
+        v /= q;
+        end = qend;
+    }
+    if (*end) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Store text as option o's value. On error, writes the reason to why and returns -1. */
+static int set_value(const struct option *o, const char *text, char *why, size_t wlen)
+{
+    char *field = (char *)&hl_cfg + o->offset;
+    char range[512];
+    double v = 0;
+
+    while (isspace((unsigned char)*text)) text++;
+    switch (o->kind) {
+    case BOOL: {
+        static const char *const yes[] = { "on", "1", "true", "yes" },
+                          *const no[]  = { "off", "0", "false", "no" };
+        for (int i = 0; i < 4; i++) {
+            if (!strcasecmp(text, yes[i])) { *(int *)field = 1; return 0; }
+            if (!strcasecmp(text, no[i]))  { *(int *)field = 0; return 0; }
+        }
+        snprintf(why, wlen, "'%s' is not a boolean; valid: on, off", text);
+        return -1;
+    }
+    case ENUM:
+        for (int i = 0;; i++) {
+            const char *c = o->choices ? o->choices[i]
+                                       : (hl_strategies[i] ? hl_strategies[i]->name : NULL);
+            if (!c) break;
+            if (!strcasecmp(text, c)) { *(int *)field = i; return 0; }
+        }
+        choices_text(o, range, sizeof range);
+        snprintf(why, wlen, "'%s' is not one of: %s", text, range);
+        return -1;
+    case STR: {
+        const char *kept = keep_string(text);
+        if (!kept) { snprintf(why, wlen, "value too long"); return -1; }
+        *(const char **)field = kept;
+        return 0;
+    }
+    case PCOUNT: {
+        size_t n = strlen(text);
+        double mult = 1;
+        char num[64];
+        if (n && toupper((unsigned char)text[n - 1]) == 'P') {
+            mult = hl_nprocs();
+            n--;
+        }
+        if (n == 0) { v = 1; }
+        else if (n >= sizeof num) goto bad;
+        else {
+            memcpy(num, text, n);
+            num[n] = 0;
+            if (parse_number(num, &v, false) || v != floor(v)) goto bad;
+        }
+        v *= mult;
+        break;
+    }
+    case INT:
+        if (parse_number(text, &v, false) || v != floor(v)) goto bad;
+        break;
+    case SIZE: case POW2:
+        if (parse_number(text, &v, true) || v != floor(v)) goto bad;
+        break;
+    case REAL:
+        if (parse_number(text, &v, false)) goto bad;
+        break;
+    }
+    if (v < o->min || v > o->max || (o->kind == POW2 && !hl_is_pow2((size_t)v))) goto bad;
+    switch (o->kind) {
+    case INT: case PCOUNT: *(long *)field = (long)v; break;
+    case SIZE: case POW2: *(size_t *)field = (size_t)v; break;
+    case REAL: *(double *)field = v; break;
+    default: break;
+    }
+    return 0;
+bad:
+    range_text(o, range, sizeof range);
+    snprintf(why, wlen, "'%s' is out of range or malformed; valid: %s", text, range);
+    return -1;
+}
+
+/* ---- the sources --------------------------------------------------------------------------- */
+
+static void apply_defaults(void)
+{
+    char why[256];
+    strpool_used = 0;
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        if (set_value(&options[i], options[i].def, why, sizeof why))
+            hl_die("internal: default of '%s': %s", options[i].name, why);
+        sources[i] = FROM_DEFAULT;
+    }
+}
+
+/* "key=value key=value" from a strategy row: only keys nobody set explicitly. */
+static void apply_strategy_defaults(const struct hl_strategy *s)
+{
+    const char *p = s->defaults;
+    char key[64], val[128], why[256];
+    while (p && *p) {
+        while (*p == ' ') p++;
+        size_t k = strcspn(p, "="), vlen;
+        if (!p[k] || k >= sizeof key) hl_die("internal: strategy %s defaults", s->name);
+        memcpy(key, p, k); key[k] = 0;
+        p += k + 1;
+        vlen = strcspn(p, " ");
+        if (vlen >= sizeof val) hl_die("internal: strategy %s defaults", s->name);
+        memcpy(val, p, vlen); val[vlen] = 0;
+        p += vlen;
+        const struct option *o = option_find(key, strlen(key));
+        if (!o || set_value(o, val, why, sizeof why))
+            hl_die("internal: strategy %s default %s=%s", s->name, key, val);
+        sources[o - options] = FROM_STRATEGY;
+    }
+}
+
+struct file_ctx { const char *path; char why[2048]; bool failed; };
+
+static int on_ini_pair(void *user, const char *section, const char *name, const char *value)
+{
+    struct file_ctx *ctx = user;
+    char why[512], keys[1024];
+    const struct option *o = option_find(name, strlen(name));
+    if (!o) {
+        keys_text(keys, sizeof keys);
+        snprintf(ctx->why, sizeof ctx->why, "unknown key '%s' in [%s]; valid keys: %s", name,
+                 section, keys);
+    } else if (strcasecmp(section, o->section)) {
+        snprintf(ctx->why, sizeof ctx->why, "key '%s' belongs in section [%s], not [%s]",
+                 name, o->section, section);
+    } else if (set_value(o, value, why, sizeof why)) {
+        snprintf(ctx->why, sizeof ctx->why, "key '%s': %s", name, why);
+    } else {
+        sources[o - options] = FROM_FILE;
+        return 1;
+    }
+    ctx->failed = true;
+    return 0;
+}
+
+static void load_file(const char *path)
+{
+    static char text[64 * 1024];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) hl_die("%s: cannot open config file (HOARD_CONFIG): %s", path, strerror(errno));
+    size_t n = 0;
+    ssize_t r;
+    while ((r = read(fd, text + n, sizeof text - 1 - n)) > 0) n += (size_t)r;
+    close(fd);
+    if (r < 0) hl_die("%s: cannot read config file: %s", path, strerror(errno));
+    if (n == sizeof text - 1) hl_die("%s: config file larger than %zu bytes", path, n);
+    text[n] = 0;
+
+    struct file_ctx ctx = { .path = path };
+    bool stop = ini_stop_on_first_error;
+    ini_stop_on_first_error = true;
+    int line = ini_parse_string(text, on_ini_pair, &ctx);
+    ini_stop_on_first_error = stop;
+    if (line > 0)
+        hl_die("%s:%d: %s", path, line,
+               ctx.failed ? ctx.why : "malformed line; expected '[section]' or 'key = value'");
+    if (line < 0) hl_die("%s: cannot parse config file", path);
+}
+
+/* HOARD_<KEY>=value for every key; any other HOARD_* name is a typo and stops the program. */
+static void load_environment(void)
+{
+    extern char **environ;
+    char why[512], keys[1024];
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "HOARD_", 6)) continue;
+        const char *name = *e + 6, *eq = strchr(name, '=');
+        if (!eq) continue;
+        size_t len = (size_t)(eq - name);
+        if (len == 6 && !strncmp(name, "CONFIG", 6)) continue;
+        const struct option *o = option_find(name, len);
+        if (!o) {
+            keys_text(keys, sizeof keys);
+            hl_die("environment: unknown variable HOARD_%.*s; valid: HOARD_CONFIG and HOARD_ "
+                   "followed by a key in upper case: %s", (int)len, name, keys);
+        }
+        if (set_value(o, eq + 1, why, sizeof why))
+            hl_die("environment: HOARD_%.*s: key '%s': %s", (int)len, name, o->name, why);
+        sources[o - options] = FROM_ENV;
+    }
+}
+
+static void load_explicit(void)
+{
+    const char *path = getenv("HOARD_CONFIG");
+    if (path && *path) load_file(path);
+    load_environment();
+}
+
+void hl_config_load(void)
+{
+    /* The strategy's paper defaults sit under the explicit values, and the strategy is itself
+     * an explicit value: find it in a first pass, then build the configuration in order. */
+    apply_defaults();
+    load_explicit();
+    const struct hl_strategy *s = hl_strategies[hl_cfg.strategy];
+    apply_defaults();
+    apply_strategy_defaults(s);
+    load_explicit();
+}
+
+/* ---- reading back --------------------------------------------------------------------------- */
+
+static const char *value_text(const struct option *o, char *buf, size_t len)
+{
+    const char *field = (const char *)&hl_cfg + o->offset;
+    switch (o->kind) {
+    case BOOL: snprintf(buf, len, "%s", *(const int *)field ? "on" : "off"); break;
+    case ENUM: {
+        int i = *(const int *)field;
+        snprintf(buf, len, "%s", o->choices ? o->choices[i] : hl_strategies[i]->name);
+        break;
+    }
+    case STR: snprintf(buf, len, "%s", *(const char *const *)field); break;
+    case INT: case PCOUNT: snprintf(buf, len, "%ld", *(const long *)field); break;
+    case SIZE: case POW2: snprintf(buf, len, "%zu", *(const size_t *)field); break;
+    case REAL: snprintf(buf, len, "%g", *(const double *)field); break;
+    }
+    return buf;
+}
+
+const char *hl_config_value(const char *key, char *buf, size_t len)
+{
+    const struct option *o = option_find(key, strlen(key));
+    return o ? value_text(o, buf, len) : NULL;
+}
+
+/* dprintf may call malloc: used only by hlconfig and, for HOARD_VERBOSE, after init is done. */
+void hl_config_print_effective(int fd)
+{
+    char buf[256];
+    for (size_t i = 0; i < NOPTIONS; i++)
+        dprintf(fd, "hoardlab: %-18s = %-12s (%s)\n", options[i].name,
+                value_text(&options[i], buf, sizeof buf), source_names[sources[i]]);
+}
+
+static void json_string(int fd, const char *s)
+{
+    dprintf(fd, "\"");
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') dprintf(fd, "\\%c", *s);
+        else dprintf(fd, "%c", *s);
+    }
+    dprintf(fd, "\"");
+}
+
+void hl_config_print_table(int fd, int json)
+{
+    char range[512];
+    if (json) dprintf(fd, "[\n");
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        const struct option *o = &options[i];
+        range_text(o, range, sizeof range);
+        if (!json) {
+            dprintf(fd, "[%s] %s = %s\n    %s\n    kind %s; valid: %s; env HOARD_", o->section,
+                    o->name, o->def, o->help, kind_names[o->kind], range);
+            for (const char *c = o->name; *c; c++) dprintf(fd, "%c", toupper((unsigned char)*c));
+            dprintf(fd, "\n");
+            continue;
+        }
+        dprintf(fd, "  {\"name\": \"%s\", \"section\": \"%s\", \"kind\": \"%s\", \"default\": ",
+                o->name, o->section, kind_names[o->kind]);
+        json_string(fd, o->def);
+        dprintf(fd, ", \"min\": %g, \"max\": %g, \"valid\": ", o->min, o->max);
+        json_string(fd, range);
+        dprintf(fd, ", \"choices\": [");
+        if (o->kind == ENUM) {
+            for (int c = 0;; c++) {
+                const char *name = o->choices ? o->choices[c]
+                                              : (hl_strategies[c] ? hl_strategies[c]->name : NULL);
+                if (!name) break;
+                dprintf(fd, "%s\"%s\"", c ? ", " : "", name);
+            }
+        }
+        dprintf(fd, "], \"help\": ");
+        json_string(fd, o->help);
+        dprintf(fd, ", \"env\": \"HOARD_");
+        for (const char *c = o->name; *c; c++) dprintf(fd, "%c", toupper((unsigned char)*c));
+        dprintf(fd, "\"}%s\n", i + 1 < NOPTIONS ? "," : "");
+    }
+    if (json) dprintf(fd, "]\n");
+}

@@ -1,0 +1,104 @@
+/* config.h — the one table of configuration keys.
+ *
+ * Every design element is a key here: X(name, section, kind, default, min, max, choices, help).
+ * The table drives INI parsing (key `name` in section `[section]`), the environment
+ * (HOARD_<NAME>, upper case), validation, `hlconfig --list`, HOARD_VERBOSE and the docs
+ * (docs/config.md is generated from it). Sizes accept K/M/G suffixes; reals accept "1/4".
+ * Strategy-specific defaults (struct hl_strategy.defaults) override the table default.
+ *
+ * Kinds: BOOL (on/off, 1/0, true/false, yes/no) -> int; INT -> long; SIZE -> size_t;
+ *        REAL -> double; ENUM -> int index into choices; STR -> const char *;
+ *        PCOUNT (N, or NP meaning N x processors) -> long; POW2 -> size_t power of two.
+ * For ENUM, `min`/`max` are unused; `strategy`'s choices come from the registry.
+ */
+#ifndef HL_CONFIG_H
+#define HL_CONFIG_H
+
+#include <stddef.h>
+
+#define HL_KB 1024.0
+#define HL_MB (1024.0 * 1024.0)
+
+#define HL_OPTIONS(X)                                                                          \
+  X(strategy,        allocator,    ENUM,  "serial",   0, 0, NULL,                              \
+    "allocation strategy (see hlconfig --strategies)")                                         \
+  X(verbose,         allocator,    BOOL,  "off",      0, 1, NULL,                              \
+    "print the effective configuration to stderr at start-up")                                 \
+  X(stats,           allocator,    STR,   "",         0, 0, NULL,                              \
+    "write statistics as one JSON object at exit: 'stderr' or a file path")                    \
+  X(stats_batch,     allocator,    SIZE,  "64K",      0, 64 * HL_MB, NULL,                     \
+    "bytes a thread's in-use count may drift before it is published; 0 = exact U peak")        \
+  X(lock,            allocator,    ENUM,  "spin",     0, 0, hl_lock_kinds,                     \
+    "lock kind for every allocator lock")                                                      \
+  X(numa,            allocator,    ENUM,  "off",      0, 0, hl_numa_modes,                     \
+    "NUMA placement of memory from the OS (libnuma)")                                          \
+  X(large_threshold, allocator,    SIZE,  "0",        0, 64 * HL_MB, NULL,                     \
+    "requests above this many bytes get an OS mapping of their own; 0 = S/2")                  \
+  X(size_classes,    size_classes, ENUM,  "geometric",0, 0, hl_class_tables,                   \
+    "size-class table: pow2 (uC++) or geometric with base b (Hoard)")                          \
+  X(size_class_base, size_classes, REAL,  "1.2",      1.01, 4.0, NULL,                         \
+    "b: ratio between neighbouring geometric size classes")                                    \
+  X(superblock_size, superblock,   POW2,  "8K",       4 * HL_KB, 16 * HL_MB, NULL,             \
+    "S: bytes in a superblock (also the unit the single heap grows by, times heap_grow)")      \
+  X(heap_grow,       single_heap,  INT,   "128",      1, 65536, NULL,                          \
+    "single heap: superblock_size units added each time the heap region grows")                \
+  X(padding,         single_heap,  BOOL,  "off",      0, 1, NULL,                              \
+    "concurrent: give each size class's free-list head and lock its own cache line")           \
+  X(free_list,       allocator,    ENUM,  "lifo",     0, 0, hl_list_orders,                    \
+    "order in which freed blocks are reused")                                                  \
+  X(heaps,           heaps,        PCOUNT,"2P",       1, 4096, NULL,                           \
+    "number of per-processor heaps: N, or NP for N times the processor count")                \
+  X(heap_select,     heaps,        ENUM,  "hash",     0, 0, hl_heap_selects,                   \
+    "which heap a thread uses: own heap per thread, thread-id hash, or current CPU")           \
+  X(empty_fraction,  superblock,   REAL,  "1/4",      0.01, 0.99, NULL,                        \
+    "f: a heap may hold this fraction of its memory free before it gives a superblock away")   \
+  X(release_threshold, superblock, INT,   "4",        0, 1 << 20, NULL,                        \
+    "K: superblocks a heap may hold free regardless of f")                                     \
+  X(fullness_groups, superblock,   INT,   "4",        1, 64, NULL,                             \
+    "bins of superblocks by fraction in use; allocation takes from the fullest")               \
+  X(release_empty,   superblock,   BOOL,  "off",      0, 1, NULL,                              \
+    "return completely empty superblocks to the OS instead of keeping them for reuse")         \
+  X(census,          observe,      BOOL,  "off",      0, 1, NULL,                              \
+    "count allocator-induced false sharing: blocks on a cache line another thread holds")      \
+  X(trace,           observe,      STR,   "",         0, 0, NULL,                              \
+    "record every operation to this file at exit, for hlbench replay")                         \
+  X(checks,          observe,      BOOL,  "off",      0, 1, NULL,                              \
+    "detect double frees and frees of pointers hoardlab never returned, and abort")
+
+/* Choice lists, NULL-terminated. */
+extern const char *const hl_lock_kinds[], *const hl_numa_modes[], *const hl_class_tables[],
+                  *const hl_list_orders[], *const hl_heap_selects[];
+
+enum hl_lock_kind  { HL_LOCK_SPIN, HL_LOCK_MUTEX };
+enum hl_numa_mode  { HL_NUMA_OFF, HL_NUMA_LOCAL, HL_NUMA_INTERLEAVE };
+enum hl_class_table{ HL_CLASSES_GEOMETRIC, HL_CLASSES_POW2 };
+enum hl_list_order { HL_LIST_LIFO, HL_LIST_FIFO };
+enum hl_heap_select{ HL_SELECT_THREAD, HL_SELECT_HASH, HL_SELECT_CPU };
+
+#define HL_CTYPE_BOOL   int
+#define HL_CTYPE_INT    long
+#define HL_CTYPE_SIZE   size_t
+#define HL_CTYPE_POW2   size_t
+#define HL_CTYPE_REAL   double
+#define HL_CTYPE_ENUM   int
+#define HL_CTYPE_STR    const char *
+#define HL_CTYPE_PCOUNT long
+
+/* The effective configuration: one typed field per key. Read-only after init. */
+struct hl_config {
+#define HL_CONFIG_FIELD(name, section, kind, def, min, max, choices, help) HL_CTYPE_##kind name;
+    HL_OPTIONS(HL_CONFIG_FIELD)
+#undef HL_CONFIG_FIELD
+};
+extern struct hl_config hl_cfg;
+
+/* Parse the config file (HOARD_CONFIG), the environment and the strategy's defaults into
+ * hl_cfg; on any bad input print one line and _exit(2). Uses no malloc. */
+void hl_config_load(void);
+/* Text of the effective value of key, or NULL if there is no such key. */
+const char *hl_config_value(const char *key, char *buf, size_t len);
+/* For hlconfig: print the table (text or JSON) and the effective values with their source. */
+void hl_config_print_table(int fd, int json);
+void hl_config_print_effective(int fd);
+
+#endif

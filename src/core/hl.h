@@ -1,0 +1,206 @@
+/* hl.h — the one internal header of libhoardlab: glossary, then the prototypes of every core
+ * mechanism grouped under the file that defines them, so a name leads straight to its file.
+ *
+ * Glossary
+ *   block        what malloc hands out; its usable size is its size class's size.
+ *   size class   a block size; a table of them (pow2 or geometric) maps a request to a class.
+ *   heap         a set of free blocks / superblocks a thread allocates from; may be shared.
+ *   superblock   an S-aligned region of S bytes holding blocks of one size class; its header
+ *                sits at its start, so (block & ~(S-1)) finds it.
+ *   owner        the heap a superblock (and so each of its blocks) belongs to now.
+ *   global heap  heap 0 of `hoard`: where per-processor heaps park mostly-empty superblocks.
+ *   fullness group  a bin of superblocks whose fraction in use lies in one range.
+ *   u_i, a_i     bytes in use in heap i, bytes held by heap i (Hoard §3).
+ *   large object a request above large_threshold: one OS mapping of its own (large.c).
+ *   page map     which mechanism owns each OS page: how free() routes a pointer (pagemap.c).
+ *   bootstrap    a static arena serving calls that arrive while init is in progress.
+ *   strategy     one row of the dispatch table: a complete allocator built from the above.
+ */
+#ifndef HL_H
+#define HL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hoardlab.h"
+#include "config.h"
+
+#define HL_ALIGN      16u      /* every block is aligned to at least this */
+#define HL_CACHE_LINE 64u
+#define HL_PAGE       4096u
+
+#define hl_likely(x)   __builtin_expect(!!(x), 1)
+#define hl_unlikely(x) __builtin_expect(!!(x), 0)
+#define HL_EXPORT      __attribute__((visibility("default")))
+#define HL_TLS         __thread __attribute__((tls_model("initial-exec")))
+#define HL_CACHE_ALIGNED __attribute__((aligned(HL_CACHE_LINE)))
+
+static inline size_t hl_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
+static inline bool hl_is_pow2(size_t n) { return n && !(n & (n - 1)); }
+
+/* ---- registry.c: the dispatch table ------------------------------------------------------ */
+
+struct hl_thread;
+
+struct hl_strategy {
+    const char *name, *summary;
+    /* Config values this strategy's paper uses where the table default differs, applied
+     * below the config file and the environment, e.g. "size_classes=pow2". NULL: none. */
+    const char *defaults;
+    int    (*init)(void);                         /* 0 or -1 (message already printed) */
+    void  *(*malloc)(size_t size);                /* 0 < size <= hl_large_threshold */
+    void   (*free)(void *p);                      /* p is the strategy's own block */
+    /* 16 < align, size + align <= hl_large_threshold. NULL: core serves it as a large object. */
+    void  *(*memalign)(size_t align, size_t size);
+    size_t (*usable_size)(const void *p);
+    void   (*thread_exit)(struct hl_thread *t);   /* NULL: nothing per thread */
+    void   (*fork_prepare)(void), (*fork_parent)(void), (*fork_child)(void);
+    void   (*stats)(struct hoardlab_stats *s);    /* add strategy-level figures; may be NULL */
+};
+
+extern const struct hl_strategy *const hl_strategies[];  /* NULL-terminated */
+extern const struct hl_strategy *hl_active;
+const struct hl_strategy *hl_strategy_find(const char *name);
+
+/* ---- init.c: start-up, bootstrap arena, fork ---------------------------------------------- */
+
+/* 0 not started, 1 in progress, 2 done. Everything below init.c may assume 2 unless noted. */
+extern _Atomic int hl_init_state;
+void hl_init(void);                     /* idempotent; other threads wait for the first */
+void hl_init_maybe(bool force);         /* from malloc: waits for `environ` unless force */
+void hl_at_exit(void);                  /* trace and HOARD_STATS output */
+void *hl_bootstrap_alloc(size_t size, size_t align);
+bool hl_bootstrap_owns(const void *p);
+size_t hl_bootstrap_usable(const void *p);
+/* One line "hoardlab: <msg>" on stderr, without stdio or malloc; then _exit(2). */
+_Noreturn void hl_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same line without exiting (for checks that abort themselves). */
+void hl_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int hl_nprocs(void);                    /* processors this process may run on: P */
+
+/* ---- os.c: aligned regions from the OS, counted as A --------------------------------------- */
+
+/* size a multiple of HL_PAGE, align a power of two >= HL_PAGE. NULL on failure (errno set). */
+void *hl_os_alloc(size_t size, size_t align);
+void hl_os_free(void *p, size_t size);
+void hl_os_account(ptrdiff_t bytes);    /* count memory obtained elsewhere (bootstrap) */
+size_t hl_os_bytes(void), hl_os_bytes_peak(void);
+void hl_os_reset_peak(void);
+
+/* ---- pagemap.c: which mechanism owns each OS page -------------------------------------- */
+
+enum hl_owner { HL_OWNER_NONE = 0, HL_OWNER_LARGE, HL_OWNER_STRATEGY };
+void hl_pagemap_set(const void *p, size_t size, enum hl_owner owner);
+/* The owner of p's page; HL_OWNER_NONE for memory hoardlab never handed out. */
+enum hl_owner hl_pagemap_get(const void *p);
+
+/* ---- meta.c: memory for the allocator's own structures ---------------------------------- */
+
+/* Zeroed, HL_CACHE_LINE-aligned, never freed (heaps and descriptors are pooled and reused). */
+void *hl_meta_alloc(size_t size);
+void hl_meta_fork(int phase);           /* 0 prepare, 1 parent, 2 child */
+
+/* ---- large.c: objects above large_threshold, one mapping each ------------------------------- */
+
+extern size_t hl_large_threshold;       /* effective: large_threshold, or S/2 when 0 */
+void *hl_large_alloc(size_t size, size_t align);
+void hl_large_free(void *p);
+size_t hl_large_usable(const void *p);
+
+/* ---- sizeclass.c: request size -> class ------------------------------------------------- */
+
+#define HL_MAX_CLASSES 512
+struct hl_classes {
+    unsigned count;                      /* classes 0 .. count-1 */
+    size_t   size[HL_MAX_CLASSES];       /* block size of each class, multiples of 16 */
+    uint16_t of16[];                     /* class of a request of (n+15)/16 granules */
+};
+/* Build the table selected by size_classes / size_class_base up to max_size (inclusive). */
+int hl_classes_init(size_t max_size);
+extern const struct hl_classes *hl_classes;
+static inline unsigned hl_class_of(size_t n) { return hl_classes->of16[(n + 15) >> 4]; }
+static inline size_t hl_class_size(unsigned c) { return hl_classes->size[c]; }
+
+/* ---- thread.c: the thread registry ----------------------------------------------------------- */
+
+/* Per-thread counters: plain stores of relaxed atomics by their own thread only, so the fast
+ * path never writes a shared cache line; hoardlab_stats() sums them. */
+#define HL_COUNTERS(X)                                                                        \
+    X(mallocs) X(frees) X(large_allocs) X(lock_acquisitions) X(lock_contended)                \
+    X(global_to) X(global_from) X(remote_frees) X(cas_retries)                                \
+    X(census_false_blocks) X(census_false_lines)
+
+struct hl_counters {
+#define HL_COUNTER_FIELD(name) _Atomic uint64_t name;
+    HL_COUNTERS(HL_COUNTER_FIELD)
+#undef HL_COUNTER_FIELD
+    _Atomic int64_t in_use_unpublished;  /* bytes allocated - freed since last publication */
+};
+
+struct hl_thread {
+    unsigned id;                 /* dense: the lowest id no live thread holds, reused */
+    int state;                   /* 0 unregistered, 1 live, 2 exited (TLS teardown) */
+    void *heap;                  /* the strategy's per-thread data, NULL until it sets it */
+    void *census, *trace;        /* per-thread buffers of those mechanisms */
+    struct hl_counters ctr;
+    struct hl_thread *next;      /* registry list of live threads */
+};
+
+extern HL_TLS struct hl_thread hl_me;
+void hl_thread_register(void);          /* slow path of hl_self(); sets state 1 */
+static inline struct hl_thread *hl_self(void)
+{
+    if (hl_unlikely(hl_me.state == 0)) hl_thread_register();
+    return &hl_me;
+}
+/* Visit every live thread under the registry lock (stats aggregation). */
+void hl_thread_foreach(void (*fn)(struct hl_thread *t, void *arg), void *arg);
+unsigned hl_thread_count(void);         /* highest id ever + 1 */
+void hl_thread_fork_prepare(void), hl_thread_fork_parent(void), hl_thread_fork_child(void);
+
+/* ---- stats.c: counters, U and A, the exit report ------------------------------------------- */
+
+#ifdef HL_STATS
+#define HL_COUNT(field, n) do {                                                               \
+        _Atomic uint64_t *c_ = &hl_me.ctr.field;                                              \
+        atomic_store_explicit(c_, atomic_load_explicit(c_, memory_order_relaxed) + (n),       \
+                              memory_order_relaxed);                                          \
+    } while (0)
+#else
+#define HL_COUNT(field, n) ((void)0)
+#endif
+void hl_stats_in_use(int64_t delta);    /* called by interpose.c with usable sizes */
+void hl_stats_fold(struct hl_thread *t);/* a thread exits: keep its counts */
+void hl_stats_at_exit(void);            /* HOARD_STATS output */
+
+/* ---- interpose.c: the malloc family, checked once for every strategy -------------------------
+ * libhoardlab.so exports these under the libc names (export.c); tests call them directly. */
+void  *hl_malloc(size_t size);
+void   hl_free(void *p);
+void  *hl_calloc(size_t n, size_t size);
+void  *hl_realloc(void *p, size_t size);
+void  *hl_reallocarray(void *p, size_t n, size_t size);
+int    hl_posix_memalign(void **out, size_t align, size_t size);
+void  *hl_aligned_alloc(size_t align, size_t size);
+void  *hl_memalign(size_t align, size_t size);
+void  *hl_valloc(size_t size);
+void  *hl_pvalloc(size_t size);
+size_t hl_malloc_usable_size(const void *p);
+
+/* ---- lock.h: spin or futex mutex, counting acquisitions and contention -------------------- */
+#include "lock.h"
+
+/* ---- interpose.c: the malloc family ------------------------------------------------------ */
+
+/* ---- observe.c, census.c, trace.c: observers of every block handed out and given back ------ */
+
+/* True when census or trace is on; interpose.c then calls the hooks below. Off: one branch. */
+extern bool hl_observing;
+void hl_observe_init(void);             /* after config; sets hl_observing */
+void hl_observe_alloc(void *p, size_t request, size_t usable, size_t align);
+void hl_observe_free(void *p, size_t usable);
+void hl_observe_thread_exit(struct hl_thread *t);
+void hl_observe_at_exit(void);          /* trace: write the file */
+
+#endif

@@ -1,0 +1,39 @@
+/* pagemap.c — which mechanism owns each 4 KiB page of the address space, so free() can route
+ * any pointer (strategy block, large object, or not ours at all) with two loads.
+ *
+ * A two-level radix table over 48-bit addresses: a static root of 2^18 pointers (untouched
+ * pages of it cost nothing) to leaves of 2^18 one-byte entries, mapped on first use. */
+#include <sys/mman.h>
+#include "hl.h"
+
+#define PM_LEAF_BITS 18
+#define PM_ROOT_BITS (48 - 12 - PM_LEAF_BITS)
+
+static _Atomic(uint8_t *) root[1u << PM_ROOT_BITS];
+
+static uint8_t *leaf_for(uintptr_t page, bool create)
+{
+    _Atomic(uint8_t *) *slot = &root[(page >> PM_LEAF_BITS) & ((1u << PM_ROOT_BITS) - 1)];
+    uint8_t *leaf = atomic_load_explicit(slot, memory_order_acquire);
+    if (leaf || !create) return leaf;
+    uint8_t *fresh = hl_os_alloc((size_t)1 << PM_LEAF_BITS, HL_PAGE);
+    if (!fresh) hl_die("out of memory for the page map");
+    if (atomic_compare_exchange_strong(slot, &leaf, fresh)) return fresh;
+    hl_os_free(fresh, (size_t)1 << PM_LEAF_BITS);   /* another thread won the race */
+    return leaf;
+}
+
+void hl_pagemap_set(const void *p, size_t size, enum hl_owner owner)
+{
+    uintptr_t first = (uintptr_t)p >> 12, last = ((uintptr_t)p + size - 1) >> 12;
+    for (uintptr_t page = first; page <= last; page++)
+        leaf_for(page, true)[page & ((1u << PM_LEAF_BITS) - 1)] = (uint8_t)owner;
+}
+
+enum hl_owner hl_pagemap_get(const void *p)
+{
+    uintptr_t page = (uintptr_t)p >> 12;
+    if (page >> (PM_LEAF_BITS + PM_ROOT_BITS)) return HL_OWNER_NONE;
+    uint8_t *leaf = leaf_for(page, false);
+    return leaf ? (enum hl_owner)leaf[page & ((1u << PM_LEAF_BITS) - 1)] : HL_OWNER_NONE;
+}

@@ -1,0 +1,34 @@
+/* registry.c — the dispatch table: every strategy, listed once. The order is the order of
+ * `hlconfig --strategies` and of the `strategy` key's choices. */
+#include <string.h>
+#include "hl.h"
+
+extern const struct hl_strategy hl_strategy_serial, hl_strategy_concurrent;
+
+const struct hl_strategy *const hl_strategies[] = {
+    &hl_strategy_serial,
+    &hl_strategy_concurrent,
+    NULL,
+};
+
+const struct hl_strategy *hl_active;
+
+const struct hl_strategy *hl_strategy_find(const char *name)
+{
+    for (int i = 0; hl_strategies[i]; i++)
+        if (!strcmp(hl_strategies[i]->name, name)) return hl_strategies[i];
+    return NULL;
+}
+
+HL_EXPORT const char *hoardlab_strategy(void)
+{
+    if (atomic_load(&hl_init_state) != 2) hl_init();
+    return hl_active->name;
+}
+
+HL_EXPORT const char *hoardlab_config_get(const char *key)
+{
+    static _Thread_local char buf[256];
+    if (atomic_load(&hl_init_state) != 2) hl_init();
+    return hl_config_value(key, buf, sizeof buf);
+}

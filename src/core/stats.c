@@ -1,0 +1,112 @@
+/* stats.c — the statistics of include/hoardlab.h: sums of per-thread counters (live threads
+ * through the registry, exited ones folded into `retired`), U and A, and the JSON object
+ * HOARD_STATS writes at exit.
+ *
+ * U (bytes in use) changes on every call, so a shared counter would put one contended cache
+ * line on every fast path. Each thread instead accumulates its change and publishes it when it
+ * reaches stats_batch bytes; the peak is taken at publication, so it is exact to within
+ * (threads x stats_batch) bytes, and exact with stats_batch = 0. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "hl.h"
+
+static struct hl_counters retired;                 /* under the registry lock */
+static _Atomic int64_t in_use_published;
+static _Atomic int64_t in_use_peak;
+
+static void publish(int64_t delta)
+{
+    int64_t now = atomic_fetch_add(&in_use_published, delta) + delta;
+    int64_t peak = atomic_load_explicit(&in_use_peak, memory_order_relaxed);
+    while (now > peak && !atomic_compare_exchange_weak(&in_use_peak, &peak, now)) { }
+}
+
+void hl_stats_in_use(int64_t delta)
+{
+    _Atomic int64_t *mine = &hl_me.ctr.in_use_unpublished;
+    int64_t d = atomic_load_explicit(mine, memory_order_relaxed) + delta;
+    if (d >= (int64_t)hl_cfg.stats_batch || d <= -(int64_t)hl_cfg.stats_batch) {
+        atomic_store_explicit(mine, 0, memory_order_relaxed);
+        publish(d);
+    } else {
+        atomic_store_explicit(mine, d, memory_order_relaxed);
+    }
+}
+
+#define LOAD(c) atomic_load_explicit(&(c), memory_order_relaxed)
+
+static void add_counters(struct hl_counters *to, const struct hl_counters *from)
+{
+#define HL_ADD(name) atomic_store_explicit(&to->name, LOAD(to->name) + LOAD(from->name), \
+                                           memory_order_relaxed);
+    HL_COUNTERS(HL_ADD)
+#undef HL_ADD
+}
+
+void hl_stats_fold(struct hl_thread *t)
+{
+    add_counters(&retired, &t->ctr);
+    publish(atomic_exchange(&t->ctr.in_use_unpublished, 0));
+    memset(&t->ctr, 0, sizeof t->ctr);
+}
+
+struct sum { struct hl_counters c; int64_t unpublished; };
+
+static void sum_thread(struct hl_thread *t, void *arg)
+{
+    struct sum *s = arg;
+    add_counters(&s->c, &t->ctr);
+    s->unpublished += LOAD(t->ctr.in_use_unpublished);
+}
+
+HL_EXPORT void hoardlab_stats(struct hoardlab_stats *out)
+{
+    struct sum s = { 0 };
+    memset(out, 0, sizeof *out);
+    if (atomic_load(&hl_init_state) != 2) return;
+    hl_thread_foreach(sum_thread, &s);          /* holds the registry lock: retired is stable */
+    add_counters(&s.c, &retired);
+#define HL_COPY(name) out->name = LOAD(s.c.name);
+    HL_COUNTERS(HL_COPY)
+#undef HL_COPY
+    int64_t in_use = LOAD(in_use_published) + s.unpublished, peak = LOAD(in_use_peak);
+    out->in_use = in_use > 0 ? (uint64_t)in_use : 0;
+    out->in_use_peak = (uint64_t)(peak > in_use ? peak : in_use);
+    out->os_bytes = hl_os_bytes();
+    out->os_bytes_peak = hl_os_bytes_peak();
+    out->threads = hl_thread_count();
+    if (hl_active->stats) hl_active->stats(out);
+}
+
+HL_EXPORT void hoardlab_stats_reset_peaks(void)
+{
+    atomic_store(&in_use_peak, atomic_load(&in_use_published));
+    hl_os_reset_peak();
+}
+
+/* HOARD_STATS=stderr|path: one JSON object per process, appended (children append theirs). */
+void hl_stats_at_exit(void)
+{
+    if (!hl_cfg.stats || !*hl_cfg.stats) return;
+    struct hoardlab_stats st;
+    char buf[2048];
+    size_t n = 0;
+    hoardlab_stats(&st);
+    n += (size_t)snprintf(buf + n, sizeof buf - n, "{\"strategy\": \"%s\", \"pid\": %d",
+                          hl_active->name, (int)getpid());
+#define HL_JSON(name, help) \
+    n += (size_t)snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, ", \"%s\": %llu", \
+                          #name, (unsigned long long)st.name);
+    HOARDLAB_STATS(HL_JSON)
+#undef HL_JSON
+    n += (size_t)snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, "}\n");
+    if (n >= sizeof buf) n = sizeof buf - 1;
+    int fd = strcmp(hl_cfg.stats, "stderr")
+                 ? open(hl_cfg.stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
+                 : STDERR_FILENO;
+    if (fd < 0) { hl_say("HOARD_STATS: cannot open %s", hl_cfg.stats); return; }
+    if (write(fd, buf, n) < 0) { /* nothing more to do at exit */ }
+    if (fd != STDERR_FILENO) close(fd);
+}

@@ -1,0 +1,85 @@
+/* superblock.c — S-aligned superblocks of one size class: get from / give back to the OS,
+ * (re-)format for a class, and the checks build's header and free-list verification. The
+ * hot operations (pop, push, finding the header) are inline in superblock.h. */
+#include "superblock.h"
+
+size_t hl_sb_size;
+uintptr_t hl_sb_mask;
+int hl_sb_fifo;
+
+void hl_sb_init(void)
+{
+    hl_sb_size = hl_cfg.superblock_size;
+    hl_sb_mask = ~(uintptr_t)(hl_sb_size - 1);
+    hl_sb_fifo = hl_cfg.free_list == HL_LIST_FIFO;
+    if (hl_sb_capacity_of(hl_classes->count - 1) == 0)
+        hl_die("superblock_size %zu holds no block of %zu bytes; lower large_threshold",
+               hl_sb_size, hl_class_size(hl_classes->count - 1));
+}
+
+void hl_sb_format(struct hl_sb *sb, unsigned c)
+{
+    sb->free_head = sb->free_tail = NULL;
+    sb->size = (uint32_t)hl_class_size(c);
+    sb->capacity = hl_sb_capacity_of(c);
+    sb->used = sb->carved = 0;
+    sb->cls = (uint16_t)c;
+    sb->magic = HL_SB_MAGIC;
+}
+
+struct hl_sb *hl_sb_new(unsigned c)
+{
+    struct hl_sb *sb = hl_os_alloc(hl_sb_size, hl_sb_size);
+    if (!sb) return NULL;
+    hl_pagemap_set(sb, hl_sb_size, HL_OWNER_STRATEGY);
+    sb->next = sb->prev = NULL;
+    atomic_store_explicit(&sb->owner, NULL, memory_order_relaxed);
+    hl_sb_format(sb, c);
+    return sb;
+}
+
+void hl_sb_release(struct hl_sb *sb)
+{
+    sb->magic = 0;
+    hl_pagemap_set(sb, hl_sb_size, HL_OWNER_NONE);
+    hl_os_free(sb, hl_sb_size);
+}
+
+void hl_sb_check_block(const struct hl_sb *sb, const void *p, const char *what)
+{
+    if (sb->magic != HL_SB_MAGIC) {
+        hl_say("check failed: %s(%p): superblock %p has no valid header", what, p, (void *)sb);
+        abort();
+    }
+    uintptr_t off = (uintptr_t)p - (uintptr_t)sb;
+    if (off < HL_SB_HEADER || (off - HL_SB_HEADER) % sb->size ||
+        (off - HL_SB_HEADER) / sb->size >= sb->carved) {
+        hl_say("check failed: %s(%p): not a block of superblock %p (class %u, %u bytes)",
+               what, p, (void *)sb, sb->cls, sb->size);
+        abort();
+    }
+}
+
+void hl_sb_check(const struct hl_sb *sb)
+{
+    if (sb->magic != HL_SB_MAGIC || sb->size != hl_class_size(sb->cls) ||
+        sb->capacity != hl_sb_capacity_of(sb->cls) || sb->carved > sb->capacity ||
+        sb->used > sb->carved) {
+        hl_say("check failed: superblock %p header: class %u size %u capacity %u used %u "
+               "carved %u", (void *)sb, sb->cls, sb->size, sb->capacity, sb->used, sb->carved);
+        abort();
+    }
+    uint32_t n = 0;
+    const void *last = NULL;
+    for (const void *p = sb->free_head; p; p = *(void *const *)p) {
+        hl_sb_check_block(sb, p, "free list");
+        if (++n > sb->carved) break;
+        last = p;
+    }
+    if (n != sb->carved - sb->used || (sb->free_head && sb->free_tail != last)) {
+        hl_say("check failed: superblock %p (class %u): %u blocks on its free list, but "
+               "carved %u - used %u = %u", (void *)sb, sb->cls, n, sb->carved, sb->used,
+               sb->carved - sb->used);
+        abort();
+    }
+}

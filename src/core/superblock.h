@@ -1,0 +1,105 @@
+/* superblock.h — the superblock: an S-aligned region of S bytes from the OS whose header sits
+ * at its start, so the header of any block is found by masking the block's address. All its
+ * blocks are of one size class. Free blocks form a singly linked list through their first
+ * word (LIFO or FIFO by the `free_list` key); blocks never handed out yet are carved lazily,
+ * so a completely empty superblock is re-formatted for another class in O(1).
+ *
+ * The header is plain data: whoever holds the owner heap's lock may touch it (heap.c). Only
+ * `owner` is read without that lock, by free() finding which heap to lock.
+ */
+#ifndef HL_SUPERBLOCK_H
+#define HL_SUPERBLOCK_H
+
+#include "hl.h"
+
+struct hl_heap;
+
+struct hl_sb {
+    struct hl_sb *next, *prev;           /* links in the owner heap's list `list` */
+    _Atomic(struct hl_heap *) owner;     /* changes only under the old and new owner's lock */
+    void *free_head, *free_tail;         /* freed blocks; tail used by FIFO only */
+    uint32_t size;                       /* block size of the class */
+    uint32_t capacity;                   /* blocks that fit */
+    uint32_t used;                       /* blocks handed out and not returned here */
+    uint32_t carved;                     /* blocks handed out at least once (lazy carving) */
+    uint16_t cls;                        /* size class */
+    uint8_t list;                        /* which of the owner's lists holds it (heap.c) */
+    uint8_t spare;
+    uint32_t magic;                      /* HL_SB_MAGIC while formatted (checks build) */
+};
+
+#define HL_SB_MAGIC 0x48534231u          /* "HSB1" */
+/* Blocks start here: a whole cache line, so the header never shares a line with a block. */
+#define HL_SB_HEADER hl_align_up(sizeof(struct hl_sb), HL_CACHE_LINE)
+
+extern size_t hl_sb_size;                /* S, set by hl_sb_init */
+extern uintptr_t hl_sb_mask;             /* ~(S - 1) */
+extern int hl_sb_fifo;                   /* free_list == fifo */
+
+void hl_sb_init(void);                   /* after config: S and the free-list order */
+
+static inline struct hl_sb *hl_sb_of(const void *p)
+{
+    return (struct hl_sb *)((uintptr_t)p & hl_sb_mask);
+}
+
+/* Blocks of class c that fit in one superblock. */
+static inline uint32_t hl_sb_capacity_of(unsigned c)
+{
+    return (uint32_t)((hl_sb_size - HL_SB_HEADER) / hl_class_size(c));
+}
+
+/* Bytes of blocks the superblock can hand out: the `a` it contributes to its heap. */
+static inline size_t hl_sb_bytes(const struct hl_sb *sb) { return (size_t)sb->capacity * sb->size; }
+/* Bytes of blocks in use: the `u` it contributes to its heap (the paper's s.u). */
+static inline size_t hl_sb_in_use(const struct hl_sb *sb) { return (size_t)sb->used * sb->size; }
+
+static inline bool hl_sb_full(const struct hl_sb *sb) { return sb->used == sb->capacity; }
+static inline bool hl_sb_empty(const struct hl_sb *sb) { return sb->used == 0; }
+
+/* A new superblock from the OS (counted in A, marked in the page map), formatted for class c,
+ * owner NULL. NULL when the OS refuses. */
+struct hl_sb *hl_sb_new(unsigned c);
+/* Give an empty superblock back to the OS. */
+void hl_sb_release(struct hl_sb *sb);
+/* Re-format an empty superblock for class c: recycling for any size class (Hoard §3). */
+void hl_sb_format(struct hl_sb *sb, unsigned c);
+
+/* One block out of a superblock that is not full; used + 1. */
+static inline void *hl_sb_pop(struct hl_sb *sb)
+{
+    void *p = sb->free_head;
+    if (p) {
+        sb->free_head = *(void **)p;
+        if (!sb->free_head) sb->free_tail = NULL;
+    } else {
+        p = (char *)sb + HL_SB_HEADER + (size_t)sb->carved * sb->size;
+        sb->carved++;
+    }
+    sb->used++;
+    return p;
+}
+
+/* A block back into its superblock; used - 1. */
+static inline void hl_sb_push(struct hl_sb *sb, void *p)
+{
+    if (hl_unlikely(hl_sb_fifo)) {
+        *(void **)p = NULL;
+        if (sb->free_tail) *(void **)sb->free_tail = p;
+        else sb->free_head = p;
+        sb->free_tail = p;
+    } else {
+        *(void **)p = sb->free_head;
+        if (!sb->free_head) sb->free_tail = p;
+        sb->free_head = p;
+    }
+    sb->used--;
+}
+
+/* Checks build: is p a block boundary of sb? Aborts with a message naming `what` if the
+ * header is damaged or p is not. */
+void hl_sb_check_block(const struct hl_sb *sb, const void *p, const char *what);
+/* Checks build: header fields and free-list length agree (O(capacity)). */
+void hl_sb_check(const struct hl_sb *sb);
+
+#endif

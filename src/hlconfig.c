@@ -1,0 +1,43 @@
+/* hlconfig — the configuration table and the effective configuration, from the command line.
+ *
+ *   hlconfig --list        every key: section, default, valid values, help, environment name
+ *   hlconfig --json        the same as a JSON array (for tools and the generated docs)
+ *   hlconfig --strategies  name<TAB>summary of every strategy
+ *   hlconfig --effective   validate HOARD_CONFIG and HOARD_* and print every value and its source
+ *   hlconfig --classes     the size classes of the effective configuration
+ *
+ * It links the allocator's core without its libc exports, so it runs on the system malloc
+ * and can report a bad configuration exactly as a preloaded program would (exit 2). */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "hl.h"
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: hlconfig --list | --json | --strategies | --effective | --classes\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) return usage();
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--list")) { hl_config_print_table(STDOUT_FILENO, 0); return 0; }
+    if (!strcmp(cmd, "--json")) { hl_config_print_table(STDOUT_FILENO, 1); return 0; }
+    if (!strcmp(cmd, "--strategies")) {
+        for (int i = 0; hl_strategies[i]; i++)
+            printf("%s\t%s\n", hl_strategies[i]->name, hl_strategies[i]->summary);
+        return 0;
+    }
+    if (strcmp(cmd, "--effective") && strcmp(cmd, "--classes")) return usage();
+    hl_init();                                  /* exits 2 with one line on bad input */
+    if (!strcmp(cmd, "--effective")) {
+        fflush(stdout);
+        hl_config_print_effective(STDOUT_FILENO);
+    } else {
+        for (unsigned c = 0; c < hl_classes->count; c++)
+            printf("%u\t%zu\n", c, hl_class_size(c));
+    }
+    return 0;
+}

@@ -1,0 +1,22 @@
+/* concurrent — the concurrent single heap (Hoard Table 7, second row; the uC++ allocator):
+ * the serial heap with a lock per size-class free list instead of one heap lock. Threads
+ * allocating different sizes no longer serialise; with `padding = off` the list heads share
+ * cache lines, with `padding = on` they do not (uC++/Hoard report). Blowup O(1). */
+#include "hl.h"
+#include "carveheap.h"
+
+static int concurrent_init(void) { return hl_ch_init(true); }
+
+const struct hl_strategy hl_strategy_concurrent = {
+    .name = "concurrent",
+    .summary = "concurrent single heap: uC++ free lists with a lock each (padding on/off)",
+    .defaults = "size_classes=pow2",
+    .init = concurrent_init,
+    .malloc = hl_ch_malloc,
+    .free = hl_ch_free,
+    .memalign = hl_ch_memalign,
+    .usable_size = hl_ch_usable_size,
+    .fork_prepare = hl_ch_fork_prepare,
+    .fork_parent = hl_ch_fork_parent,
+    .fork_child = hl_ch_fork_child,
+};

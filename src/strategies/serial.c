@@ -1,0 +1,21 @@
+/* serial — the serial single heap (Hoard Table 7, first row): one heap behind one lock.
+ * Fast on one thread; threads serialise on the lock, and blocks for different threads come
+ * from neighbouring addresses, so it induces false sharing. Blowup O(1). */
+#include "hl.h"
+#include "carveheap.h"
+
+static int serial_init(void) { return hl_ch_init(false); }
+
+const struct hl_strategy hl_strategy_serial = {
+    .name = "serial",
+    .summary = "serial single heap: uC++ free lists behind one heap lock",
+    .defaults = "size_classes=pow2",
+    .init = serial_init,
+    .malloc = hl_ch_malloc,
+    .free = hl_ch_free,
+    .memalign = hl_ch_memalign,
+    .usable_size = hl_ch_usable_size,
+    .fork_prepare = hl_ch_fork_prepare,
+    .fork_parent = hl_ch_fork_parent,
+    .fork_child = hl_ch_fork_child,
+};
