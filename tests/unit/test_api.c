@@ -1,0 +1,240 @@
+/* test_api.c — the malloc family's semantics, run once per strategy (HOARD_STRATEGY, set by
+ * meson). It calls the allocator's hl_ entry points directly, so the same file also runs
+ * under AddressSanitizer and ThreadSanitizer builds that keep their own malloc. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hl.h"
+
+static void fill(unsigned char *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(seed + i * 31);
+}
+
+static int intact(const unsigned char *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (unsigned char)(seed + i * 31)) return 0;
+    return 1;
+}
+
+static void every_block_is_16_aligned_and_usable(void **state)
+{
+    (void)state;
+    for (size_t n = 0; n < 70000; n += n < 256 ? 1 : 97) {
+        unsigned char *p = hl_malloc(n);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % 16, 0);
+        size_t u = hl_malloc_usable_size(p);
+        assert_true(u >= n);
+        fill(p, u, (unsigned)n);                /* writable to its usable end */
+        assert_true(intact(p, u, (unsigned)n));
+        hl_free(p);
+    }
+}
+
+static void overflow_and_huge_sizes_fail_with_enomem(void **state)
+{
+    (void)state;
+    errno = 0;
+    assert_null(hl_calloc(SIZE_MAX / 2, 3));
+    assert_int_equal(errno, ENOMEM);
+    errno = 0;
+    assert_null(hl_malloc(SIZE_MAX - 8));
+    assert_int_equal(errno, ENOMEM);
+    errno = 0;
+    assert_null(hl_malloc((size_t)PTRDIFF_MAX + 1));
+    assert_int_equal(errno, ENOMEM);
+    void *p = hl_malloc(10);
+    errno = 0;
+    assert_null(hl_reallocarray(p, SIZE_MAX / 4, 8));
+    assert_int_equal(errno, ENOMEM);
+    errno = 0;
+    assert_null(hl_realloc(p, SIZE_MAX - 100));       /* fails, and p stays valid */
+    assert_int_equal(errno, ENOMEM);
+    memset(p, 1, 10);
+    hl_free(p);
+}
+
+static void calloc_zeroes_reused_memory(void **state)
+{
+    (void)state;
+    for (size_t n = 8; n < 20000; n = n * 3 / 2 + 8) {
+        unsigned char *d = hl_malloc(n);
+        memset(d, 0xAB, n);
+        hl_free(d);
+        unsigned char *z = hl_calloc(1, n);
+        assert_non_null(z);
+        for (size_t i = 0; i < n; i++) assert_int_equal(z[i], 0);
+        hl_free(z);
+    }
+}
+
+static void realloc_keeps_contents(void **state)
+{
+    (void)state;
+    unsigned char *p = hl_realloc(NULL, 24);          /* realloc(NULL, n) is malloc */
+    assert_non_null(p);
+    fill(p, 24, 7);
+    size_t sizes[] = { 100, 5000, 70000, 3000000, 40, 16, 9000, 8 };
+    size_t have = 24;
+    for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        unsigned char *q = hl_realloc(p, sizes[i]);
+        assert_non_null(q);
+        size_t keep = have < sizes[i] ? have : sizes[i];
+        assert_true(intact(q, keep, 7));
+        fill(q, sizes[i], 7);
+        p = q;
+        have = sizes[i];
+    }
+    hl_free(p);
+}
+
+static void memalign_family_rules(void **state)
+{
+    (void)state;
+    void *p = (void *)1;
+    assert_int_equal(hl_posix_memalign(&p, 3, 10), EINVAL);
+    assert_int_equal(hl_posix_memalign(&p, 4, 10), EINVAL);   /* not a multiple of void* */
+    assert_true(p == (void *)1);                               /* untouched on failure */
+    errno = 0;
+    assert_null(hl_aligned_alloc(48, 96));
+    assert_int_equal(errno, EINVAL);
+    for (size_t a = 8; a <= (1u << 20); a <<= 1) {
+        for (size_t n = 1; n < 40000; n = n * 7 + 3) {
+            assert_int_equal(hl_posix_memalign(&p, a, n), 0);
+            assert_int_equal((uintptr_t)p % a, 0);
+            assert_true(hl_malloc_usable_size(p) >= n);
+            fill(p, n, 3);
+            hl_free(p);
+            void *q = hl_aligned_alloc(a, n), *r = hl_memalign(a, n);
+            assert_int_equal((uintptr_t)q % a, 0);
+            assert_int_equal((uintptr_t)r % a, 0);
+            fill(q, n, 1);
+            fill(r, n, 2);
+            assert_true(intact(q, n, 1));
+            hl_free(q);
+            hl_free(r);
+        }
+    }
+    void *v = hl_valloc(100), *pv = hl_pvalloc(5000);
+    assert_int_equal((uintptr_t)v % 4096, 0);
+    assert_int_equal((uintptr_t)pv % 4096, 0);
+    assert_true(hl_malloc_usable_size(pv) >= 8192);
+    hl_free(v);
+    hl_free(pv);
+}
+
+/* Many live blocks of mixed sizes: none overlaps another (stamps survive). */
+static void live_blocks_never_overlap(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    static unsigned char *blocks[N];
+    static size_t sizes[N];
+    unsigned seed = 12345;
+    for (unsigned i = 0; i < N; i++) {
+        seed = seed * 1103515245 + 12345;
+        sizes[i] = (seed >> 8) % (i % 100 == 0 ? 50000 : 600) + 1;
+        blocks[i] = hl_malloc(sizes[i]);
+        assert_non_null(blocks[i]);
+        fill(blocks[i], sizes[i], i);
+        if (i % 3 == 0 && i) {                  /* churn: free and reallocate one */
+            unsigned j = (seed >> 4) % i;
+            hl_free(blocks[j]);
+            blocks[j] = hl_malloc(sizes[j]);
+            fill(blocks[j], sizes[j], j);
+        }
+    }
+    for (unsigned i = 0; i < N; i++) {
+        assert_true(intact(blocks[i], sizes[i], i));
+        hl_free(blocks[i]);
+    }
+}
+
+struct worker { unsigned id; unsigned char **handoff; };
+
+static void *churn(void *arg)
+{
+    struct worker *w = arg;
+    unsigned char *mine[256];
+    for (unsigned round = 0; round < 200; round++) {
+        for (unsigned i = 0; i < 256; i++) {
+            size_t n = 8 + (i * 37 + round) % 700;
+            mine[i] = hl_malloc(n);
+            if (!mine[i]) return (void *)1;
+            fill(mine[i], n, w->id + i);
+        }
+        for (unsigned i = 0; i < 256; i++) {
+            size_t n = 8 + (i * 37 + round) % 700;
+            if (!intact(mine[i], n, w->id + i)) return (void *)1;
+            if (i % 4 == 0) w->handoff[round * 64 + i / 4] = mine[i];   /* freed by main */
+            else hl_free(mine[i]);
+        }
+    }
+    return NULL;
+}
+
+static void threads_allocate_and_free_remotely(void **state)
+{
+    (void)state;
+    enum { T = 4 };
+    pthread_t tid[T];
+    struct worker w[T];
+    static unsigned char *handoff[T][200 * 64];
+    for (unsigned t = 0; t < T; t++) {
+        w[t] = (struct worker){ t * 1000, handoff[t] };
+        assert_int_equal(pthread_create(&tid[t], NULL, churn, &w[t]), 0);
+    }
+    for (unsigned t = 0; t < T; t++) {
+        void *ret;
+        pthread_join(tid[t], &ret);
+        assert_null(ret);
+    }
+    for (unsigned t = 0; t < T; t++)
+        for (unsigned i = 0; i < 200 * 64; i++) hl_free(handoff[t][i]);
+}
+
+static void stats_count_calls_and_bytes(void **state)
+{
+    (void)state;
+    struct hoardlab_stats before, after;
+    hoardlab_stats(&before);
+    void *p[100];
+    for (int i = 0; i < 100; i++) p[i] = hl_malloc(100);
+    hoardlab_stats(&after);
+#ifdef HL_STATS
+    assert_int_equal(after.mallocs - before.mallocs, 100);
+    assert_true(after.in_use + after.in_use_peak >= before.in_use);
+    assert_true(after.os_bytes_peak >= after.os_bytes);
+    assert_true(after.os_bytes > 0);
+#endif
+    for (int i = 0; i < 100; i++) hl_free(p[i]);
+    hoardlab_stats(&after);
+#ifdef HL_STATS
+    assert_int_equal(after.frees - before.frees, 100);
+#endif
+    assert_string_equal(hoardlab_strategy(), getenv("HOARD_STRATEGY"));
+}
+
+int main(void)
+{
+    hl_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_block_is_16_aligned_and_usable),
+        cmocka_unit_test(overflow_and_huge_sizes_fail_with_enomem),
+        cmocka_unit_test(calloc_zeroes_reused_memory),
+        cmocka_unit_test(realloc_keeps_contents),
+        cmocka_unit_test(memalign_family_rules),
+        cmocka_unit_test(live_blocks_never_overlap),
+        cmocka_unit_test(threads_allocate_and_free_remotely),
+        cmocka_unit_test(stats_count_calls_and_bytes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,227 @@
+/* test_config.c — the configuration table: values from the file, the environment and the
+ * strategy's defaults, in that precedence; and every kind of bad input stops with one line
+ * naming the file, line, key and the valid choices, exit status 2. Each case runs in a
+ * child process, because bad input ends the process by design. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "hl.h"
+
+struct outcome { int status; char err[4096], out[4096]; };
+
+/* Run hl_config_load in a child with exactly the given HOARD_* variables (NULL-terminated
+ * "NAME=value" list) and, if ini is not NULL, a config file of that text. The child prints
+ * the effective values; `out` gets them, `err` gets stderr. */
+static struct outcome load(const char *ini, const char *const *env)
+{
+    struct outcome r = { 0 };
+    char path[] = "/tmp/hl-test-config-XXXXXX";
+    int to_err[2], to_out[2];
+    if (ini) {
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, ini, strlen(ini)), (ssize_t)strlen(ini));
+        close(fd);
+    }
+    assert_int_equal(pipe(to_err), 0);
+    assert_int_equal(pipe(to_out), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        clearenv();
+        if (ini) setenv("HOARD_CONFIG", path, 1);
+        for (const char *const *e = env; e && *e; e++) putenv((char *)*e);
+        dup2(to_err[1], 2);
+        dup2(to_out[1], 1);
+        hl_config_load();
+        hl_config_print_effective(1);
+        _exit(0);
+    }
+    close(to_err[1]);
+    close(to_out[1]);
+    ssize_t n = read(to_err[0], r.err, sizeof r.err - 1);
+    r.err[n > 0 ? n : 0] = 0;
+    size_t got = 0;
+    while ((n = read(to_out[0], r.out + got, sizeof r.out - 1 - got)) > 0) got += (size_t)n;
+    r.out[got] = 0;
+    close(to_err[0]);
+    close(to_out[0]);
+    int ws;
+    waitpid(pid, &ws, 0);
+    r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128;
+    if (ini) unlink(path);
+    return r;
+}
+
+/* The effective line of key, e.g. "padding = on (file)" compressed to "on (file)". */
+static const char *value_of(const struct outcome *r, const char *key, char *buf, size_t len)
+{
+    char needle[64];
+    snprintf(needle, sizeof needle, "hoardlab: %s ", key);
+    const char *line = strstr(r->out, needle);
+    if (!line) return "";
+    const char *eq = strchr(line, '=') + 1;
+    while (*eq == ' ') eq++;
+    size_t n = strcspn(eq, "\n");
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%.*s", (int)n, eq);
+    /* collapse runs of spaces */
+    size_t o = 0;
+    for (size_t i = 0; tmp[i] && o + 1 < len; i++)
+        if (!(tmp[i] == ' ' && o && buf[o - 1] == ' ')) buf[o++] = tmp[i];
+    buf[o] = 0;
+    return buf;
+}
+
+#define EXPECT_VALUE(r, key, want) do { char b_[256]; \
+        assert_string_equal(value_of(&(r), key, b_, sizeof b_), want); } while (0)
+#define EXPECT_FAIL(r, ...) do { assert_int_equal((r).status, 2); \
+        const char *subs_[] = { __VA_ARGS__, NULL }; \
+        for (const char **s_ = subs_; *s_; s_++) { \
+            if (!strstr((r).err, *s_)) fail_msg("stderr lacks '%s': %s", *s_, (r).err); } \
+        assert_int_equal(strchr((r).err, '\n') - (r).err + 1, (long)strlen((r).err)); } while (0)
+
+static void defaults_apply(void **state)
+{
+    (void)state;
+    struct outcome r = load(NULL, NULL);
+    assert_int_equal(r.status, 0);
+    EXPECT_VALUE(r, "superblock_size", "8192 (default)");
+    EXPECT_VALUE(r, "empty_fraction", "0.25 (default)");
+    EXPECT_VALUE(r, "release_threshold", "4 (default)");
+}
+
+static void file_sets_values_with_suffixes_and_fractions(void **state)
+{
+    (void)state;
+    struct outcome r = load("; a comment\n[allocator]\nstrategy = concurrent\n"
+                            "[superblock]\nsuperblock_size = 16K\nempty_fraction = 1/8\n"
+                            "[single_heap]\npadding = on\n[heaps]\nheaps = 3P\n", NULL);
+    assert_int_equal(r.status, 0);
+    EXPECT_VALUE(r, "strategy", "concurrent (file)");
+    EXPECT_VALUE(r, "superblock_size", "16384 (file)");
+    EXPECT_VALUE(r, "empty_fraction", "0.125 (file)");
+    EXPECT_VALUE(r, "padding", "on (file)");
+    char want[64];
+    snprintf(want, sizeof want, "%d (file)", 3 * hl_nprocs());
+    EXPECT_VALUE(r, "heaps", want);
+}
+
+static void environment_overrides_file(void **state)
+{
+    (void)state;
+    const char *env[] = { "HOARD_PADDING=off", "HOARD_SUPERBLOCK_SIZE=1M", NULL };
+    struct outcome r = load("[single_heap]\npadding = on\n", env);
+    assert_int_equal(r.status, 0);
+    EXPECT_VALUE(r, "padding", "off (env)");
+    EXPECT_VALUE(r, "superblock_size", "1048576 (env)");
+}
+
+static void strategy_defaults_sit_under_explicit_values(void **state)
+{
+    (void)state;
+    const char *serial[] = { "HOARD_STRATEGY=serial", NULL };
+    struct outcome r = load(NULL, serial);
+    EXPECT_VALUE(r, "size_classes", "pow2 (strategy)");
+    const char *explicit_geo[] = { "HOARD_STRATEGY=serial", "HOARD_SIZE_CLASSES=geometric",
+                                   NULL };
+    r = load(NULL, explicit_geo);
+    EXPECT_VALUE(r, "size_classes", "geometric (env)");
+}
+
+static void unknown_strategy_names_the_choices(void **state)
+{
+    (void)state;
+    const char *env[] = { "HOARD_STRATEGY=hoardd", NULL };
+    struct outcome r = load(NULL, env);
+    EXPECT_FAIL(r, "HOARD_STRATEGY", "'hoardd'", "serial", "concurrent");
+}
+
+static void unknown_key_in_file(void **state)
+{
+    (void)state;
+    struct outcome r = load("[allocator]\nstrategy = serial\nsuperblok = 8K\n", NULL);
+    EXPECT_FAIL(r, ":3:", "unknown key 'superblok'", "[allocator]", "superblock_size");
+}
+
+static void key_in_wrong_section(void **state)
+{
+    (void)state;
+    struct outcome r = load("[allocator]\npadding = on\n", NULL);
+    EXPECT_FAIL(r, ":2:", "'padding'", "[single_heap]");
+}
+
+static void out_of_range_and_malformed_values(void **state)
+{
+    (void)state;
+    struct outcome r = load("[superblock]\nempty_fraction = 1.5\n", NULL);
+    EXPECT_FAIL(r, ":2:", "empty_fraction", "'1.5'", "0.01 .. 0.99");
+    r = load("[superblock]\nsuperblock_size = 12K\n", NULL);
+    EXPECT_FAIL(r, ":2:", "superblock_size", "power of two");
+    r = load("[superblock]\nrelease_threshold = four\n", NULL);
+    EXPECT_FAIL(r, "release_threshold", "'four'");
+    r = load("[single_heap]\npadding = maybe\n", NULL);
+    EXPECT_FAIL(r, "padding", "'maybe'", "on, off");
+    r = load("[allocator]\nlock = ticket\n", NULL);
+    EXPECT_FAIL(r, "lock", "'ticket'", "spin, mutex");
+    r = load("[superblock]\nsuperblock_size = 8Q\n", NULL);
+    EXPECT_FAIL(r, "superblock_size", "'8Q'");
+}
+
+static void malformed_line(void **state)
+{
+    (void)state;
+    struct outcome r = load("[allocator]\nstrategy = serial\njust words\n", NULL);
+    EXPECT_FAIL(r, ":3:", "malformed line");
+    r = load("[allocator\nstrategy = serial\n", NULL);
+    EXPECT_FAIL(r, ":1:", "malformed line");
+}
+
+static void missing_file(void **state)
+{
+    (void)state;
+    const char *env[] = { "HOARD_CONFIG=/nonexistent/hoard.ini", NULL };
+    struct outcome r = load(NULL, env);
+    EXPECT_FAIL(r, "/nonexistent/hoard.ini", "cannot open");
+}
+
+static void unknown_environment_variable(void **state)
+{
+    (void)state;
+    const char *env[] = { "HOARD_PADING=on", NULL };
+    struct outcome r = load(NULL, env);
+    EXPECT_FAIL(r, "HOARD_PADING", "padding");
+}
+
+static void bad_environment_value(void **state)
+{
+    (void)state;
+    const char *env[] = { "HOARD_HEAP_SELECT=random", NULL };
+    struct outcome r = load(NULL, env);
+    EXPECT_FAIL(r, "HOARD_HEAP_SELECT", "'random'", "thread, hash, cpu");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defaults_apply),
+        cmocka_unit_test(file_sets_values_with_suffixes_and_fractions),
+        cmocka_unit_test(environment_overrides_file),
+        cmocka_unit_test(strategy_defaults_sit_under_explicit_values),
+        cmocka_unit_test(unknown_strategy_names_the_choices),
+        cmocka_unit_test(unknown_key_in_file),
+        cmocka_unit_test(key_in_wrong_section),
+        cmocka_unit_test(out_of_range_and_malformed_values),
+        cmocka_unit_test(malformed_line),
+        cmocka_unit_test(missing_file),
+        cmocka_unit_test(unknown_environment_variable),
+        cmocka_unit_test(bad_environment_value),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
