@@ -1,7 +1,8 @@
 /* hlconfig — the configuration table and the effective configuration, from the command line.
  *
  *   hlconfig --list        every key: section, default, valid values, help, environment name
- *   hlconfig --json        the same as a JSON array (for tools and the generated docs)
+ *   hlconfig --json        the same as a JSON array (for tools)
+ *   hlconfig --markdown    the same as docs/config.md
  *   hlconfig --strategies  name<TAB>summary of every strategy
  *   hlconfig --effective   validate HOARD_CONFIG and HOARD_* and print every value and its source
  *   hlconfig --classes     the size classes of the effective configuration
@@ -15,7 +16,8 @@
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: hlconfig --list | --json | --strategies | --effective | --classes\n");
+    fprintf(stderr, "usage: hlconfig --list | --json | --markdown | --strategies | --effective | "
+                    "--classes\n");
     return 2;
 }
 
@@ -23,8 +25,9 @@ int main(int argc, char **argv)
 {
     if (argc != 2) return usage();
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "--list")) { hl_config_print_table(STDOUT_FILENO, 0); return 0; }
-    if (!strcmp(cmd, "--json")) { hl_config_print_table(STDOUT_FILENO, 1); return 0; }
+    static const char *const tables[] = { "--list", "--json", "--markdown" };
+    for (int f = HL_TABLE_TEXT; f <= HL_TABLE_MARKDOWN; f++)
+        if (!strcmp(cmd, tables[f])) { hl_config_print_table(STDOUT_FILENO, f); return 0; }
     if (!strcmp(cmd, "--strategies")) {
         for (int i = 0; hl_strategies[i]; i++)
             printf("%s\t%s\n", hl_strategies[i]->name, hl_strategies[i]->summary);

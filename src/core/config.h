@@ -3,7 +3,7 @@
  * Every design element is a key here: X(name, section, kind, default, min, max, choices, help).
  * The table drives INI parsing (key `name` in section `[section]`), the environment
  * (HOARD_<NAME>, upper case), validation, `hlconfig --list`, HOARD_VERBOSE and the docs
- * (docs/config.md is generated from it). Sizes accept K/M/G suffixes; reals accept "1/4".
+ * (docs/config.md is `hlconfig --markdown`; a test keeps it current). Sizes accept K/M/G suffixes; reals accept "1/4".
  * Strategy-specific defaults (struct hl_strategy.defaults) override the table default.
  *
  * Kinds: BOOL (on/off, 1/0, true/false, yes/no) -> int; INT -> long; SIZE -> size_t;
@@ -95,10 +95,14 @@ extern struct hl_config hl_cfg;
 /* Parse the config file (HOARD_CONFIG), the environment and the strategy's defaults into
  * hl_cfg; on any bad input print one line and _exit(2). Uses no malloc. */
 void hl_config_load(void);
+/* Parse INI text into hl_cfg on top of what is there; on bad input write the one-line
+ * message ("name:line: ...") to err and return -1. Never exits (the fuzzer's entry). */
+int hl_config_parse_text(const char *name, const char *text, char *err, size_t len);
 /* Text of the effective value of key, or NULL if there is no such key. */
 const char *hl_config_value(const char *key, char *buf, size_t len);
 /* For hlconfig: print the table (text or JSON) and the effective values with their source. */
-void hl_config_print_table(int fd, int json);
+enum { HL_TABLE_TEXT, HL_TABLE_JSON, HL_TABLE_MARKDOWN };
+void hl_config_print_table(int fd, int format);
 void hl_config_print_effective(int fd);
 
 #endif
