@@ -1,0 +1,178 @@
+/* hlbench.h — the harness's one internal header: the workload table, the run context a
+ * workload receives, and the helpers every workload shares (threads, random numbers, block
+ * stamps, JSON output, allocator statistics). Prototypes are grouped by the file that
+ * defines them.
+ *
+ * Glossary
+ *   workload   one row of the table: name, summary, parameters with defaults, run().
+ *   parameter  a workload knob (`--rounds 100`); `scaled` ones are multiplied by --scale.
+ *   run        one execution of a workload, giving one JSON record on stdout.
+ *   stamp      a value written into a block when it is handed out and checked before it is
+ *              freed: an allocator that hands out overlapping blocks fails the run.
+ */
+#ifndef HLBENCH_H
+#define HLBENCH_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hoardlab.h"
+
+#define HB_MAX_PARAMS 16
+
+/* ---- the workload table (hlbench.c lists every row) ------------------------------------- */
+
+enum hb_kind { HB_INT, HB_REAL, HB_STR };
+
+struct hb_param {
+    const char *name;          /* option --name (a '-' may replace '_'), key in "params" */
+    enum hb_kind kind;
+    const char *def;           /* the papers' value, as text */
+    bool scaled;               /* multiplied by --scale (the amount of work), at least 1 */
+    const char *help;
+};
+
+struct hb_run;
+
+struct hb_workload {
+    const char *name, *summary;
+    const struct hb_param *params;     /* terminated by a row with name NULL */
+    int min_threads;                   /* --threads below this is a usage error */
+    /* 0 on success; on a failed check hb_fail() exits with status 1 instead. */
+    int (*run)(struct hb_run *r);
+};
+
+extern const struct hb_workload hb_workloads[];   /* terminated by a row with name NULL */
+
+/* ---- a JSON writer (json.c) -------------------------------------------------------------- */
+
+struct hb_json {
+    char *buf;
+    size_t len, cap;
+    int depth;
+    bool first[32];            /* no comma needed yet at this depth */
+};
+
+void hb_json_init(struct hb_json *j);
+void hb_json_free(struct hb_json *j);
+/* key is NULL inside arrays and at top level. */
+void hb_json_obj(struct hb_json *j, const char *key);   /* opens { */
+void hb_json_arr(struct hb_json *j, const char *key);   /* opens [ */
+void hb_json_end(struct hb_json *j, char close);        /* '}' or ']' */
+void hb_json_int(struct hb_json *j, const char *key, long long v);
+void hb_json_uint(struct hb_json *j, const char *key, unsigned long long v);
+void hb_json_real(struct hb_json *j, const char *key, double v);  /* NaN/inf -> null */
+void hb_json_str(struct hb_json *j, const char *key, const char *s); /* NULL -> null */
+void hb_json_bool(struct hb_json *j, const char *key, bool v);
+void hb_json_null(struct hb_json *j, const char *key);
+void hb_json_raw(struct hb_json *j, const char *key, const char *text);
+
+/* ---- the run context (hlbench.c; helpers in support.c) ---------------------------------- */
+
+union hb_value { long long i; double d; const char *s; };
+
+struct hb_run {
+    const struct hb_workload *w;
+    union hb_value val[HB_MAX_PARAMS];  /* effective values, in the order of w->params */
+    int threads;
+    uint64_t seed;
+    double scale;
+    bool pin;
+    int repeat;                         /* index of this run among --repeat N */
+    _Atomic unsigned long long ops;     /* the workload adds its operations here */
+    struct hb_json *extra;              /* the record's "extra" object, open for keys */
+    double t0, t1;                      /* measured phase: hb_begin() .. hb_end() */
+    bool ended;
+    struct hoardlab_stats base, end;    /* libhoardlab's counters at hb_begin(), hb_end() */
+    bool loaded;                        /* libhoardlab answered at hb_end() */
+};
+
+long long hb_int(const struct hb_run *r, const char *name);
+double hb_real(const struct hb_run *r, const char *name);
+const char *hb_str(const struct hb_run *r, const char *name);
+
+/* The measured phase. The driver calls hb_begin() before run() and hb_end() after it unless
+ * the workload did; a workload with a set-up phase calls hb_begin() again after it (this also
+ * forgets libhoardlab's peaks, so U and A describe the measured phase). */
+void hb_begin(struct hb_run *r);
+void hb_end(struct hb_run *r);
+double hb_now(void);                    /* CLOCK_MONOTONIC seconds */
+
+/* Run fn(r, i, arg) on n threads (i = 0..n-1), started together behind a barrier, each
+ * pinned to a core when --pin; returns when all have finished. */
+void hb_parallel(struct hb_run *r, int n, void (*fn)(struct hb_run *r, int i, void *arg),
+                 void *arg);
+/* Pin the calling thread for thread index i (no-op without --pin). */
+void hb_pin_self(const struct hb_run *r, int i);
+
+/* Allocator statistics when libhoardlab is loaded: false (and *s untouched) otherwise. */
+bool hb_hoardlab_stats(struct hoardlab_stats *s);
+void hb_hoardlab_reset_peaks(void);
+long hb_rss_kb(void);                   /* resident set now, from /proc/self/statm */
+
+/* One JSON object per round of a blowup workload: live bytes, os bytes (A now, or null),
+ * RSS. The caller has opened an array. */
+void hb_round_record(struct hb_json *j, int round, size_t live_bytes);
+
+/* ---- random numbers (inline) and stamps (support.c) ------------------------------------- */
+
+static inline uint64_t hb_mix(uint64_t x)      /* splitmix64 finaliser */
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+struct hb_rng { uint64_t s; };
+
+static inline void hb_rng_seed(struct hb_rng *g, uint64_t seed, uint64_t stream)
+{
+    g->s = hb_mix(seed ^ hb_mix(stream + 1));
+}
+
+static inline uint64_t hb_rand(struct hb_rng *g)  /* xorshift64* */
+{
+    g->s ^= g->s >> 12; g->s ^= g->s << 25; g->s ^= g->s >> 27;
+    return g->s * 0x2545f4914f6cdd1dull;
+}
+
+/* Uniform in [lo, hi]. */
+static inline uint64_t hb_range(struct hb_rng *g, uint64_t lo, uint64_t hi)
+{
+    return lo + hb_rand(g) % (hi - lo + 1);
+}
+
+/* Stamps: a block gets values derived from its address and a salt (all of a small block, both
+ * ends of a large one); hb_check() verifies them. A salt may be per thread (blocks one thread
+ * owns) or per run (blocks handed between threads). */
+_Noreturn void hb_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A bad combination of parameters: one line on stderr, exit status 2. */
+_Noreturn void hb_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hb_stamp(void *p, size_t n, uint64_t salt);
+void hb_check(const void *p, size_t n, uint64_t salt);
+
+/* Allocate n bytes and stamp them; hb_fail() on NULL. */
+void *hb_alloc(size_t n, uint64_t salt);
+/* Check the stamp and free. */
+void hb_release(void *p, size_t n, uint64_t salt);
+
+/* ---- workloads (workloads/<family>.c) ---------------------------------------------------- */
+
+#define HB_WORKLOAD(fn) int fn(struct hb_run *r)
+HB_WORKLOAD(hb_threadtest);        HB_WORKLOAD(hb_shbench);
+HB_WORKLOAD(hb_larson);            HB_WORKLOAD(hb_linux_scalability);
+HB_WORKLOAD(hb_active_false);      HB_WORKLOAD(hb_passive_false);
+HB_WORKLOAD(hb_prodcons);          HB_WORKLOAD(hb_blowup_prodcons);
+HB_WORKLOAD(hb_blowup_roundrobin); HB_WORKLOAD(hb_ucpp_random);
+HB_WORKLOAD(hb_ucpp_unique);       HB_WORKLOAD(hb_realloc_churn);
+HB_WORKLOAD(hb_replay);
+
+extern const struct hb_param hb_threadtest_params[], hb_shbench_params[],
+    hb_larson_params[], hb_linux_scalability_params[], hb_active_false_params[],
+    hb_passive_false_params[], hb_prodcons_params[], hb_blowup_prodcons_params[],
+    hb_blowup_roundrobin_params[], hb_ucpp_random_params[], hb_ucpp_unique_params[],
+    hb_realloc_churn_params[], hb_replay_params[];
+
+#endif

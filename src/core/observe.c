@@ -1,0 +1,50 @@
+/* observe.c — the observers of every block handed out and given back: the false-sharing
+ * census (census.c) and the trace recorder (trace.c). interpose.c calls the hooks below only
+ * while hl_observing is true, so with both off the cost is one predictable branch per call.
+ *
+ * Observers run inside malloc and free: they never call malloc or stdio, and take their
+ * memory straight from mmap so that it counts neither in U nor in A. */
+#include "hl.h"
+
+/* census.c and trace.c, used only from here. */
+bool hl_census_init(void);
+void hl_census_alloc(struct hl_thread *t, void *p, size_t usable);
+void hl_census_free(void *p, size_t usable);
+void hl_census_thread_exit(struct hl_thread *t);
+bool hl_trace_init(const char *path);
+void hl_trace_alloc(struct hl_thread *t, void *p, size_t request, size_t usable, size_t align);
+void hl_trace_free(struct hl_thread *t, void *p, size_t usable);
+void hl_trace_write(void);
+
+bool hl_observing;
+static bool census_on, trace_on;
+
+void hl_observe_init(void)
+{
+    census_on = hl_cfg.census && hl_census_init();
+    trace_on = hl_cfg.trace && hl_cfg.trace[0] && hl_trace_init(hl_cfg.trace);
+    hl_observing = census_on || trace_on;
+}
+
+void hl_observe_alloc(void *p, size_t request, size_t usable, size_t align)
+{
+    struct hl_thread *t = hl_self();
+    if (census_on) hl_census_alloc(t, p, usable);
+    if (trace_on) hl_trace_alloc(t, p, request, usable, align);
+}
+
+void hl_observe_free(void *p, size_t usable)
+{
+    if (census_on) hl_census_free(p, usable);
+    if (trace_on) hl_trace_free(hl_self(), p, usable);
+}
+
+void hl_observe_thread_exit(struct hl_thread *t)
+{
+    if (census_on) hl_census_thread_exit(t);
+}
+
+void hl_observe_at_exit(void)
+{
+    if (trace_on) hl_trace_write();
+}

@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Drive hlbench and check what it writes against harness/README.md.
+
+    check_hlbench.py run    HLBENCH HEADER [--preload LIB --strategy S] [--env K=V]...
+                            [--census zero|positive] -- WORKLOAD ARGS...
+    check_hlbench.py replay HLBENCH HEADER [--preload LIB --strategy S] --record-lib LIB
+    check_hlbench.py cli    HLBENCH
+    check_hlbench.py broken HLBENCH BROKEN_MALLOC_LIB -- WORKLOAD ARGS...
+
+Exit status 0 when every check holds; otherwise the failed check on stderr and status 1.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+KEYS = ["schema", "workload", "label", "strategy", "threads", "seed", "scale", "repeat",
+        "pinned", "params", "wall_s", "ops", "throughput", "peak_rss_kb", "cache_line",
+        "cores", "hoardlab", "extra"]
+WORKLOADS = ["threadtest", "shbench", "larson", "active-false", "passive-false",
+             "linux-scalability", "prodcons", "blowup-prodcons", "blowup-roundrobin",
+             "ucpp-random", "ucpp-unique", "realloc-churn", "replay"]
+
+
+def fail(msg):
+    sys.stderr.write("check_hlbench: FAIL: %s\n" % msg)
+    sys.exit(1)
+
+
+def expect(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def is_num(v):
+    return (isinstance(v, (int, float))) and not isinstance(v, bool)
+
+
+def stats_fields(header):
+    """Every statistic of HOARDLAB_STATS(X) in include/hoardlab.h."""
+    text = open(header).read()
+    block = text[text.index("#define HOARDLAB_STATS(X)"):text.index("struct hoardlab_stats")]
+    return re.findall(r"X\(\s*(\w+)\s*,", block)
+
+
+def run(cmd, env):
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=300)
+    if p.returncode != 0:
+        fail("%s exited %d\nstderr: %s" % (" ".join(cmd), p.returncode, p.stderr[-2000:]))
+    return p.stdout
+
+
+def listed_params(hlbench, workload):
+    out = subprocess.run([hlbench, "--list"], stdout=subprocess.PIPE, text=True).stdout
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
+        if line.split(" ")[0] == workload:
+            return re.findall(r"--(\w+)", lines[i + 1])
+    fail("%s is not in hlbench --list" % workload)
+
+
+def check_record(rec, workload, strategy, fields, hlbench):
+    expect(list(rec.keys()) == KEYS, "record keys %s, expected %s" % (list(rec), KEYS))
+    expect(rec["schema"] == 1, "schema %r" % rec["schema"])
+    expect(rec["workload"] == workload, "workload %r" % rec["workload"])
+    expect(isinstance(rec["label"], str), "label not a string")
+    expect(rec["strategy"] == strategy, "strategy %r, expected %r" % (rec["strategy"], strategy))
+    for k in ("threads", "seed", "repeat", "ops", "peak_rss_kb", "cache_line", "cores"):
+        expect(is_int(rec[k]) and rec[k] >= 0, "%s = %r is not a count" % (k, rec[k]))
+    expect(rec["threads"] >= 1 and rec["cores"] >= 1 and rec["cache_line"] >= 16, "topology")
+    expect(rec["ops"] > 0, "no operations counted")
+    expect(rec["peak_rss_kb"] > 0, "peak_rss_kb is 0")
+    for k in ("scale", "wall_s", "throughput"):
+        expect(isinstance(rec[k], float) and rec[k] >= 0, "%s = %r is not a float" % (k, rec[k]))
+    expect(isinstance(rec["pinned"], bool), "pinned not a bool")
+    params = rec["params"]
+    expect(isinstance(params, dict), "params not an object")
+    expect(sorted(params) == sorted(listed_params(hlbench, workload)),
+           "params %s differ from hlbench --list" % sorted(params))
+    for k, v in params.items():
+        expect(is_num(v) or isinstance(v, str), "param %s = %r" % (k, v))
+    h = rec["hoardlab"]
+    if strategy is None:
+        expect(h is None, "hoardlab statistics without libhoardlab")
+    else:
+        expect(isinstance(h, dict), "hoardlab statistics missing under libhoardlab")
+        expect(list(h) == fields + ["fragmentation"],
+               "hoardlab keys %s, expected %s + fragmentation" % (list(h), fields))
+        for f in fields:
+            expect(is_int(h[f]) and h[f] >= 0, "hoardlab.%s = %r" % (f, h[f]))
+        fr = h["fragmentation"]
+        expect(fr is None or (isinstance(fr, float) and fr > 0), "fragmentation %r" % fr)
+        expect(h["in_use_peak"] > 0 and h["os_bytes_peak"] >= h["os_bytes"], "U/A levels")
+    extra = rec["extra"]
+    expect(isinstance(extra, dict), "extra not an object")
+    if workload.startswith("blowup-"):
+        rounds = extra.get("rounds")
+        expect(isinstance(rounds, list) and len(rounds) == params["rounds"],
+               "extra.rounds has %s entries, params.rounds is %s"
+               % (len(rounds) if isinstance(rounds, list) else rounds, params["rounds"]))
+        for i, r in enumerate(rounds):
+            expect(sorted(r) == ["live_bytes", "os_bytes", "round", "rss_kb"], "round keys %s" % r)
+            expect(r["round"] == i and is_int(r["live_bytes"]) and r["live_bytes"] > 0, "round %s" % r)
+            expect((r["os_bytes"] is None) == (strategy is None), "os_bytes %r" % r["os_bytes"])
+            expect(is_int(r["rss_kb"]), "rss_kb %r" % r["rss_kb"])
+    if workload == "linux-scalability":
+        lat = extra.get("latency_ns")
+        expect(isinstance(lat, dict) and lat["p50"] <= lat["p99"] <= lat["max"], "latency %r" % lat)
+
+
+def environment(args):
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    for k in [k for k in env if k.startswith("HOARD_")]:
+        del env[k]
+    if args.get("preload"):
+        env["LD_PRELOAD"] = args["preload"]
+        env["HOARD_STRATEGY"] = args["strategy"]
+    for kv in args.get("env", []):
+        k, v = kv.split("=", 1)
+        env[k] = v
+    return env
+
+
+def parse(argv):
+    args = {"env": []}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            args["rest"] = argv[i + 1:]
+            break
+        key = a[2:].replace("-", "_")
+        if key == "env":
+            args["env"].append(argv[i + 1])
+        else:
+            args[key] = argv[i + 1]
+        i += 2
+    return args
+
+
+def records(out, n=None):
+    lines = [l for l in out.splitlines() if l.strip()]
+    if n is not None:
+        expect(len(lines) == n, "%d records, expected %d" % (len(lines), n))
+    try:
+        return [json.loads(l) for l in lines]
+    except ValueError as e:
+        fail("stdout is not JSON lines: %s" % e)
+
+
+def mode_run(hlbench, header, args):
+    rest = args["rest"]
+    workload = rest[0]
+    repeat = int(rest[rest.index("--repeat") + 1]) if "--repeat" in rest else 1
+    out = run([hlbench] + rest, environment(args))
+    fields = stats_fields(header)
+    recs = records(out, repeat)
+    for i, rec in enumerate(recs):
+        check_record(rec, workload, args.get("strategy"), fields, hlbench)
+        expect(rec["repeat"] == i, "repeat %r, expected %d" % (rec["repeat"], i))
+    census = args.get("census")
+    if census:
+        h = recs[0]["hoardlab"]
+        blocks, lines = h["census_false_blocks"], h["census_false_lines"]
+        if census == "zero":
+            expect(blocks == 0 and lines == 0,
+                   "census found %d falsely shared blocks on %d lines, expected none" % (blocks, lines))
+        else:
+            expect(blocks > 0 and 0 < lines <= blocks,
+                   "census found %d blocks on %d lines, expected some" % (blocks, lines))
+    print("ok: %s" % " ".join(rest))
+
+
+def offline_peaks(path):
+    """Peak live requested and usable bytes, computed from the trace alone."""
+    live, live_u, peak, peak_u, held, n, last_t = 0, 0, 0, 0, {}, 0, {}
+    with open(path) as f:
+        expect(f.readline() == "# hoardlab trace 1\n", "trace header")
+        head = f.readline().split()
+        expect(head[1] == "pid" and head[5] == "records", "trace header line 2: %s" % head)
+        for line in f:
+            if line.startswith("#"):
+                continue
+            op, t, tid, ident, size, align, usable = line.split()
+            t, size, usable = int(t), int(size), int(usable)
+            expect(t >= last_t.get(tid, 0), "trace times go back within thread %s" % tid)
+            last_t[tid] = t
+            n += 1
+            if ident in held:                     # a free, or an allocation over a live block
+                s, u = held.pop(ident)
+                live -= s
+                live_u -= u
+            if op == "a":
+                held[ident] = (size, usable)
+                live += size
+                live_u += usable
+                peak, peak_u = max(peak, live), max(peak_u, live_u)
+    expect(n == int(head[6]), "trace says %s records, has %d" % (head[6], n))
+    return peak, peak_u, n
+
+
+def mode_replay(hlbench, header, args):
+    fields = stats_fields(header)
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "t.trace")
+        rec_strategy = args.get("strategy") or "serial"
+        env = environment({"preload": args["record_lib"], "strategy": rec_strategy,
+                           "env": ["HOARD_TRACE=" + trace]})
+        run([hlbench, "shbench", "--scale", "0.0005", "--threads", "2"], env)
+        peak, peak_u, n = offline_peaks(trace)
+        expect(n > 1000, "trace has only %d records" % n)
+        env = environment({"preload": args.get("preload"), "strategy": args.get("strategy"),
+                           "env": ["HOARD_STATS_BATCH=0"]})
+        for mode in ("single", "threads"):
+            rec = records(run([hlbench, "replay", "--trace", trace, "--mode", mode], env), 1)[0]
+            check_record(rec, "replay", args.get("strategy"), fields, hlbench)
+            e = rec["extra"]
+            expect(e["events"] == n, "replayed %s events of %d" % (e["events"], n))
+            expect(e["trace_peak_requested"] == peak and e["peak_requested"] == peak,
+                   "peak requested: offline %d, replay's reading %s, replay %s"
+                   % (peak, e["trace_peak_requested"], e["peak_requested"]))
+            expect(e["trace_peak_usable"] == peak_u, "peak usable: offline %d, replay %s"
+                   % (peak_u, e["trace_peak_usable"]))
+            if args.get("strategy"):
+                # Same strategy as recorded, exact U (stats_batch 0): the replay's U is the
+                # trace's own peak, in usable bytes.
+                expect(e["replay_u"] == peak_u, "replay U %s, trace peak U %d (%s)"
+                       % (e["replay_u"], peak_u, mode))
+            else:
+                expect(e["replay_u"] is None, "replay_u without libhoardlab")
+    print("ok: replay, peak %d bytes requested, %d usable, %d events" % (peak, peak_u, n))
+
+
+def mode_cli(hlbench):
+    p = subprocess.run([hlbench, "--list"], stdout=subprocess.PIPE, text=True)
+    expect(p.returncode == 0, "--list exit %d" % p.returncode)
+    names = [l.split()[0] for l in p.stdout.splitlines() if l and not l.startswith(" ")]
+    expect(names == WORKLOADS, "--list shows %s" % names)
+    expect(all(l.startswith("    defaults:") for l in p.stdout.splitlines() if l.startswith(" ")),
+           "every workload has a defaults line")
+    for w in WORKLOADS:
+        h = subprocess.run([hlbench, w, "--help"], stdout=subprocess.PIPE, text=True)
+        expect(h.returncode == 0 and "--threads" in h.stdout, "%s --help" % w)
+    for bad in (["nosuch"], ["threadtest", "--nosuch", "1"], ["threadtest", "--rounds", "x"],
+                ["threadtest", "--threads", "0"], ["threadtest", "--scale", "0"],
+                ["blowup-prodcons", "--threads", "1"], ["replay"],
+                ["shbench", "--min-size", "50", "--max-size", "10"]):
+        b = subprocess.run([hlbench] + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        expect(b.returncode == 2, "%s: exit %d, expected 2" % (bad, b.returncode))
+        expect(b.stdout == "" and b.stderr.count("\n") == 1, "%s: one line on stderr" % bad)
+    print("ok: cli")
+
+
+def mode_broken(hlbench, lib, rest):
+    """Under an allocator that hands out overlapping blocks, the run must fail its stamps."""
+    env = environment({"env": ["LD_PRELOAD=" + lib]})
+    p = subprocess.run([hlbench] + rest, env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=300)
+    expect(p.returncode == 1, "exit %d under a broken allocator, expected 1 (stderr: %s)"
+           % (p.returncode, p.stderr[-500:]))
+    expect("lost its stamp" in p.stderr, "no stamp failure reported: %s" % p.stderr[-500:])
+    expect(p.stdout == "", "a record was written for a failed run")
+    print("ok: broken allocator caught: %s" % p.stderr.strip())
+
+
+def main():
+    if len(sys.argv) < 3:
+        fail(__doc__)
+    mode, hlbench = sys.argv[1], sys.argv[2]
+    if mode == "cli":
+        mode_cli(hlbench)
+    elif mode == "run":
+        mode_run(hlbench, sys.argv[3], parse(sys.argv[4:]))
+    elif mode == "broken":
+        mode_broken(hlbench, sys.argv[3], sys.argv[5:])
+    elif mode == "replay":
+        mode_replay(hlbench, sys.argv[3], parse(sys.argv[4:]))
+    else:
+        fail("unknown mode %s" % mode)
+
+
+if __name__ == "__main__":
+    main()
