@@ -28,7 +28,9 @@
     X(census_false_blocks,"blocks handed to a thread while another thread held a live "    \
                           "block on the same cache line")                                  \
     X(census_false_lines, "cache lines on which that happened at least once")              \
-    X(threads,            "threads that have used the allocator")
+    X(census_meta_false,  "touches of allocator metadata (e.g. a free-list head) on a cache " \
+                          "line last touched by another thread for another object")        \
+    X(threads,            "most threads registered with the allocator at one time")
 
 struct hoardlab_stats {
 #define HOARDLAB_STATS_FIELD(name, help) uint64_t name;
@@ -48,5 +50,11 @@ const char *hoardlab_strategy(void);
 /* The effective value of a configuration key as text ("8192", "hash", "0.25"), or NULL for an
  * unknown key. */
 const char *hoardlab_config_get(const char *key);
+
+/* Lock statistics of heap number `heap` of the private-heap strategies (private, ownership,
+ * hoard; heap 0 is hoard's global heap): acquisitions of its lock and those that found it
+ * held. Returns 0 (zero counts for a number no heap has, such as 0 without a global heap),
+ * or -1 past the last heap and under strategies without such heaps. */
+int hoardlab_heap_contention(unsigned heap, uint64_t *acquisitions, uint64_t *contended);
 
 #endif

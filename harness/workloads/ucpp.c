@@ -10,15 +10,18 @@
 #include <string.h>
 #include "../hlbench.h"
 
-#define UCPP_PARAMS                                                                           \
+#define UCPP_PARAMS(min, min_help)                                                            \
     { "blocks",   HB_INT, "100000", false, "N: blocks per round in all threads (N/t each)" }, \
     { "rounds",   HB_INT, "10",     true,  "I: allocate-all / free-all rounds" },              \
-    { "min_size", HB_INT, "8",      false, "smallest block, bytes" },                         \
+    { "min_size", HB_INT, min,      false, min_help },                                       \
     { "max_size", HB_INT, "1024",   false, "largest block, bytes" },                          \
     { NULL, 0, NULL, false, NULL }
 
-const struct hb_param hb_ucpp_random_params[] = { UCPP_PARAMS };
-const struct hb_param hb_ucpp_unique_params[] = { UCPP_PARAMS };
+const struct hb_param hb_ucpp_random_params[] = { UCPP_PARAMS("8", "smallest block, bytes") };
+/* 16, the smallest class of both tables, so threads 0 and 1 use neighbouring free lists. */
+const struct hb_param hb_ucpp_unique_params[] = {
+    UCPP_PARAMS("16", "size of thread 0's blocks, bytes")
+};
 
 static void ucpp_thread(struct hb_run *r, int i, void *arg)
 {

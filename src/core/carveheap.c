@@ -57,8 +57,10 @@ static void *carve(unsigned c)
     return h + 1;
 }
 
+/* Pop and push run under the list's lock; both tell the census which list head they touch. */
 static void *pop(struct ch_list *l)
 {
+    if (hl_unlikely(hl_observing)) hl_observe_touch(l);
     void *b = l->head;
     if (b) {
         l->head = *(void **)b;
@@ -69,6 +71,7 @@ static void *pop(struct ch_list *l)
 
 static void push(struct ch_list *l, void *b)
 {
+    if (hl_unlikely(hl_observing)) hl_observe_touch(l);
     if (hl_cfg.free_list == HL_LIST_FIFO && l->head) {
         *(void **)b = NULL;
         *(void **)l->tail = b;

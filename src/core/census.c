@@ -10,7 +10,12 @@
  * enters at most two lines, and since blocks are at least HL_ALIGN bytes a line holds at most
  * HL_CACHE_LINE / HL_ALIGN of them. Threads are told apart by a serial number that is never
  * reused (dense thread ids are); a thread that has exited holds nothing any more. A block
- * freed by another thread simply leaves. One spin lock guards the tables: the census is a
+ * freed by another thread simply leaves.
+ *
+ * Metadata false sharing (the uC++ report's free-list heads): hl_census_touch(object) records,
+ * per cache line, the thread and object that touched it last; a touch by another thread of
+ * another object on that line is one census_meta_false. That is the coherence miss padding
+ * removes. One spin lock guards the tables: the census is a
  * measurement mode, and it must not add to the allocator's own lock counts, hence no hl_lock.
  */
 #include <pthread.h>
@@ -35,6 +40,10 @@ static struct table live;            /* lines with live blocks: struct line entr
 static struct table flagged;         /* lines already counted in census_false_lines: keys */
 static _Atomic uint8_t *alive;       /* alive[serial]: 1 while that thread runs */
 static _Atomic uint32_t next_serial;
+
+#define META_SLOTS 4096                 /* direct-mapped by line; a collision restarts a line */
+struct meta_line { uintptr_t key; uintptr_t object; uint32_t toucher; };
+static struct meta_line *meta;
 
 static void *map(size_t bytes)
 {
@@ -129,7 +138,8 @@ static void fork_done(void) { unlock(); }
 bool hl_census_init(void)
 {
     alive = map(MAX_SERIALS * sizeof *alive);
-    if (!alive || !table_alloc(&live, 1u << 16, true) || !table_alloc(&flagged, 1u << 10, false)) {
+    meta = map(META_SLOTS * sizeof *meta);
+    if (!alive || !meta || !table_alloc(&live, 1u << 16, true) || !table_alloc(&flagged, 1u << 10, false)) {
         hl_say("census: out of memory; census off");
         return false;
     }
@@ -216,6 +226,18 @@ void hl_census_free(void *p, size_t usable)
     leave(first, a);
     if (last != first) leave(last, a);
     unlock();
+}
+
+void hl_census_touch(struct hl_thread *t, const void *object)
+{
+    uintptr_t n = (uintptr_t)object / HL_CACHE_LINE;
+    uint32_t s = serial_of(t);
+    struct meta_line *m = &meta[(n * 0x9e3779b97f4a7c15ull >> 40) % META_SLOTS];
+    lock();
+    bool falsely = m->key == n + 1 && m->toucher != s && m->object != (uintptr_t)object;
+    *m = (struct meta_line){ n + 1, (uintptr_t)object, s };
+    unlock();
+    if (falsely) HL_COUNT(census_meta_false, 1);
 }
 
 void hl_census_thread_exit(struct hl_thread *t)

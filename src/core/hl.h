@@ -129,7 +129,7 @@ static inline size_t hl_class_size(unsigned c) { return hl_classes->size[c]; }
 #define HL_COUNTERS(X)                                                                        \
     X(mallocs) X(frees) X(large_allocs) X(lock_acquisitions) X(lock_contended)                \
     X(global_to) X(global_from) X(remote_frees) X(cas_retries)                                \
-    X(census_false_blocks) X(census_false_lines)
+    X(census_false_blocks) X(census_false_lines) X(census_meta_false)
 
 struct hl_counters {
 #define HL_COUNTER_FIELD(name) _Atomic uint64_t name;
@@ -202,5 +202,40 @@ void hl_observe_alloc(void *p, size_t request, size_t usable, size_t align);
 void hl_observe_free(void *p, size_t usable);
 void hl_observe_thread_exit(struct hl_thread *t);
 void hl_observe_at_exit(void);          /* trace: write the file */
+/* A strategy touched one of its metadata objects (a free-list head, a heap): the census
+ * counts touches of a cache line last touched by another thread for another object. */
+void hl_observe_touch(const void *object);
+
+/* census.c and trace.c, used by observe.c. */
+bool hl_census_init(void);
+void hl_census_alloc(struct hl_thread *t, void *p, size_t usable);
+void hl_census_free(void *p, size_t usable);
+void hl_census_touch(struct hl_thread *t, const void *object);
+void hl_census_thread_exit(struct hl_thread *t);
+bool hl_trace_init(const char *path);
+void hl_trace_alloc(struct hl_thread *t, void *p, size_t request, size_t usable, size_t align);
+void hl_trace_free(struct hl_thread *t, void *p, size_t usable);
+void hl_trace_write(void);
+
+/* ---- superblock.c, heap.c, heapselect.c: private heaps (issue 3) -------------------------------
+ * Their prototypes are in superblock.h and heap.h, included by the strategies that use them:
+ * `private`, `ownership`, `hoard`. */
+
+/* ---- strategies/hoard.c: the policy, callable by tests ------------------------------------ */
+struct hl_heap;
+/* Hoard's emptiness threshold (§3.1): u < a - k_s and u < (1 - f) a, k_s = K * S. */
+bool hl_hoard_crosses_threshold(size_t u, size_t a, double f, size_t k_s);
+void *hl_hoard_malloc_in(struct hl_heap *h, size_t size);   /* Figure 2 malloc, heap h */
+void hl_hoard_free(void *p);                                 /* Figure 2 free */
+
+/* ---- checks.c: `checks = on`, double free and foreign-pointer detection for every strategy -- */
+
+/* hl_check_init (init.c, after the config) sets hl_checking from the `checks` key; when it is
+ * on, interpose.c records every block handed out and checks every free, and a double free or
+ * a free of a pointer hoardlab never returned prints one line naming it and aborts. */
+extern bool hl_checking;
+void hl_check_init(void);
+void hl_check_alloc(void *p);
+void hl_check_free(void *p);
 
 #endif

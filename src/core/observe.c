@@ -6,16 +6,6 @@
  * memory straight from mmap so that it counts neither in U nor in A. */
 #include "hl.h"
 
-/* census.c and trace.c, used only from here. */
-bool hl_census_init(void);
-void hl_census_alloc(struct hl_thread *t, void *p, size_t usable);
-void hl_census_free(void *p, size_t usable);
-void hl_census_thread_exit(struct hl_thread *t);
-bool hl_trace_init(const char *path);
-void hl_trace_alloc(struct hl_thread *t, void *p, size_t request, size_t usable, size_t align);
-void hl_trace_free(struct hl_thread *t, void *p, size_t usable);
-void hl_trace_write(void);
-
 bool hl_observing;
 static bool census_on, trace_on;
 
@@ -31,6 +21,11 @@ void hl_observe_alloc(void *p, size_t request, size_t usable, size_t align)
     struct hl_thread *t = hl_self();
     if (census_on) hl_census_alloc(t, p, usable);
     if (trace_on) hl_trace_alloc(t, p, request, usable, align);
+}
+
+void hl_observe_touch(const void *object)
+{
+    if (census_on) hl_census_touch(hl_self(), object);
 }
 
 void hl_observe_free(void *p, size_t usable)
