@@ -132,6 +132,9 @@ static int parse_number(const char *s, double *out, bool suffixes)
         end = qend;
     }
     if (*end) return -1;
+    /* NaN and infinities pass every range test (strtod accepts "nan", "inf"), and a value
+     * beyond long long makes the integer checks' conversion undefined: no key wants either. */
+    if (!(v >= -4e18 && v <= 4e18)) return -1;
     *out = v;
     return 0;
 }

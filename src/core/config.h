@@ -20,7 +20,7 @@
 #define HL_MB (1024.0 * 1024.0)
 
 #define HL_OPTIONS(X)                                                                          \
-  X(strategy,        allocator,    ENUM,  "serial",   0, 0, NULL,                              \
+  X(strategy,        allocator,    ENUM,  "hoard",    0, 0, NULL,                              \
     "allocation strategy (see hlconfig --strategies)")                                         \
   X(verbose,         allocator,    BOOL,  "off",      0, 1, NULL,                              \
     "print the effective configuration to stderr at start-up")                                 \

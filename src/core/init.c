@@ -114,6 +114,7 @@ static void fork_child(void)
 static void init_now(void)
 {
     hl_config_load();
+    hl_check_init();                    /* before any block is handed out */
     hl_active = hl_strategies[hl_cfg.strategy];
     hl_lock_kind = hl_cfg.lock;
     hl_large_threshold = hl_cfg.large_threshold ? hl_cfg.large_threshold

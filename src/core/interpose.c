@@ -31,6 +31,7 @@ static inline void *gave(void *p, size_t request, size_t align, enum hl_owner ow
     HL_COUNT(mallocs, 1);
     hl_stats_in_use((int64_t)usable_of(p, owner));
 #endif
+    if (hl_unlikely(hl_checking)) hl_check_alloc(p);
     if (hl_unlikely(hl_observing)) hl_observe_alloc(p, request, usable_of(p, owner), align);
     (void)request, (void)align, (void)owner;
     return p;
@@ -58,6 +59,7 @@ void *hl_malloc(size_t size)
 void hl_free(void *p)
 {
     if (!p) return;
+    if (hl_unlikely(hl_checking)) hl_check_free(p);
     enum hl_owner owner = hl_pagemap_get(p);
     if (hl_likely(owner == HL_OWNER_STRATEGY)) {
         took(p, owner);

@@ -2,21 +2,26 @@
  * any pointer (strategy block, large object, or not ours at all) with two loads.
  *
  * A two-level radix table over 48-bit addresses: a static root of 2^18 pointers (untouched
- * pages of it cost nothing) to leaves of 2^18 one-byte entries, mapped on first use. */
+ * pages of it cost nothing) to leaves of 2^18 one-byte entries, mapped on first use.
+ *
+ * Entries are relaxed atomics: a large object's pages are cleared by the thread that frees it
+ * just before munmap and set again by whichever thread mmap hands the same range next; the
+ * kernel orders the two, but only atomics make that a race-free program (ThreadSanitizer). */
 #include <sys/mman.h>
 #include "hl.h"
 
 #define PM_LEAF_BITS 18
 #define PM_ROOT_BITS (48 - 12 - PM_LEAF_BITS)
 
-static _Atomic(uint8_t *) root[1u << PM_ROOT_BITS];
+typedef _Atomic uint8_t entry;
+static _Atomic(entry *) root[1u << PM_ROOT_BITS];
 
-static uint8_t *leaf_for(uintptr_t page, bool create)
+static entry *leaf_for(uintptr_t page, bool create)
 {
-    _Atomic(uint8_t *) *slot = &root[(page >> PM_LEAF_BITS) & ((1u << PM_ROOT_BITS) - 1)];
-    uint8_t *leaf = atomic_load_explicit(slot, memory_order_acquire);
+    _Atomic(entry *) *slot = &root[(page >> PM_LEAF_BITS) & ((1u << PM_ROOT_BITS) - 1)];
+    entry *leaf = atomic_load_explicit(slot, memory_order_acquire);
     if (leaf || !create) return leaf;
-    uint8_t *fresh = hl_os_alloc((size_t)1 << PM_LEAF_BITS, HL_PAGE);
+    entry *fresh = hl_os_alloc((size_t)1 << PM_LEAF_BITS, HL_PAGE);
     if (!fresh) hl_die("out of memory for the page map");
     if (atomic_compare_exchange_strong(slot, &leaf, fresh)) return fresh;
     hl_os_free(fresh, (size_t)1 << PM_LEAF_BITS);   /* another thread won the race */
@@ -27,13 +32,16 @@ void hl_pagemap_set(const void *p, size_t size, enum hl_owner owner)
 {
     uintptr_t first = (uintptr_t)p >> 12, last = ((uintptr_t)p + size - 1) >> 12;
     for (uintptr_t page = first; page <= last; page++)
-        leaf_for(page, true)[page & ((1u << PM_LEAF_BITS) - 1)] = (uint8_t)owner;
+        atomic_store_explicit(&leaf_for(page, true)[page & ((1u << PM_LEAF_BITS) - 1)],
+                              (uint8_t)owner, memory_order_relaxed);
 }
 
 enum hl_owner hl_pagemap_get(const void *p)
 {
     uintptr_t page = (uintptr_t)p >> 12;
     if (page >> (PM_LEAF_BITS + PM_ROOT_BITS)) return HL_OWNER_NONE;
-    uint8_t *leaf = leaf_for(page, false);
-    return leaf ? (enum hl_owner)leaf[page & ((1u << PM_LEAF_BITS) - 1)] : HL_OWNER_NONE;
+    entry *leaf = leaf_for(page, false);
+    return leaf ? (enum hl_owner)atomic_load_explicit(&leaf[page & ((1u << PM_LEAF_BITS) - 1)],
+                                                      memory_order_relaxed)
+                : HL_OWNER_NONE;
 }

@@ -4,10 +4,14 @@
 #include "hl.h"
 
 extern const struct hl_strategy hl_strategy_serial, hl_strategy_concurrent;
+extern const struct hl_strategy hl_strategy_private, hl_strategy_ownership, hl_strategy_hoard;
 
 const struct hl_strategy *const hl_strategies[] = {
     &hl_strategy_serial,
     &hl_strategy_concurrent,
+    &hl_strategy_private,
+    &hl_strategy_ownership,
+    &hl_strategy_hoard,
     NULL,
 };
 

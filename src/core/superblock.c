@@ -1,6 +1,7 @@
 /* superblock.c — S-aligned superblocks of one size class: get from / give back to the OS,
  * (re-)format for a class, and the checks build's header and free-list verification. The
  * hot operations (pop, push, finding the header) are inline in superblock.h. */
+#include <stdlib.h>
 #include "superblock.h"
 
 size_t hl_sb_size;
@@ -24,6 +25,7 @@ void hl_sb_format(struct hl_sb *sb, unsigned c)
     sb->capacity = hl_sb_capacity_of(c);
     sb->used = sb->carved = 0;
     sb->cls = (uint16_t)c;
+    atomic_store_explicit(&sb->interior, 0, memory_order_relaxed);
     sb->magic = HL_SB_MAGIC;
 }
 
@@ -36,6 +38,15 @@ struct hl_sb *hl_sb_new(unsigned c)
     atomic_store_explicit(&sb->owner, NULL, memory_order_relaxed);
     hl_sb_format(sb, c);
     return sb;
+}
+
+void *hl_sb_memalign(void *(*alloc)(size_t), size_t align, size_t size)
+{
+    char *b = alloc(size + align - HL_ALIGN);
+    if (!b) return NULL;
+    char *q = (char *)hl_align_up((uintptr_t)b, align);
+    if (q != b) atomic_store_explicit(&hl_sb_of(b)->interior, 1, memory_order_relaxed);
+    return q;
 }
 
 void hl_sb_release(struct hl_sb *sb)
@@ -53,11 +64,27 @@ void hl_sb_check_block(const struct hl_sb *sb, const void *p, const char *what)
     }
     uintptr_t off = (uintptr_t)p - (uintptr_t)sb;
     if (off < HL_SB_HEADER || (off - HL_SB_HEADER) % sb->size ||
-        (off - HL_SB_HEADER) / sb->size >= sb->carved) {
+        (off - HL_SB_HEADER) / sb->size >= sb->capacity) {
         hl_say("check failed: %s(%p): not a block of superblock %p (class %u, %u bytes)",
                what, p, (void *)sb, sb->cls, sb->size);
         abort();
     }
+}
+
+void hl_sb_check_free(const struct hl_sb *sb, const void *p)
+{
+    hl_sb_check_block(sb, p, "free");
+    if (((uintptr_t)p - (uintptr_t)sb - HL_SB_HEADER) / sb->size >= sb->carved) {
+        hl_say("check failed: free(%p): a block superblock %p never handed out", p, (void *)sb);
+        abort();
+    }
+    uint32_t n = 0;
+    for (const void *q = sb->free_head; q && n <= sb->carved; q = *(void *const *)q, n++)
+        if (q == p) {
+            hl_say("check failed: free(%p): double free (block is on the free list of "
+                   "superblock %p)", p, (void *)sb);
+            abort();
+        }
 }
 
 void hl_sb_check(const struct hl_sb *sb)

@@ -24,7 +24,7 @@ struct hl_sb {
     uint32_t carved;                     /* blocks handed out at least once (lazy carving) */
     uint16_t cls;                        /* size class */
     uint8_t list;                        /* which of the owner's lists holds it (heap.c) */
-    uint8_t spare;
+    _Atomic uint8_t interior;            /* memalign handed out a pointer inside a block */
     uint32_t magic;                      /* HL_SB_MAGIC while formatted (checks build) */
 };
 
@@ -97,8 +97,32 @@ static inline void hl_sb_push(struct hl_sb *sb, void *p)
 }
 
 /* Checks build: is p a block boundary of sb? Aborts with a message naming `what` if the
- * header is damaged or p is not. */
+ * header is damaged or p is not. Reads only what stays fixed while sb has live blocks, so a
+ * thread that does not hold the owner's lock may call it. */
 void hl_sb_check_block(const struct hl_sb *sb, const void *p, const char *what);
+/* memalign: a block of size + align - 16 from alloc, and the aligned address inside it. A
+ * superblock that ever handed out such an inner pointer is marked, so free and usable_size
+ * find the block's start only there and the ordinary path stays free of a division. */
+void *hl_sb_memalign(void *(*alloc)(size_t), size_t align, size_t size);
+
+/* The block p lies in: p itself, unless p came from memalign. */
+static inline void *hl_sb_block(const struct hl_sb *sb, void *p)
+{
+    if (hl_likely(!atomic_load_explicit(&sb->interior, memory_order_relaxed))) return p;
+    size_t off = (size_t)((char *)p - (char *)sb) - HL_SB_HEADER;
+    return (char *)p - off % sb->size;
+}
+
+/* Bytes usable from p to the end of its block. */
+static inline size_t hl_sb_usable(const void *p)
+{
+    const struct hl_sb *sb = hl_sb_of(p);
+    return sb->size - (size_t)((char *)p - (char *)hl_sb_block(sb, (void *)p));
+}
+
+/* Checks build, owner's lock held: p is a block of sb, handed out, and not already on its
+ * free list (double free). */
+void hl_sb_check_free(const struct hl_sb *sb, const void *p);
 /* Checks build: header fields and free-list length agree (O(capacity)). */
 void hl_sb_check(const struct hl_sb *sb);
 

@@ -1,0 +1,172 @@
+/* heap.c — the private heap: fullness-group lists, superblocks moving in and out, recycling
+ * of empty superblocks for any class, and the checks build's consistency verification.
+ * The per-block fast paths are inline in heap.h. */
+#include <stdlib.h>
+#include "heap.h"
+
+unsigned hl_heap_groups;
+
+void hl_heap_init(void)
+{
+    hl_heap_groups = (unsigned)hl_cfg.fullness_groups;
+}
+
+struct hl_heap *hl_heap_new(unsigned index, bool shared)
+{
+    unsigned n = hl_classes->count, lists = hl_heap_groups + 2;
+    size_t head = hl_align_up(sizeof(struct hl_heap) + n * sizeof(struct hl_heap_class),
+                              sizeof(void *));
+    struct hl_heap *h = hl_meta_alloc(head + (size_t)n * lists * sizeof(struct hl_sb *));
+    struct hl_sb **heads = (struct hl_sb **)((char *)h + head);
+    for (unsigned c = 0; c < n; c++) h->cls[c].list = heads + (size_t)c * lists;
+    hl_lock_init(&h->lock);
+    h->index = index;
+    h->shared = shared;
+    return h;
+}
+
+struct hl_heap *hl_heap_lock_owner(const struct hl_sb *sb)
+{
+    struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_acquire);
+    for (;;) {
+        hl_heap_lock(h);
+        struct hl_heap *now = atomic_load_explicit(&sb->owner, memory_order_relaxed);
+        if (hl_likely(now == h)) return h;
+        hl_heap_unlock(h);
+        h = now;
+    }
+}
+
+/* ---- superblocks in and out ------------------------------------------------------------- */
+
+void hl_heap_attach(struct hl_heap *h, struct hl_sb *sb)
+{
+    struct hl_heap_class *k = &h->cls[sb->cls];
+    k->u += hl_sb_in_use(sb);
+    k->a += hl_sb_bytes(sb);
+    k->nsb++;
+    h->u += hl_sb_in_use(sb);
+    h->a += hl_sb_bytes(sb);
+    h->nsb++;
+    if (hl_sb_empty(sb)) h->nempty++;
+    atomic_store_explicit(&sb->owner, h, memory_order_release);
+    hl_heap_list_push(h, sb, hl_heap_group_of(sb));
+}
+
+void hl_heap_detach(struct hl_heap *h, struct hl_sb *sb)
+{
+    struct hl_heap_class *k = &h->cls[sb->cls];
+    hl_heap_list_unlink(h, sb);
+    k->u -= hl_sb_in_use(sb);
+    k->a -= hl_sb_bytes(sb);
+    k->nsb--;
+    h->u -= hl_sb_in_use(sb);
+    h->a -= hl_sb_bytes(sb);
+    h->nsb--;
+    if (hl_sb_empty(sb)) h->nempty--;
+}
+
+/* Any completely empty superblock of h, detached and formatted for class c. */
+static struct hl_sb *take_empty(struct hl_heap *h, unsigned c)
+{
+    if (!h->nempty) return NULL;
+    struct hl_sb *sb = h->cls[c].list[HL_LIST_EMPTY];
+    for (unsigned k = 0; !sb && k < hl_classes->count; k++)
+        sb = h->cls[k].list[HL_LIST_EMPTY];
+    if (!sb) return NULL;
+    hl_heap_detach(h, sb);
+    if (sb->cls != c) hl_sb_format(sb, c);
+    return sb;
+}
+
+void *hl_heap_alloc_empty(struct hl_heap *h, unsigned c)
+{
+    struct hl_sb *sb = h->cls[c].list[HL_LIST_EMPTY];
+    if (!sb) {
+        if (!(sb = take_empty(h, c))) return NULL;
+        hl_heap_attach(h, sb);
+    }
+    return hl_heap_alloc_from(h, sb);
+}
+
+struct hl_sb *hl_heap_take(struct hl_heap *h, unsigned c)
+{
+    struct hl_heap_class *k = &h->cls[c];
+    for (unsigned g = hl_heap_groups; g-- > 0;)
+        if (k->list[g]) {
+            struct hl_sb *sb = k->list[g];
+            hl_heap_detach(h, sb);
+            return sb;
+        }
+    return take_empty(h, c);
+}
+
+struct hl_sb *hl_heap_emptiest(struct hl_heap *h, unsigned c, double f)
+{
+    struct hl_heap_class *k = &h->cls[c];
+    if (k->list[HL_LIST_EMPTY]) return k->list[HL_LIST_EMPTY];
+    for (unsigned g = 0; g < hl_heap_groups; g++)
+        for (struct hl_sb *sb = k->list[g]; sb; sb = sb->next)
+            if ((double)hl_sb_in_use(sb) <= (1.0 - f) * (double)hl_sb_bytes(sb)) return sb;
+    return NULL;
+}
+
+/* ---- checks ---------------------------------------------------------------------------- */
+
+#define FAIL(...) do { hl_say("check failed: " __VA_ARGS__); abort(); } while (0)
+
+static void check_class(const struct hl_heap *h, unsigned c, uint32_t *empties)
+{
+    const struct hl_heap_class *k = &h->cls[c];
+    size_t u = 0, a = 0;
+    uint32_t n = 0;
+    for (unsigned l = 0; l < hl_heap_groups + 2; l++) {
+        const struct hl_sb *prev = NULL;
+        for (const struct hl_sb *sb = k->list[l]; sb; prev = sb, sb = sb->next) {
+            if (sb->magic != HL_SB_MAGIC || sb->used > sb->carved || sb->carved > sb->capacity)
+                FAIL("heap %u class %u: superblock %p has a damaged header", h->index, c,
+                     (void *)sb);
+            if (atomic_load_explicit(&sb->owner, memory_order_relaxed) != h)
+                FAIL("heap %u class %u: superblock %p on its list %u is owned by another heap",
+                     h->index, c, (void *)sb, l);
+            if (sb->cls != c || sb->list != l || sb->prev != prev)
+                FAIL("heap %u class %u list %u: superblock %p says class %u list %u, or its "
+                     "back link is wrong", h->index, c, l, (void *)sb, sb->cls, sb->list);
+            if (hl_heap_group_of(sb) != l)
+                FAIL("heap %u class %u: superblock %p with %u of %u blocks used sits in list "
+                     "%u, belongs in %u", h->index, c, (void *)sb, sb->used, sb->capacity, l,
+                     hl_heap_group_of(sb));
+            u += hl_sb_in_use(sb);
+            a += hl_sb_bytes(sb);
+            if (l == HL_LIST_EMPTY) ++*empties;
+            if (++n > (1u << 30)) FAIL("heap %u class %u: list %u has a cycle", h->index, c, l);
+        }
+    }
+    if (u != k->u || a != k->a || n != k->nsb)
+        FAIL("heap %u class %u: u %zu a %zu superblocks %u, but its superblocks hold u %zu "
+             "a %zu and number %u", h->index, c, k->u, k->a, k->nsb, u, a, n);
+}
+
+void hl_heap_check(const struct hl_heap *h, int c)
+{
+    if (c >= 0) {
+        uint32_t empties = 0;
+        check_class(h, (unsigned)c, &empties);
+        if (empties > h->nempty)
+            FAIL("heap %u: %u empty superblocks in class %d, %u in all", h->index, empties, c,
+                 h->nempty);
+        return;
+    }
+    size_t u = 0, a = 0;
+    uint32_t n = 0, empties = 0;
+    for (unsigned k = 0; k < hl_classes->count; k++) {
+        check_class(h, k, &empties);
+        u += h->cls[k].u;
+        a += h->cls[k].a;
+        n += h->cls[k].nsb;
+    }
+    if (u != h->u || a != h->a || n != h->nsb || empties != h->nempty)
+        FAIL("heap %u: totals u %zu a %zu superblocks %u empty %u, but its classes sum to "
+             "u %zu a %zu superblocks %u empty %u", h->index, h->u, h->a, h->nsb, h->nempty,
+             u, a, n, empties);
+}

@@ -1,0 +1,131 @@
+/* heapselect.c — which heap a thread allocates from, and the set of heaps behind it.
+ *
+ *   thread  a heap per live thread. A thread's heap goes back to a pool when it exits and
+ *           the next new thread takes it, with whatever it holds, so thread churn reuses
+ *           heaps instead of leaking them. A thread in TLS teardown (state 2, after its exit
+ *           hook) uses one shared `teardown` heap.
+ *   hash    thread id onto `heaps` fixed heaps. Ids are dense (the lowest free id), so id mod
+ *           heaps spreads live threads evenly: the paper's hash with no collisions up to
+ *           `heaps` live threads.
+ *   cpu     sched_getcpu() mod `heaps`: threads running on one CPU share a heap.
+ * Heap numbers: 0 is hoard's global heap; per-thread / per-processor heaps are 1, 2, ...
+ */
+#include <sched.h>
+#include "heap.h"
+
+struct hl_heap *hl_heap_global;
+
+static int mode;                          /* enum hl_heap_select */
+static bool exclusive_heaps;
+static struct hl_heap **fixed;            /* hash, cpu: heaps 1 .. nfixed */
+static unsigned nfixed;
+static struct hl_heap *teardown;          /* thread: heap of threads past their exit hook */
+static hl_lock pool_lock = HL_LOCK_INIT;  /* guards pool, next_index, creation */
+static struct hl_heap *pool;
+static unsigned next_index;
+static _Atomic(struct hl_heap *) all;     /* every heap, newest first */
+
+static struct hl_heap *make(bool shared)
+{
+    struct hl_heap *h = hl_heap_new(next_index++, shared);
+    h->all_next = atomic_load_explicit(&all, memory_order_relaxed);
+    atomic_store_explicit(&all, h, memory_order_release);
+    return h;
+}
+
+void hl_heaps_init(bool with_global, bool exclusive)
+{
+    hl_sb_init();
+    hl_heap_init();
+    mode = hl_cfg.heap_select;
+    exclusive_heaps = exclusive && mode == HL_SELECT_THREAD;
+    hl_lock_acquire(&pool_lock);
+    next_index = 0;
+    if (with_global) hl_heap_global = make(true);
+    else next_index = 1;
+    if (mode == HL_SELECT_THREAD) {
+        teardown = make(true);
+    } else {
+        nfixed = (unsigned)hl_cfg.heaps;
+        fixed = hl_meta_alloc(nfixed * sizeof *fixed);
+        for (unsigned i = 0; i < nfixed; i++) fixed[i] = make(true);
+    }
+    hl_lock_release(&pool_lock);
+}
+
+struct hl_heap *hl_heap_select_slow(struct hl_thread *t)
+{
+    if (mode == HL_SELECT_CPU) {
+        int cpu = sched_getcpu();
+        return fixed[(unsigned)(cpu < 0 ? 0 : cpu) % nfixed];
+    }
+    if (mode == HL_SELECT_HASH) return t->heap = fixed[t->id % nfixed];
+    if (t->state != 1) return teardown;
+    hl_lock_acquire(&pool_lock);
+    struct hl_heap *h = pool;
+    if (h) pool = h->pool_next;
+    else h = make(!exclusive_heaps);
+    hl_lock_release(&pool_lock);
+    h->pool_next = NULL;
+    return t->heap = h;
+}
+
+struct hl_heap *hl_heap_current(void)
+{
+    if (hl_me.heap) return hl_me.heap;
+    if (mode == HL_SELECT_THREAD) return NULL;
+    if (mode == HL_SELECT_HASH) return fixed[hl_me.id % nfixed];
+    int cpu = sched_getcpu();
+    return fixed[(unsigned)(cpu < 0 ? 0 : cpu) % nfixed];
+}
+
+void hl_heaps_thread_exit(struct hl_thread *t)
+{
+    struct hl_heap *h = t->heap;
+    if (mode != HL_SELECT_THREAD || !h) return;
+    t->heap = NULL;
+    hl_lock_acquire(&pool_lock);
+    h->pool_next = pool;
+    pool = h;
+    hl_lock_release(&pool_lock);
+}
+
+/* Fork: the pool lock, then every heap, the global heap last, since a thread may hold a
+ * per-processor heap's lock while it waits for the global heap's, never the reverse. */
+void hl_heaps_fork(int phase)
+{
+    struct hl_heap *first = atomic_load_explicit(&all, memory_order_acquire);
+    if (phase == 0) {
+        hl_lock_acquire(&pool_lock);
+        for (struct hl_heap *h = first; h; h = h->all_next)
+            if (h != hl_heap_global) hl_lock_acquire(&h->lock);
+        if (hl_heap_global) hl_lock_acquire(&hl_heap_global->lock);
+        return;
+    }
+    for (struct hl_heap *h = first; h; h = h->all_next)
+        if (phase == 1) hl_lock_release(&h->lock);
+        else hl_lock_init(&h->lock);
+    if (phase == 1) hl_lock_release(&pool_lock);
+    else hl_lock_init(&pool_lock);
+}
+
+void hl_heaps_foreach(void (*fn)(struct hl_heap *h, void *arg), void *arg)
+{
+    for (struct hl_heap *h = atomic_load_explicit(&all, memory_order_acquire); h;
+         h = h->all_next)
+        fn(h, arg);
+}
+
+HL_EXPORT int hoardlab_heap_contention(unsigned heap, uint64_t *acquisitions,
+                                       uint64_t *contended)
+{
+    struct hl_heap *first = atomic_load_explicit(&all, memory_order_acquire);
+    if (!first || heap > first->index) return -1;     /* the newest has the highest number */
+    *acquisitions = *contended = 0;
+    for (struct hl_heap *h = first; h; h = h->all_next)
+        if (h->index == heap) {
+            *acquisitions = atomic_load_explicit(&h->acquisitions, memory_order_relaxed);
+            *contended = atomic_load_explicit(&h->contended, memory_order_relaxed);
+        }
+    return 0;
+}

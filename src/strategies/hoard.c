@@ -1,0 +1,166 @@
+/* hoard — private heaps with thresholds (Hoard, ASPLOS 2000, Figure 2): per-processor heaps
+ * plus the global heap 0. A freed block goes back to its superblock in the owner heap, as in
+ * `ownership`; what Hoard adds is the emptiness threshold: when a per-processor heap holds
+ * too much free memory, it gives a mostly-empty superblock to the global heap, and a heap that
+ * runs out takes superblocks from the global heap before it asks the OS. That bounds blowup
+ * to O(1) (§4.1) where ownership's is O(P).
+ *
+ * u and a are kept per size class (heap.h says why); the threshold applies to the class of
+ * the block just freed, as the paper's single-class exposition does for its one class.
+ * Figure 2 locks the superblock and then its owner heap; here the owner heap's lock guards
+ * its superblocks too, and free re-reads the owner after locking (hl_heap_lock_owner), which
+ * gives the same exclusion with one lock fewer. Lock order: a per-processor heap, then the
+ * global heap; never the reverse. */
+#include <stdlib.h>
+#include "heap.h"
+
+static double f;                 /* empty fraction */
+static size_t k_bytes;           /* K * S: free memory a heap may hold regardless of f */
+static size_t check_k_bytes;     /* what the checker allows, see hoard_check */
+
+/* The emptiness threshold (§3.1; Figure 2, free, line 9): a per-processor heap has crossed
+ * it when more than the fraction f of its memory is free, u < (1 - f) a, and more than K
+ * superblocks' worth is free, u < a - K S. Crossing it moves a superblock to the global
+ * heap; never having crossed it after a free is Hoard's invariant
+ *     (u >= a - K S) or (u >= (1 - f) a),
+ * which bounds each heap's free memory and so blowup (Theorem 1). */
+bool hl_hoard_crosses_threshold(size_t u, size_t a, double f_, size_t k_s)
+{
+    return u + k_s < a && (double)u < (1.0 - f_) * (double)a;
+}
+
+/* Checks build: h's lists and counts (hl_heap_check), and Hoard's invariant in class c of a
+ * per-processor heap; c = -1: every class. */
+static void hoard_check(struct hl_heap *h, int c)
+{
+    hl_heap_check(h, c);
+    if (h == hl_heap_global) return;
+    unsigned first = c < 0 ? 0 : (unsigned)c, end = c < 0 ? hl_classes->count : first + 1;
+    for (unsigned k = first; k < end; k++) {
+        const struct hl_heap_class *hc = &h->cls[k];
+        if (hl_hoard_crosses_threshold(hc->u, hc->a, f, check_k_bytes)) {
+            hl_say("check failed: hoard invariant broken in heap %u, class %u (%zu bytes): "
+                   "u %zu < a %zu - K*S %zu and u < (1 - f %.3f) * a", h->index, k,
+                   hl_class_size(k), hc->u, hc->a, check_k_bytes, f);
+            abort();
+        }
+    }
+}
+
+/* The rest of Figure 2's malloc, lines 5-14: heap i has no room for class c. Take a
+ * superblock from the global heap (the fullest of class c, else an empty one of any class),
+ * and only if there is none, a new one from the OS. A superblock taken from the global heap
+ * becomes h's before the global heap's lock is released, so a concurrent free finds it in h. */
+static void *refill(struct hl_heap *h, unsigned c)
+{
+    struct hl_heap *g = hl_heap_global;
+    hl_heap_lock(g);
+    struct hl_sb *sb = hl_heap_take(g, c);
+    if (sb) {
+        hl_heap_attach(h, sb);
+        HL_COUNT(global_from, 1);
+    }
+    if (HL_INVARIANT_CHECKS) hl_heap_check(g, -1);
+    hl_heap_unlock(g);
+    if (!sb) {
+        if (!(sb = hl_sb_new(c))) return NULL;
+        hl_heap_attach(h, sb);
+    }
+    return hl_heap_alloc_from(h, sb);
+}
+
+/* Figure 2, free, lines 10-12: move a superblock of class c that is at least f empty from h
+ * to the global heap (or, with release_empty, a completely empty one to the OS). One always
+ * exists while the threshold is crossed: if every superblock were less than f empty, u would
+ * be at least (1 - f) a. */
+static bool give_to_global(struct hl_heap *h, unsigned c)
+{
+    struct hl_sb *s1 = hl_heap_emptiest(h, c, f);
+    if (!s1) return false;
+    struct hl_heap *g = hl_heap_global;
+    hl_heap_lock(g);
+    hl_heap_detach(h, s1);
+    if (hl_cfg.release_empty && hl_sb_empty(s1)) hl_sb_release(s1);
+    else hl_heap_attach(g, s1);
+    HL_COUNT(global_to, 1);
+    if (HL_INVARIANT_CHECKS) hl_heap_check(g, -1);
+    hl_heap_unlock(g);
+    return true;
+}
+
+void *hl_hoard_malloc_in(struct hl_heap *h, size_t size)
+{
+    unsigned c = hl_class_of(size);
+    hl_heap_lock(h);
+    void *p = hl_heap_alloc(h, c);                       /* lines 3-4 */
+    bool slow = !p;
+    if (hl_unlikely(slow)) p = refill(h, c);             /* lines 5-14 */
+    if (HL_INVARIANT_CHECKS) hoard_check(h, slow ? -1 : (int)c);
+    hl_heap_unlock(h);
+    return p;
+}
+
+void hl_hoard_free(void *p)
+{
+    struct hl_sb *sb = hl_sb_of(p);
+    p = hl_sb_block(sb, p);
+    struct hl_heap *h = hl_heap_lock_owner(sb);          /* lines 3-4 */
+    unsigned c = sb->cls;
+    if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
+    hl_heap_count_remote(h);
+    hl_heap_free(h, sb, p);                              /* lines 5-7 */
+    if (HL_INVARIANT_CHECKS) hl_sb_check(sb);
+    if (h == hl_heap_global) {                           /* line 8 */
+        if (hl_cfg.release_empty && hl_sb_empty(sb)) {
+            hl_heap_detach(h, sb);
+            hl_sb_release(sb);
+        }
+    } else {
+        /* Line 9. Figure 2 moves one superblock; when the one moved was barely f empty, the
+         * heap can still be a block short of the invariant, so move until it holds. */
+        struct hl_heap_class *k = &h->cls[c];
+        while (hl_hoard_crosses_threshold(k->u, k->a, f, k_bytes) && give_to_global(h, c)) {}
+    }
+    if (HL_INVARIANT_CHECKS) hoard_check(h, (int)c);
+    hl_heap_unlock(h);
+}
+
+static int hoard_init(void)
+{
+    f = hl_cfg.empty_fraction;
+    k_bytes = (size_t)hl_cfg.release_threshold * hl_cfg.superblock_size;
+    /* With K = 0, Figure 2's malloc itself leaves a heap one superblock short of the
+     * invariant whenever it adds a superblock to a class whose superblocks are all full
+     * (u = a - S + sz); the next free in that class restores it. With K >= 1 malloc keeps
+     * it. So the checker allows max(K, 1) superblocks. */
+    check_k_bytes = (hl_cfg.release_threshold ? (size_t)hl_cfg.release_threshold : 1)
+                    * hl_cfg.superblock_size;
+    hl_heaps_init(true, false);
+    return 0;
+}
+
+static void *hoard_malloc(size_t size) { return hl_hoard_malloc_in(hl_heap_mine(), size); }
+static void *hoard_memalign(size_t align, size_t size)
+{
+    return hl_sb_memalign(hoard_malloc, align, size);
+}
+
+static size_t hoard_usable_size(const void *p) { return hl_sb_usable(p); }
+static void hoard_thread_exit(struct hl_thread *t) { hl_heaps_thread_exit(t); }
+static void hoard_fork_prepare(void) { hl_heaps_fork(0); }
+static void hoard_fork_parent(void) { hl_heaps_fork(1); }
+static void hoard_fork_child(void) { hl_heaps_fork(2); }
+
+const struct hl_strategy hl_strategy_hoard = {
+    .name = "hoard",
+    .summary = "Hoard: per-processor heaps with an emptiness threshold and a global heap",
+    .init = hoard_init,
+    .malloc = hoard_malloc,
+    .free = hl_hoard_free,
+    .memalign = hoard_memalign,
+    .usable_size = hoard_usable_size,
+    .thread_exit = hoard_thread_exit,
+    .fork_prepare = hoard_fork_prepare,
+    .fork_parent = hoard_fork_parent,
+    .fork_child = hoard_fork_child,
+};

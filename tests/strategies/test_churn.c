@@ -1,0 +1,64 @@
+/* test_churn.c — heaps of exited threads are reused, never leaked: 20,000 short-lived threads,
+ * a few alive at a time, each allocating blocks of several classes, freeing most itself and
+ * leaving some for the next thread to free. Memory held after all of them must be close to
+ * what it was after the first thousand. Run per strategy and heap selection (meson env). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include "hl.h"
+
+#define THREADS  20000
+#define AT_ONCE  8
+#define BLOCKS   48
+#define HANDOFF  8
+
+static pthread_mutex_t handoff_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *handoff[AT_ONCE][HANDOFF];
+
+static void *short_life(void *arg)
+{
+    unsigned slot = (unsigned)(uintptr_t)arg;
+    void *mine[BLOCKS];
+    for (int i = 0; i < BLOCKS; i++) {
+        mine[i] = hl_malloc((size_t)(16 + (i * 97) % 3000));
+        memset(mine[i], i, 16);
+    }
+    pthread_mutex_lock(&handoff_lock);                   /* free what the last one left */
+    for (int i = 0; i < HANDOFF; i++) {
+        hl_free(handoff[slot][i]);
+        handoff[slot][i] = mine[i];
+    }
+    pthread_mutex_unlock(&handoff_lock);
+    for (int i = HANDOFF; i < BLOCKS; i++) hl_free(mine[i]);
+    return NULL;
+}
+
+static void churn(void **state)
+{
+    (void)state;
+    size_t after_first = 0;
+    for (int n = 0; n < THREADS; n += AT_ONCE) {
+        pthread_t t[AT_ONCE];
+        for (unsigned i = 0; i < AT_ONCE; i++)
+            assert_int_equal(pthread_create(&t[i], NULL, short_life, (void *)(uintptr_t)i), 0);
+        for (int i = 0; i < AT_ONCE; i++) pthread_join(t[i], NULL);
+        if (n + AT_ONCE == 1000) after_first = hl_os_bytes();
+    }
+    size_t end = hl_os_bytes();
+    printf("# %s: held after 1000 threads %zu KiB, after %d threads %zu KiB\n",
+           hoardlab_strategy(), after_first >> 10, THREADS, end >> 10);
+    assert_true(end <= after_first + (1u << 20));
+    for (int s = 0; s < AT_ONCE; s++)
+        for (int i = 0; i < HANDOFF; i++) hl_free(handoff[s][i]);
+}
+
+int main(void)
+{
+    hl_init();
+    const struct CMUnitTest tests[] = { cmocka_unit_test(churn) };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
