@@ -1,0 +1,180 @@
+"""The verdict rules on small hand-made tables (made-up numbers are allowed only here)."""
+import itertools
+
+from hoardlab_lib import verdicts as V, paper
+
+_ids = itertools.count()
+
+
+def row(variant, wl, t, thr=None, strategy=None, census=None, a=None, u=None, status="ok",
+        knobs=""):
+    r = {"index": next(_ids), "variant": variant, "strategy": strategy or variant.split("+")[0],
+         "alloc_kind": "hoardlab", "workload": wl.replace("census-", ""), "workload_label": wl,
+         "threads": t, "throughput": thr, "status": status, "repetition": 0, "knobs": knobs,
+         "hoardlab.os_bytes_peak": a, "hoardlab.in_use_peak": u, "peak_rss_kb": None}
+    if census is not None:
+        r["knob.census"] = "on"
+        r["hoardlab.census_false_blocks"] = census
+    return r
+
+
+def rounds_for(r, mem, live=100):
+    return [{"index": r["index"], "round": i, "os_bytes": m, "live_bytes": live, "rss_kb": None}
+            for i, m in enumerate(mem)]
+
+
+# --- fast? --------------------------------------------------------------------------------
+
+def test_fast_against_serial():
+    rows = [row("serial", "threadtest", 1, 100), row("serial", "larson", 1, 100),
+            row("a", "threadtest", 1, 90), row("a", "larson", 1, 80),     # gmean 0.85
+            row("b", "threadtest", 1, 70), row("b", "larson", 1, 80),     # gmean 0.75
+            row("b", "blowup-roundrobin", 1, 1000)]                      # not a speed workload
+    assert V.fast(rows, "a", "serial")["value"] == "yes"
+    assert V.fast(rows, "b", "serial")["value"] == "no"
+    assert V.fast(rows, "serial", "serial")["value"] == "yes"
+    assert V.fast(rows, "a", None)["value"] == "undecided"
+    assert V.fast([row("c", "threadtest", 2, 5)], "c", "serial")["value"] == "undecided"
+
+
+def test_fast_uses_medians_and_ignores_failures_and_census():
+    rows = [row("serial", "threadtest", 1, x) for x in (100, 100, 1)] + \
+        [row("a", "threadtest", 1, x) for x in (79, 79, 500)] + \
+        [row("a", "threadtest", 1, 1000, status="failed"),
+         row("a", "census-threadtest", 1, 1000, census=0)]
+    assert V.fast(rows, "a", "serial")["value"] == "no"       # median 79 / 100
+
+
+# --- scalable? ------------------------------------------------------------------------------
+
+def scaling(variant, s, tmax=2):
+    return [row(variant, wl, 1, 100) for wl in V.SCALE_WORKLOADS] + \
+           [row(variant, wl, tmax, 100 * s) for wl in V.SCALE_WORKLOADS]
+
+
+def test_scalable_classes_on_two_cores():
+    for s, want in ((1.9, "yes"), (1.5, "yes"), (1.3, "maybe"), (1.1, "no"), (0.6, "no")):
+        v = V.scalable(scaling("x", s), "x", ncores=2)
+        assert v["value"] == want, (s, v)
+        assert "2 cores" in v["note"]
+
+
+def test_scalable_ideal_is_capped_by_cores():
+    # 8 threads on 4 cores: ideal 4; S = 2.5 -> gain 0.5 -> yes; S = 1.3 -> gain 0.1 -> no
+    assert V.scalable(scaling("x", 2.5, 8), "x", ncores=4)["value"] == "yes"
+    assert V.scalable(scaling("x", 1.3, 8), "x", ncores=4)["value"] == "no"
+    assert V.scalable(scaling("x", 2.5, 8), "x", ncores=4)["note"] == ""
+
+
+def test_scalable_undecided():
+    assert V.scalable(scaling("x", 1.0), "x", ncores=1)["value"] == "undecided"
+    assert V.scalable([row("x", "threadtest", 1, 100)], "x", 2)["value"] == "undecided"
+
+
+# --- avoids false sharing? ------------------------------------------------------------------
+
+def test_false_sharing_census_rule():
+    rows = [row("h", "census-threadtest", 2, 1, census=0),
+            row("h", "census-active-false", 2, 1, census=0),
+            row("s", "census-threadtest", 2, 1, census=0),
+            row("s", "census-passive-false", 2, 1, census=3),
+            row("one", "census-threadtest", 1, 1, census=0)]         # 1 thread: no evidence
+    assert V.false_sharing(rows, "h", 2)["value"] == "yes"
+    s = V.false_sharing(rows, "s", 2)
+    assert s["value"] == "no" and "passively" in s["note"]
+    assert V.false_sharing(rows, "one", 2)["value"] == "undecided"
+
+
+def test_false_sharing_timing_fallback():
+    def fs(v, s):
+        return [row(v, w, 1, 100) for w in V.FS_TIMING_WORKLOADS] + \
+               [row(v, w, 2, 100 * s) for w in V.FS_TIMING_WORKLOADS]
+    assert V.false_sharing(fs("g", 1.8), "g", 2)["value"] == "yes"
+    assert V.false_sharing(fs("b", 1.2), "b", 2)["value"] == "no"
+    assert V.false_sharing(fs("c", 1.8), "c", 1)["value"] == "undecided"
+
+
+# --- blowup ------------------------------------------------------------------------------------
+
+def test_blowup_unbounded_over_rounds():
+    r = row("p", "blowup-prodcons", 2, 1, a=800, u=100)
+    rounds = rounds_for(r, [100 * (i + 1) for i in range(8)])
+    assert V.blowup([r], rounds, "p", None)["value"] == "unbounded"
+    # the same growth of memory is not blowup when the live bytes grew with it
+    grow = [dict(x, live_bytes=x["os_bytes"]) for x in rounds]
+    assert V.blowup([r], grow, "p", None)["value"] == "undecided"
+
+
+def rr_rows(variant, a_by_t):
+    return [row(variant, "blowup-roundrobin", t, 1, a=a, u=100) for t, a in a_by_t.items()]
+
+
+def test_blowup_over_p():
+    serial = rr_rows("serial", {1: 100, 2: 100, 4: 100})
+    own = rr_rows("own", {1: 100, 2: 200, 4: 400})      # x4: needs >= 2.5 -> O(P)
+    hoard = rr_rows("hoard", {1: 110, 2: 120, 4: 150})  # x1.36 -> O(1)
+    rows = serial + own + hoard
+    flat = [x for r in rows for x in rounds_for(r, [r["hoardlab.os_bytes_peak"]] * 6)]
+    assert V.blowup(rows, flat, "own", "serial")["value"] == "O(P)"
+    assert V.blowup(rows, flat, "hoard", "serial")["value"] == "O(1)"
+    assert V.blowup(rows, flat, "serial", "serial")["value"] == "O(1)"
+    # without serial, A/U stands in for the blowup
+    assert V.blowup(own + hoard, flat, "own", None)["value"] == "O(P)"
+
+
+def test_blowup_undecided():
+    assert V.blowup([row("x", "threadtest", 1, 1)], [], "x", None)["value"] == "undecided"
+    one = rr_rows("x", {2: 100})
+    assert V.blowup(one, [], "x", None)["value"] == "undecided"
+
+
+# --- the taxonomy and its comparison with Table 7 ----------------------------------------------
+
+def test_taxonomy_flags_mismatches_only_where_decided():
+    rows = scaling("serial", 0.7) + scaling("hoard", 1.1) + scaling("private", 1.9)
+    rows += [row("hoard", "census-threadtest", 2, 1, census=5),
+             row("private", "census-threadtest", 2, 1, census=5)]
+    tax = {e["variant"]: e for e in V.taxonomy(rows, [], ncores=2)}
+    assert tax["serial"]["mismatches"] == []
+    # hoard measured not scalable and with false sharing: both contradict Table 7
+    assert set(tax["hoard"]["mismatches"]) == {"scalable", "false_sharing"}
+    assert tax["hoard"]["blowup"]["value"] == "undecided"
+    assert "blowup" not in tax["hoard"]["mismatches"]
+    assert tax["private"]["mismatches"] == []
+
+
+def test_paper_table7_is_complete_and_static():
+    for s in ("serial", "concurrent", "private", "ownership", "hoard"):
+        c = paper.claim(s)
+        assert set(c) >= {"fast", "scalable", "false_sharing", "blowup", "category"}
+    assert paper.claim("hoard")["blowup"] == {"O(1)"}
+    assert paper.claim("private")["blowup"] == {"unbounded"}
+    assert paper.claim("concurrent")["scalable"] == {"maybe"}
+    assert paper.claim("nosuch") is None
+
+
+def test_rules_text_states_the_thresholds():
+    assert "%.2f" % V.FAST_MIN_RATIO in V.RULES["fast"]
+    assert "%.2f" % V.SCALE_YES_GAIN in V.RULES["scalable"]
+    assert "0 falsely-shared" in V.RULES["false_sharing"]
+    assert "%.1f" % V.ROUNDS_GROWTH in V.RULES["blowup"]
+
+
+# --- the report renders verdicts, mismatches, failures and warnings ---------------------------
+
+def test_report_flags_mismatches_failures_and_noise(tmp_path):
+    from hoardlab_lib import report
+    rows = scaling("serial", 0.7) + scaling("hoard", 1.1)
+    rows += [row("hoard", "census-threadtest", 2, 1, census=5)]
+    noisy = [row("hoard", "larson", 1, x) for x in (100, 300)]
+    failed = [row("hoard", "larson", 2, None, status="failed")]
+    failed[0].update(exit_code=2, error="hoardlab: bad value")
+    meta = {"machine": {"cores": 2, "loadavg_start": [9.0, 1, 1]}, "sweep": {"name": "t"}}
+    path, tax = report.write(str(tmp_path), rows + noisy + failed, [], meta, [], [])
+    text = open(path).read()
+    assert "| hoard | yes | yes | **no** | yes | **no** | yes | undecided | O(1) |" in text
+    assert "**MISMATCH**" in text and "hoard on threadtest: 5, paper 0" in text
+    assert "hoardlab: bad value" in text and "| failed | 2 |" in text
+    assert "busy or noisy" in text and "load average 9.0 on 2 cores" in text
+    for k in V.RULES.values():
+        assert k in text

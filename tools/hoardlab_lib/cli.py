@@ -1,0 +1,403 @@
+"""The `hoardlab` command line."""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+
+from . import common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
+from .common import REPO, ToolError, build_dir, require
+
+
+def log(msg):
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
+# --- build ---------------------------------------------------------------------------------
+
+def do_build(bdir, jobs=None, quiet=False, targets=()):
+    configured = os.path.exists(os.path.join(bdir, "build.ninja"))
+    out = None if not quiet else subprocess.DEVNULL
+    if not configured:
+        log("meson setup %s" % bdir)
+        p = subprocess.run(["meson", "setup", bdir, REPO], cwd=REPO, stdout=out)
+        if p.returncode != 0:
+            raise ToolError("meson setup %s failed (exit %d)" % (bdir, p.returncode))
+    argv = ["ninja", "-C", bdir] + (["-j", str(jobs)] if jobs else []) + list(targets)
+    log(" ".join(argv))
+    p = subprocess.run(argv, cwd=REPO, stdout=out)
+    if p.returncode != 0:
+        raise ToolError("build failed: %s (exit %d)" % (" ".join(argv), p.returncode))
+
+
+def install_deps():
+    script = os.path.join(REPO, "tools", "install-deps")
+    env = dict(os.environ, PYTHON=sys.executable)
+    p = subprocess.run(["bash", script], env=env)
+    return p.returncode
+
+
+def cmd_build(a):
+    do_build(build_dir(a.build_dir), a.jobs)
+    return 0
+
+
+# --- run -------------------------------------------------------------------------------------
+
+def cmd_run(a):
+    bdir = build_dir(a.build_dir)
+    base, knobs = common.parse_allocator_spec(a.allocator)
+    for k in a.knob or []:
+        if "=" not in k:
+            raise ToolError("--knob %r: expected key=value" % k)
+        key, val = k.split("=", 1)
+        knobs[key.strip().lower().replace("-", "_")] = val.strip()
+    params = {}
+    for p in a.param or []:
+        if "=" not in p:
+            raise ToolError("--param %r: expected name=value" % p)
+        key, val = p.split("=", 1)
+        params[key.strip()] = val.strip()
+    run = {"index": 0, "allocator": base, "variant": a.allocator, "base": base,
+           "kind": common.allocator_kind(base), "knobs": knobs, "swept": {},
+           "workload_label": a.workload, "workload": a.workload, "params": params,
+           "threads": a.threads, "scale": a.scale, "seed": a.seed, "repetition": 0,
+           "pin": a.pin, "timeout": a.timeout, "extra_args": a.extra}
+    res = runner.run_one(run, bdir)
+    if res["status"] != "ok":
+        sys.stderr.write(res["error"].rstrip() + "\n")
+        log("run %s: %s (exit %s)" % (res["status"], " ".join(res["argv"]), res["exit_code"]))
+        return res["exit_code"] or 1
+    rows, _ = tidy.rows_for(run, res, "run", 0)
+    if rows[0]["status"] != "ok":
+        log("warning: " + rows[0]["error"])
+    if a.json:
+        for rec in res["records"]:
+            print(json.dumps(rec))
+        return 0
+    for rec in res["records"]:
+        hl = rec.get("hoardlab") or {}
+        print("%s under %s%s: %d threads, %.3f s, %s ops/s, peak RSS %s KiB" % (
+            rec.get("workload"), base, (" " + tidy.knobs_text(knobs)) if knobs else "",
+            rec.get("threads", 0), rec.get("wall_s") or 0, report.si(rec.get("throughput")),
+            rec.get("peak_rss_kb")))
+        if hl:
+            print("  A %s MiB, U %s MiB, A/U %s, locks %s (contended %s), remote frees %s, "
+                  "census blocks %s" % (report.mib(hl.get("os_bytes_peak")),
+                                        report.mib(hl.get("in_use_peak")),
+                                        "%.2f" % hl["fragmentation"] if hl.get("fragmentation")
+                                        else "–", hl.get("lock_acquisitions"),
+                                        hl.get("lock_contended"), hl.get("remote_frees"),
+                                        hl.get("census_false_blocks")))
+    return 0
+
+
+# --- sweep -------------------------------------------------------------------------------------
+
+def strategies_or_none(bdir):
+    if os.path.exists(common.artifact(bdir, "hlconfig")):
+        return [n for n, _ in common.hlconfig_strategies(bdir)]
+    return None
+
+
+def out_dir_for(name, root):
+    day = time.strftime("%Y-%m-%d", time.gmtime())
+    d = os.path.join(root, "%s-%s" % (day, name))
+    if os.path.exists(d):
+        d = os.path.join(root, "%s-%s-%s" % (day, time.strftime("%H%M%S", time.gmtime()), name))
+    n = 2
+    base = d
+    while os.path.exists(d):
+        d = "%s-%d" % (base, n)
+        n += 1
+    return d
+
+
+def validate_allocators(runs, bdir):
+    """Fail before the first run if an allocator cannot run: a missing production library,
+    or knobs hlconfig rejects (its one-line message is shown as is)."""
+    hlconfig = common.artifact(bdir, "hlconfig")
+    seen = set()
+    for r in runs:
+        base, knobs, variant = r["base"], r["knobs"], r["variant"]
+        key = (base, tidy.knobs_text(knobs))
+        if key in seen:
+            continue
+        seen.add(key)
+        kind = common.allocator_kind(base)
+        if kind == "production":
+            common.production_library(base)
+        elif kind == "hoardlab":
+            require(bdir, "lib")
+            env = common.allocator_env(base, knobs, bdir)
+            env.pop("LD_PRELOAD", None)
+            if os.path.exists(hlconfig):
+                p = subprocess.run([hlconfig, "--effective"], env=env, capture_output=True,
+                                   text=True, timeout=30)
+                if p.returncode != 0:
+                    msg = (p.stderr or p.stdout).strip().splitlines()
+                    raise ToolError("allocator %s: %s" % (
+                        variant, msg[-1] if msg else "hlconfig --effective exit %d"
+                        % p.returncode))
+
+
+def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=False):
+    sw = sweepmod.load(path, strategies=strategies_or_none(bdir))
+    runs = sw.expand()
+    if seed is None:
+        seed = sw.seed if sw.seed is not None else random.SystemRandom().randrange(1 << 31)
+    order = sweepmod.shuffled(runs, seed)
+    if dry_run:
+        print("sweep %s: %d runs, shuffle seed %d" % (sw.name, len(runs), seed))
+        for i, r in enumerate(order):
+            print("%4d  %-28s %-20s t=%-3d rep %d  knobs %s" % (
+                i + 1, r["variant"], r["workload_label"], r["threads"], r["repetition"],
+                tidy.knobs_text(r["knobs"]) or "-"))
+        return None
+    hlbench = require(bdir, "hlbench")
+    validate_allocators(runs, bdir)
+    outdir = out or out_dir_for(sw.name, root or os.path.join(REPO, "results"))
+    os.makedirs(outdir, exist_ok=True)
+    meta = metamod.collect(bdir, sw, {"shuffle_seed": seed, "runs_planned": len(runs)})
+    metamod.write(os.path.join(outdir, "meta.json"), meta)
+    with open(os.path.join(outdir, os.path.basename(path)), "w") as f:
+        f.write(sw.text)
+    log("sweep %s: %d runs, shuffle seed %d -> %s" % (sw.name, len(runs), seed, outdir))
+    prog = runner.Progress(len(order), quiet=quiet)
+    prog.plan(order)
+    rows, rounds = [], []
+    rec_path = os.path.join(outdir, "records.jsonl")
+    t0 = time.time()
+    interrupted = False
+    try:
+        with open(rec_path, "w") as recf:
+            for i, run in enumerate(order):
+                prog.start(i, run)
+                res = runner.run_one(run, bdir, hlbench)
+                rr, rd = tidy.rows_for(run, res, sw.name, i)
+                rows += rr
+                rounds += rd
+                prog.finish(run, res["elapsed_s"], rr[0]["status"], rr[0]["error"])
+                for rec in res["records"]:
+                    recf.write(json.dumps({"index": run["index"], "order": i,
+                                           "variant": run["variant"], "record": rec}) + "\n")
+                recf.flush()
+    except KeyboardInterrupt:
+        interrupted = True
+        log("\ninterrupted: writing the %d runs done so far" % len(rows))
+    prog.close()
+    rows.sort(key=lambda r: (r["index"], r["record"]))
+    tidy.write_csv(os.path.join(outdir, "runs.csv"), rows, tidy.columns_for(rows))
+    tidy.write_csv(os.path.join(outdir, "rounds.csv"), rounds, tidy.ROUND_COLUMNS)
+    meta["machine"]["loadavg_end"] = metamod.loadavg()
+    meta.update(runs_done=len({r["index"] for r in rows}), interrupted=interrupted,
+                duration_s=round(time.time() - t0, 1),
+                runs_not_ok=sum(1 for r in rows if r["status"] != "ok"))
+    metamod.write(os.path.join(outdir, "meta.json"), meta)
+    rpath = make_report(outdir)
+    bad = meta["runs_not_ok"]
+    if bad:
+        log("%d of %d runs did not succeed: listed under 'Failed runs' in the report" %
+            (bad, len(rows)))
+    return rpath
+
+
+def make_report(outdir, baseline=None):
+    rows = tidy.read_csv(os.path.join(outdir, "runs.csv"))
+    rp = os.path.join(outdir, "rounds.csv")
+    rounds = tidy.read_csv(rp) if os.path.exists(rp) else []
+    meta = metamod.read(os.path.join(outdir, "meta.json"))
+    if baseline:
+        meta.setdefault("sweep", {})["baseline"] = baseline
+    ncores = report._cores(meta, rows)
+    base = (meta.get("sweep") or {}).get("baseline")
+    if base and not any(r["variant"] == base for r in rows):
+        base = None
+    for f in os.listdir(outdir):        # plots of an earlier report: drawn anew below
+        if f.endswith(".png") and (f.startswith(("speedup-", "relative-throughput-", "rounds-"))
+                                   or f == "memory.png"):
+            os.remove(os.path.join(outdir, f))
+    files, errors = plots.all_plots(rows, rounds, outdir, base, ncores)
+    for e in errors:
+        log("plot: " + e)
+    path, _ = report.write(outdir, rows, rounds, meta, files, errors)
+    return path
+
+
+def cmd_sweep(a):
+    bdir = build_dir(a.build_dir)
+    if a.build:
+        do_build(bdir, a.jobs)
+    path = run_sweep(a.file, bdir, out=a.out, root=a.results, seed=a.seed, quiet=a.quiet,
+                     dry_run=a.dry_run)
+    if path:
+        print(path)
+    return 0
+
+
+def cmd_report(a):
+    if not os.path.exists(os.path.join(a.dir, "runs.csv")):
+        raise ToolError("%s: no runs.csv" % a.dir)
+    print(make_report(a.dir, a.baseline))
+    return 0
+
+
+def cmd_main(a):
+    rc = install_deps()
+    if rc != 0:
+        raise ToolError("tools/install-deps failed (exit %d); see its messages above" % rc)
+    bdir = build_dir(a.build_dir)
+    # Only what a sweep runs; `hoardlab build` and `hoardlab test` build everything.
+    do_build(bdir, a.jobs, targets=("src/libhoardlab.so", "src/hlconfig", "harness/hlbench"))
+    path = run_sweep(os.path.join(REPO, "configs", "sweeps", "taxonomy.ini"), bdir,
+                     root=a.results, quiet=a.quiet)
+    print("report: %s" % path)
+    return 0
+
+
+# --- strategies, config -------------------------------------------------------------------
+
+def cmd_strategies(a):
+    bdir = build_dir(a.build_dir)
+    print("hoardlab strategies (LD_PRELOAD=%s, HOARD_STRATEGY=name):"
+          % common.artifact(bdir, "lib"))
+    for name, summary in common.hlconfig_strategies(bdir):
+        print("  %-12s %s" % (name, summary))
+    print("production allocators (LD_PRELOAD of the Debian library):")
+    for name in common.PRODUCTION:
+        try:
+            lib = common.production_library(name)
+            print("  %-12s %s" % (name, lib or "no preload (the C library's malloc)"))
+        except ToolError as e:
+            print("  %-12s MISSING: %s" % (name, e))
+    return 0
+
+
+def cmd_config(a):
+    bdir = build_dir(a.build_dir)
+    hlconfig = require(bdir, "hlconfig")
+    flag = "--json" if a.json else "--effective" if a.effective else \
+        "--classes" if a.classes else "--list"
+    env = None
+    if a.allocator:
+        base, knobs = common.parse_allocator_spec(a.allocator)
+        env = common.allocator_env(base, knobs, bdir)
+        env.pop("LD_PRELOAD", None)
+    return subprocess.run([hlconfig, flag], env=env).returncode
+
+
+def cmd_test(a):
+    from . import selftest
+    return selftest.main(build_dir(a.build_dir), a.jobs, skip_deps=a.no_deps)
+
+
+# --- parser --------------------------------------------------------------------------------
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="hoardlab", description="hoardlab: build, run, sweep and report on allocator "
+        "strategies (see docs/tool.md)")
+    p.add_argument("--build-dir", help="build directory (default: $HOARDLAB_BUILD_DIR or "
+                   "build/)")
+    common_opts = argparse.ArgumentParser(add_help=False)
+    common_opts.add_argument("--build-dir", default=argparse.SUPPRESS,
+                             help="build directory (default: $HOARDLAB_BUILD_DIR or build/)")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+    sub.required = True
+    _add = sub.add_parser
+
+    def add_parser(*args, **kw):
+        return _add(*args, parents=[common_opts], **kw)
+    sub.add_parser = add_parser
+
+    s = sub.add_parser("build", help="meson setup (if needed) and ninja")
+    s.add_argument("-j", "--jobs", type=int)
+    s.set_defaults(func=cmd_build)
+
+    s = sub.add_parser("run", help="run one workload under one allocator",
+                       description="Run hlbench WORKLOAD once. Extra hlbench options go "
+                       "after `--`.")
+    s.add_argument("workload")
+    s.add_argument("-a", "--allocator", default="hoard",
+                   help="strategy or production allocator, with knobs: 'concurrent, "
+                   "padding=on' (default hoard)")
+    s.add_argument("-k", "--knob", action="append", help="knob override key=value (repeatable)")
+    s.add_argument("-p", "--param", action="append",
+                   help="workload parameter name=value, passed as --name value")
+    s.add_argument("-t", "--threads", type=int, default=1)
+    s.add_argument("--scale", type=float, default=1.0)
+    s.add_argument("--seed", type=int, default=42)
+    s.add_argument("--pin", action="store_true")
+    s.add_argument("--timeout", type=float, default=None)
+    s.add_argument("--json", action="store_true", help="print hlbench's JSON records")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("sweep", help="run a sweep file, write results/<date>-<name>/")
+    s.add_argument("file")
+    s.add_argument("--out", help="output directory (default results/<date>-<name>)")
+    s.add_argument("--results", help="parent of the output directory (default results/)")
+    s.add_argument("--seed", type=int, help="shuffle seed (default: the file's, else random)")
+    s.add_argument("--dry-run", action="store_true", help="print the runs in order; run nothing")
+    s.add_argument("--build", action="store_true", help="build first")
+    s.add_argument("-j", "--jobs", type=int)
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    s.set_defaults(func=cmd_sweep)
+
+    s = sub.add_parser("report", help="redo plots and report.md of a results directory")
+    s.add_argument("dir")
+    s.add_argument("--baseline", help="allocator for relative throughput")
+    s.set_defaults(func=cmd_report)
+
+    s = sub.add_parser("strategies", help="list strategies and production allocators")
+    s.set_defaults(func=cmd_strategies)
+
+    s = sub.add_parser("config", help="configuration keys (hlconfig)")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--list", action="store_true", help="text table of every key (default)")
+    g.add_argument("--json", action="store_true", help="the table as JSON")
+    g.add_argument("--effective", action="store_true",
+                   help="effective values and their source (with -a)")
+    g.add_argument("--classes", action="store_true", help="size classes (with -a)")
+    s.add_argument("-a", "--allocator", help="strategy with knobs: 'hoard, empty_fraction=1/8'")
+    s.set_defaults(func=cmd_config)
+
+    s = sub.add_parser("test", help="install deps, build, C tests and tool tests; one "
+                       "summary line")
+    s.add_argument("-j", "--jobs", type=int)
+    s.add_argument("--no-deps", action="store_true", help="skip tools/install-deps")
+    s.set_defaults(func=cmd_test)
+
+    s = sub.add_parser("main", help="install deps, build, run the taxonomy sweep, print the "
+                       "report's path")
+    s.add_argument("-j", "--jobs", type=int)
+    s.add_argument("--results", help="parent of the output directory (default results/)")
+    s.add_argument("-q", "--quiet", action="store_true")
+    s.set_defaults(func=cmd_main)
+    return p
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = []
+    if "--" in argv:                      # `hoardlab run WORKLOAD ... -- hlbench options`
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1:]
+    a = parser().parse_args(argv)
+    a.extra = extra
+    try:
+        return a.func(a)
+    except ToolError as e:
+        log("hoardlab: %s" % e)
+        return 2
+    except KeyboardInterrupt:
+        log("hoardlab: interrupted")
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0

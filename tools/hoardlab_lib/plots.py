@@ -1,0 +1,240 @@
+"""PNG plots of a sweep: speedup over 1 thread per workload (in the manner of Hoard's
+Figure 3), throughput relative to a baseline allocator, memory (A or RSS, and A/U), and
+memory over rounds for the blowup workloads. Returns the files written."""
+import os
+
+from . import verdicts as V
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+MARKERS = "os^vD<>pPX*h"
+
+
+def _plain_log(ax):
+    """Log y axis with plain numbers (0.5, 2, 10) instead of powers of ten."""
+    from matplotlib.ticker import FuncFormatter
+    ax.set_yscale("log")
+    fmt = FuncFormatter(lambda y, _: "%g" % y)
+    ax.yaxis.set_major_formatter(fmt)
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda y, _: ""))
+
+
+def _speed_workloads(tab):
+    """Workloads whose throughput is the point (not the blowup ones, which measure memory)."""
+    return sorted({w for (_, w, _) in tab} - set(V.BLOWUP_WORKLOADS))
+
+
+def _variants(rows):
+    seen = []
+    for r in rows:
+        if r["variant"] not in seen:
+            seen.append(r["variant"])
+    return seen
+
+
+def _fname(s):
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)
+
+
+def speedup_plots(rows, outdir, ncores):
+    plt = _plt()
+    tab = V.throughput_table(rows)
+    files = []
+    for wl in _speed_workloads(tab):
+        series = {}
+        for v in _variants(rows):
+            base = tab.get((v, wl, 1))
+            pts = sorted((t, thr / base) for (vv, w, t), thr in tab.items()
+                         if vv == v and w == wl and base and thr)
+            if len(pts) >= 2:
+                series[v] = pts
+        if not series:
+            continue
+        fig, ax = plt.subplots(figsize=(6, 4.2))
+        ts = sorted({t for pts in series.values() for t, _ in pts} | {1})
+        knee = [t for t in ts if t < ncores] + [ncores] + [t for t in ts if t > ncores] \
+            if ts[-1] > ncores else ts
+        ax.plot(knee, [min(t, ncores) for t in knee], color="0.75", ls="--",
+                label="ideal (%d cores)" % ncores)
+        for i, (v, pts) in enumerate(series.items()):
+            ax.plot([t for t, _ in pts], [s for _, s in pts], marker=MARKERS[i % len(MARKERS)],
+                    label=v)
+        ax.set_xlabel("threads")
+        ax.set_ylabel("speedup over 1 thread (same allocator)")
+        ax.set_title("%s: speedup" % wl)
+        ax.set_xticks(sorted({t for pts in series.values() for t, _ in pts}))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        f = "speedup-%s.png" % _fname(wl)
+        fig.savefig(os.path.join(outdir, f), dpi=110)
+        plt.close(fig)
+        files.append(f)
+    return files
+
+
+def relative_plot(rows, outdir, baseline):
+    """Grouped bars: throughput / baseline's throughput at the same threads, per workload,
+    at 1 thread and at the highest thread count."""
+    if not baseline:
+        return []
+    plt = _plt()
+    tab = V.throughput_table(rows)
+    wls = _speed_workloads(tab)
+    variants = _variants([r for r in V.timing_rows(rows)])
+    files = []
+    for which in ("1", "max"):
+        data = {}
+        for wl in wls:
+            ts = sorted({t for (v, w, t) in tab if w == wl and v == baseline})
+            if not ts:
+                continue
+            t = 1 if which == "1" else ts[-1]
+            if which == "max" and t == 1:
+                continue
+            if t not in ts:
+                continue
+            ref = tab.get((baseline, wl, t))
+            data[(wl, t)] = {v: tab[(v, wl, t)] / ref for v in variants
+                             if tab.get((v, wl, t)) and ref}
+        if not data:
+            continue
+        fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(data) + 2), 4.5))
+        n = len(variants)
+        width = 0.8 / max(n, 1)
+        keys = sorted(data)
+        for i, v in enumerate(variants):
+            xs = [k + (i - (n - 1) / 2) * width for k in range(len(keys))]
+            ys = [data[key].get(v, 0) for key in keys]
+            ax.bar(xs, ys, width, label=v)
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.set_xticks(range(len(keys)))
+        ax.set_xticklabels(["%s\nt=%d" % k for k in keys], fontsize=8)
+        ax.set_ylabel("throughput / %s" % baseline)
+        _plain_log(ax)
+        ax.set_title("throughput relative to %s (%s)" %
+                     (baseline, "1 thread" if which == "1" else "highest thread count"))
+        ax.legend(fontsize=7, ncol=2)
+        ax.grid(alpha=0.3, axis="y")
+        fig.tight_layout()
+        f = "relative-throughput-%s.png" % ("1thread" if which == "1" else "maxthreads")
+        fig.savefig(os.path.join(outdir, f), dpi=110)
+        plt.close(fig)
+        files.append(f)
+    return files
+
+
+def memory_plot(rows, outdir):
+    """Two panels per workload group: memory held (A, else RSS) and A/U, at the highest
+    thread count measured, median over repetitions."""
+    plt = _plt()
+    okr = [r for r in V.ok(rows) if not V.is_census(r)]
+    wls = sorted({r["workload_label"] for r in okr})
+    variants = _variants(okr)
+    if not wls:
+        return []
+    mem, frag = {}, {}
+    for wl in wls:
+        tmax = max(r["threads"] for r in okr if r["workload_label"] == wl)
+        for v in variants:
+            rs = [r for r in okr if r["workload_label"] == wl and r["variant"] == v and
+                  r["threads"] == tmax]
+            m = V.median([V.memory_of(r)[0] for r in rs])
+            if m:
+                mem[(wl, tmax, v)] = m / (1 << 20)
+            fr = V.median([r.get("hoardlab.fragmentation") for r in rs])
+            if fr:
+                frag[(wl, tmax, v)] = fr
+    keys = sorted({(w, t) for (w, t, _) in mem})
+    if not keys:
+        return []
+    fig, axes = plt.subplots(2, 1, figsize=(max(7, 1.2 * len(keys) + 2), 8))
+    n = len(variants)
+    width = 0.8 / max(n, 1)
+    for ax, data, ylabel, log in ((axes[0], mem, "MiB held (A; RSS if no hoardlab stats)", True),
+                                  (axes[1], frag, "fragmentation A/U", False)):
+        for i, v in enumerate(variants):
+            xs = [k + (i - (n - 1) / 2) * width for k in range(len(keys))]
+            ys = [data.get((w, t, v), 0) for (w, t) in keys]
+            ax.bar(xs, ys, width, label=v)
+        ax.set_xticks(range(len(keys)))
+        ax.set_xticklabels(["%s\nt=%d" % k for k in keys], fontsize=8)
+        ax.set_ylabel(ylabel)
+        if log:
+            _plain_log(ax)
+        ax.grid(alpha=0.3, axis="y")
+    axes[1].axhline(1.0, color="k", lw=0.8)
+    axes[0].set_title("memory at the highest thread count (median over repetitions)")
+    axes[0].legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    f = "memory.png"
+    fig.savefig(os.path.join(outdir, f), dpi=110)
+    plt.close(fig)
+    return [f]
+
+
+def rounds_plot(rows, rounds, outdir):
+    """Memory held over rounds in each blowup workload (first repetition, highest threads)."""
+    if not rounds:
+        return []
+    plt = _plt()
+    okr = [r for r in V.ok(rows) if r["workload"] in V.BLOWUP_WORKLOADS and not V.is_census(r)]
+    wls = sorted({r["workload_label"] for r in okr})
+    files = []
+    for wl in wls:
+        rs = [r for r in okr if r["workload_label"] == wl]
+        tmax = max(r["threads"] for r in rs)
+        fig, ax = plt.subplots(figsize=(6.5, 4.2))
+        drawn = 0
+        live_drawn = False
+        for i, v in enumerate(_variants(rs)):
+            cand = sorted((r for r in rs if r["variant"] == v and r["threads"] == tmax),
+                          key=lambda r: r["repetition"])
+            if not cand:
+                continue
+            mem, live = V.round_series(rounds, cand[0]["index"])
+            if not mem or None in mem:
+                continue
+            ax.plot(range(len(mem)), [m / (1 << 20) for m in mem],
+                    marker=MARKERS[i % len(MARKERS)], ms=3, label=v)
+            if not live_drawn and None not in live:
+                ax.plot(range(len(live)), [x / (1 << 20) for x in live], color="k", ls=":",
+                        label="live bytes")
+                live_drawn = True
+            drawn += 1
+        if not drawn:
+            plt.close(fig)
+            continue
+        ax.set_xlabel("round")
+        ax.set_ylabel("MiB held from the OS (A; RSS if no stats)")
+        ax.set_title("%s, %d threads: memory over rounds" % (wl, tmax))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        f = "rounds-%s.png" % _fname(wl)
+        fig.savefig(os.path.join(outdir, f), dpi=110)
+        plt.close(fig)
+        files.append(f)
+    return files
+
+
+def all_plots(rows, rounds, outdir, baseline, ncores):
+    """Every plot; a plotting error is reported, never fatal for the sweep's data."""
+    files, errors = [], []
+    for fn, args in ((speedup_plots, (rows, outdir, ncores)),
+                     (relative_plot, (rows, outdir, baseline)),
+                     (memory_plot, (rows, outdir)),
+                     (rounds_plot, (rows, rounds, outdir))):
+        try:
+            files += fn(*args)
+        except ImportError as e:
+            return files, ["matplotlib is not importable (%s): run tools/install-deps" % e]
+        except Exception as e:     # keep the other plots and the report
+            errors.append("%s: %s: %s" % (fn.__name__, type(e).__name__, e))
+    return files, errors

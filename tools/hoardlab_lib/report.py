@@ -1,0 +1,507 @@
+"""report.md: the taxonomy (Hoard Table 7) decided from measurements beside the paper's
+claims, then the other published results the data of this sweep can speak to (Tables 3-6,
+the uC++ padding experiment, Michael's producer-consumer), throughput and memory tables,
+failures and plots. Every comparison with a paper states its rule; a disagreement is
+flagged as MISMATCH, never smoothed over."""
+import os
+
+from . import paper, verdicts as V
+
+NEAR = 0.25          # Table 4: "agrees" when within 25% of the paper's A/U
+FLAT = 1.15          # Table 5: runtime "nearly unchanged" when max/min throughput <= 1.15
+NOISY = 1.25         # warn when repetitions differ by more than this (median group)
+RISE = 1.05          # Table 6: larson A/U "rises" at f=1/2 when >= 1.05 x that at f=1/4
+
+
+def si(x):
+    if x is None:
+        return "–"
+    for div, suf in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= div:
+            return "%.3g%s" % (x / div, suf)
+    return "%.3g" % x
+
+
+def mib(x):
+    return "–" if x is None else "%.2f" % (x / (1 << 20))
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(out)
+
+
+def mark(agree):
+    return "agrees" if agree else "**MISMATCH**"
+
+
+def _cores(meta, rows):
+    c = (meta.get("machine") or {}).get("cores")
+    if not c:
+        cs = [r.get("cores") for r in rows if r.get("cores")]
+        c = max(cs) if cs else 1
+    return int(c)
+
+
+def header(meta, rows, name):
+    m = meta.get("machine") or {}
+    sw = meta.get("sweep") or {}
+    comp = meta.get("compiler") or {}
+    git = meta.get("git") or {}
+    n_ok = sum(1 for r in rows if r.get("status") == "ok")
+    lines = ["# hoardlab sweep `%s`" % name, ""]
+    if sw.get("description"):
+        lines += [sw["description"], ""]
+    topo = m.get("topology") or {}
+    lines += [
+        "- date: %s" % meta.get("created_at", "?"),
+        "- machine: %s, %s cores (hwloc: %s packages, %s cores, %s PUs), %s, kernel %s"
+        % (m.get("cpu_model", "?"), m.get("cores", "?"), topo.get("package", "?"),
+           topo.get("core", "?"), topo.get("pu", "?"), m.get("os", "?"), m.get("kernel", "?")),
+        "- compiler: %s; commit %s%s" % (comp.get("version", "?"),
+                                         (git.get("commit") or "?")[:12],
+                                         " (uncommitted changes)" if git.get("dirty") else ""),
+        "- runs: %d, %d ok, %d not ok; shuffle seed %s" % (len(rows), n_ok, len(rows) - n_ok,
+                                                           meta.get("shuffle_seed", "?")),
+        "- data: `runs.csv` (one row per run), `rounds.csv` (blowup rounds), `meta.json`; "
+        "columns in `results/README.md`"]
+    if meta.get("interrupted"):
+        lines.append("- **interrupted**: %s of %s planned runs were done" % (
+            meta.get("runs_done", "?"), meta.get("runs_planned", "?")))
+    spread = V.rep_spread(rows)
+    noise = None
+    if spread:
+        vals = sorted(spread.values())
+        noise = V.median(vals)
+        lines.append("- run-to-run noise: throughput max/min over the repetitions of one "
+                     "allocator, workload and thread count is %.2f in the median group and "
+                     "%.2f in the worst; differences smaller than that are not evidence"
+                     % (noise, vals[-1]))
+    la0, la1 = m.get("loadavg_start"), m.get("loadavg_end")
+    if la0 or la1:
+        lines.append("- load average (1 min) at start / end: %s / %s on %s cores" % (
+            la0[0] if la0 else "?", la1[0] if la1 else "?", m.get("cores", "?")))
+    lines.append("")
+    cores = m.get("cores") or 1
+    busy = [x[0] for x in (la0, la1) if x and x[0] > cores + 0.5]
+    if busy or (noise and noise > NOISY):
+        lines += ["> **Warning: the machine was busy or noisy during this sweep** (%s). "
+                  "Timing verdicts (fast?, scalable?, and false sharing where decided from "
+                  "speed) are unreliable here; the census and memory verdicts do not depend on "
+                  "timing. Rerun on an otherwise idle machine to decide the timing claims." %
+                  "; ".join(([("load average %.1f on %d cores" % (max(busy), cores))]
+                             if busy else []) +
+                            ([("repetitions differ by %.2fx in the median group" % noise)]
+                             if noise and noise > NOISY else [])), ""]
+    return lines
+
+
+def failures(rows):
+    bad = [r for r in rows if r.get("status") != "ok"]
+    if not bad:
+        return ["## Failed runs", "", "None.", ""]
+    rs = [(r["variant"], r["workload_label"], r["threads"], r["repetition"], r["status"],
+           r.get("exit_code") if r.get("exit_code") is not None else "–",
+           (r.get("error") or "").replace("|", "/")[-160:]) for r in bad]
+    return ["## Failed runs", "",
+            "These runs are excluded from every number below; the sweep went on.", "",
+            table(["allocator", "workload", "threads", "rep", "status", "exit", "message"], rs),
+            ""]
+
+
+def taxonomy_section(rows, rounds, ncores):
+    tax = V.taxonomy(rows, rounds, ncores)
+    if not tax:
+        return ["## Taxonomy (Hoard Table 7)", "",
+                "No hoardlab strategy was measured in this sweep.", ""], []
+    out = ["## Taxonomy (Hoard Table 7), from measurements", ""]
+    if ncores < V.FEW_CORES:
+        out += ["This machine has **%d cores**. Speedups can show at most %d-fold, so "
+                "scalable? and the timing side of false sharing are weak evidence here, "
+                "and claims that need many processors (the paper used 14) cannot be "
+                "confirmed; verdicts that cannot be decided say `undecided` with the reason."
+                % (ncores, ncores), ""]
+    hdr = ["strategy", "fast?", "paper", "scalable?", "paper", "avoids false sharing?",
+           "paper", "blowup", "paper", "mismatches"]
+    rs = []
+    for e in tax:
+        c = e["claim"]
+        cells = [e["variant"]]
+        for k in ("fast", "scalable", "false_sharing", "blowup"):
+            v = e[k]["value"]
+            cells.append(("**%s**" % v) if k in e["mismatches"] else v)
+            cells.append(paper.claim_text(c[k]) if c else "not in Table 7")
+        cells.append(", ".join("**%s**" % m for m in e["mismatches"]) if e["mismatches"]
+                     else ("none" if c else "no claim"))
+        rs.append(cells)
+    out += [table(hdr, rs), ""]
+    mism = [(e["variant"], k) for e in tax for k in e["mismatches"]]
+    if mism:
+        out += ["**Mismatches with the paper (%d):** %s. These are what this machine "
+                "measured; they are reported, not corrected." %
+                (len(mism), "; ".join("%s %s" % m for m in mism)), ""]
+    else:
+        out += ["No decided verdict contradicts the paper.", ""]
+    out += ["### Evidence", ""]
+    for e in tax:
+        c = e["claim"]
+        out.append("- **%s** (%s):" % (e["variant"], c["category"] if c else "no paper claim"))
+        for k, title in (("fast", "fast?"), ("scalable", "scalable?"),
+                         ("false_sharing", "avoids false sharing?"), ("blowup", "blowup")):
+            v = e[k]
+            out.append("  - %s %s — %s%s" % (title, v["value"], v["evidence"],
+                                            (" (%s)" % v["note"]) if v["note"] else ""))
+    out += ["", "### Rules", ""]
+    for k in ("fast", "scalable", "false_sharing", "blowup"):
+        out.append("- " + V.RULES[k])
+    out += ["- A verdict is a mismatch when it is decided and not among the answers the "
+            "paper's Table 7 gives for the strategy's category (for private heaps with "
+            "ownership the paper's three allocators differ, so any of their answers agrees).",
+            ""]
+    return out, tax
+
+
+def _max_threads_rows(rows, wl_name, variant, census=False):
+    rs = [r for r in V.ok(rows) if r["workload"] == wl_name and r["variant"] == variant and
+          V.is_census(r) == census]
+    if not rs:
+        return []
+    t = max(r["threads"] for r in rs)
+    return [r for r in rs if r["threads"] == t]
+
+
+def table3(rows):
+    variants = [v for v in _variants(rows) if any(
+        r["variant"] == v and V.is_census(r) for r in V.ok(rows))]
+    wls = [w for w in ("threadtest", "shbench", "larson", "active-false", "passive-false",
+                       "ucpp-unique", "ucpp-random")
+           if any(r["workload"] == w and V.is_census(r) for r in V.ok(rows))]
+    if not variants or not wls:
+        return ["## Census of falsely-shared blocks (Hoard Table 3)", "",
+                "Not measured in this sweep (no census=on runs).", ""]
+    out = ["## Census of falsely-shared blocks (Hoard Table 3)", "",
+           "Blocks on a cache line that held live blocks handed to different threads at the "
+           "same time (max over repetitions, highest thread count). The paper's Table 3 "
+           "counted something narrower: objects in superblocks a heap took from the global "
+           "heap while they were not empty. This census counts every such line, whatever the "
+           "cause (for example two threads that share a heap), so it can find false sharing "
+           "the paper's measure would not.", ""]
+    rs = []
+    checks = []
+    for w in wls:
+        cells = [w]
+        for v in variants:
+            rr = _max_threads_rows(rows, w, v, census=True)
+            vals = [r.get("hoardlab.census_false_blocks") for r in rr
+                    if r.get("hoardlab.census_false_blocks") is not None]
+            if not vals:
+                cells.append("–")
+                continue
+            c = max(vals)
+            t = rr[0]["threads"]
+            cells.append("%d (t=%d)" % (c, t))
+            strat = rr[0]["strategy"]
+            if t >= 2 and w in paper.TABLE3_HOARD and strat == "hoard":
+                checks.append("hoard on %s: %d, paper 0 — %s" % (w, c, mark(c == 0)))
+            if t >= 2 and w in paper.TABLE3_HOARD and strat in ("serial", "concurrent") and \
+                    v in (strat, "concurrent"):
+                checks.append("%s on %s: %d, expected > 0 — %s" % (v, w, c, mark(c > 0)))
+        rs.append(cells)
+    out += [table(["workload"] + variants, rs), ""]
+    if checks:
+        out += ["Against the paper (hoard: 0 on threadtest, shbench, larson; single heaps "
+                "should show some):", ""] + ["- " + c for c in checks] + [""]
+    if any("(t=1)" in str(c) for r in rs for c in r):
+        out += ["Census runs with 1 thread cannot find false sharing.", ""]
+    return out
+
+
+def table4(rows):
+    hv = V.reference_variant(rows, "hoard")
+    if not hv:
+        return []
+    out = ["## Fragmentation A/U of hoard (Hoard Table 4)", ""]
+    rs, any_ = [], False
+    for w, p in paper.TABLE4_HOARD.items():
+        rr = _max_threads_rows(rows, w, hv)
+        fr = V.median([r.get("hoardlab.fragmentation") for r in rr])
+        if fr is None:
+            rs.append([w, "–", "%.2f" % p, "not measured"])
+            continue
+        any_ = True
+        agree = abs(fr / p - 1) <= NEAR
+        rs.append([w + " (t=%d)" % rr[0]["threads"], "%.2f" % fr, "%.2f" % p, mark(agree)])
+    if not any_:
+        return out + ["Not measured in this sweep.", ""]
+    return out + [table(["workload", "measured A/U", "paper A/U (14 processors)", "rule: within "
+                         "%d%%" % (NEAR * 100)], rs), "",
+                  "Workloads here run at the sweep's scale, far smaller than the paper's "
+                  "runs; A/U includes the superblocks a heap keeps, so small runs can read "
+                  "high.", ""]
+
+
+def _f_value(r):
+    v = r.get("knob.empty_fraction")
+    return None if v is None else str(v)
+
+
+def table56(rows):
+    hoardish = [r for r in V.ok(rows) if r.get("strategy") == "hoard" and
+                _f_value(r) is not None and not V.is_census(r)]
+    fs = sorted({_f_value(r) for r in hoardish}, key=lambda s: _frac(s))
+    if len(fs) < 2:
+        return []
+    out = ["## Empty fraction f (Hoard Tables 5 and 6)", ""]
+    rs, checks = [], []
+    for w in ("threadtest", "shbench", "larson"):
+        rw = [r for r in hoardish if r["workload"] == w]
+        if not rw:
+            continue
+        t = max(r["threads"] for r in rw)
+        thr = {f: V.median([r["throughput"] for r in rw if _f_value(r) == f and
+                            r["threads"] == t]) for f in fs}
+        frag = {f: V.median([r.get("hoardlab.fragmentation") for r in rw
+                             if _f_value(r) == f and r["threads"] == t]) for f in fs}
+        p5, p6 = paper.TABLE5.get(w), paper.TABLE6.get(w)
+        rs.append([w + " (t=%d)" % t] + ["%s ops/s, A/U %s" % (si(thr[f]), "%.2f" % frag[f]
+                                         if frag[f] else "–") for f in fs] +
+                  ["%s / %s" % ("–" if not p5 else ", ".join(si(x) for x in p5),
+                                "–" if not p6 else ", ".join("%.2f" % x for x in p6))])
+        tv = [x for x in thr.values() if x]
+        if len(tv) >= 2:
+            spread = max(tv) / min(tv)
+            noise = V.median([x for (v, wl, tt), x in V.rep_spread(rw).items() if tt == t])
+            checks.append("%s: throughput max/min over f = %.2f; paper: nearly unchanged "
+                          "(rule: <= %.2f) — %s%s" % (
+                              w, spread, FLAT, mark(spread <= FLAT),
+                              " (run-to-run noise here: %.2f)" % noise if noise else ""))
+        if w == "larson" and frag.get("1/4") and frag.get("1/2"):
+            rise = frag["1/2"] / frag["1/4"]
+            checks.append("larson: A/U at f=1/2 is %.2f x that at f=1/4; paper: rises "
+                          "(1.22 -> 1.61; rule: >= %.2f) — %s" % (rise, RISE, mark(rise >= RISE)))
+    if not rs:
+        return []
+    out += [table(["workload"] + ["f = %s" % f for f in fs] + ["paper (f=1/8, 1/4, 1/2): "
+                                                              "runtime s or ops/s / A/U"], rs),
+            "", "Paper runtimes are seconds (larson: operations per second) on 14 processors; "
+            "compare the trend across f, not the values.", ""]
+    out += ["- " + c for c in checks] + [""]
+    return out
+
+
+def _frac(s):
+    try:
+        if "/" in s:
+            a, b = s.split("/")
+            return float(a) / float(b)
+        return float(s)
+    except ValueError:
+        return 0.0
+
+
+def ucpp(rows, ncores):
+    conc = [r for r in V.timing_rows(rows) if r.get("strategy") == "concurrent" and
+            r["workload"] in ("ucpp-unique", "ucpp-random")]
+    pads = {}
+    for r in conc:
+        p = str(r.get("knob.padding", "off"))
+        pads.setdefault(V.truthy(p), set()).add(r["variant"])
+    if len(pads) < 2:
+        return []
+    out = ["## Padding the free-list heads (uC++ report)", "",
+           "Speedup over 1 thread of `concurrent` with padding off and on, at the highest "
+           "thread count not above the %d cores (more threads than cores measure time "
+           "slicing, not the cache). The uC++ report found a slowdown with threads on "
+           "ucpp-unique without padding, removed by padding each free-list head to a cache "
+           "line." % ncores, ""]
+    rs, checks = [], []
+    for w in ("ucpp-unique", "ucpp-random"):
+        s = {}
+        for on, vs in sorted(pads.items()):
+            for v in sorted(vs):
+                sp = V.speedups(rows, v, (w,), max_threads=max(ncores, 2))
+                if w in sp:
+                    s[(on, v)] = sp[w]
+        if not s:
+            continue
+        for (on, v), (x, t) in sorted(s.items()):
+            cen = [r.get("hoardlab.census_false_blocks") for r in V.ok(rows)
+                   if r["variant"] == v and r["workload"] == w and V.is_census(r) and
+                   r.get("hoardlab.census_false_blocks") is not None]
+            rs.append([w, v, "on" if on else "off", "%.2f (t=%d)" % (x, t),
+                       max(cen) if cen else "–"])
+        if w == "ucpp-unique":
+            off = [x for (on, _), (x, _) in s.items() if not on]
+            on_ = [x for (on, _), (x, _) in s.items() if on]
+            if off and on_:
+                checks.append("padding=off slows down with threads (S < 1): S = %.2f — %s"
+                              % (min(off), mark(min(off) < 1.0)))
+                checks.append("padding=on removes the slowdown (S >= 1 and above off): "
+                              "S = %.2f — %s" % (max(on_), mark(max(on_) >= 1.0 and
+                                                                max(on_) > min(off))))
+    if not rs:
+        return []
+    out += [table(["workload", "allocator", "padding", "speedup", "census blocks"], rs), ""]
+    out += ["- " + c for c in checks]
+    out += ["", "The census counts blocks handed out, not the allocator's own metadata; "
+            "false sharing of the free-list heads shows in the timing only.", ""]
+    return out
+
+
+def michael(rows, ncores):
+    lf = V.reference_variant(rows, "lockfree")
+    hv = V.reference_variant(rows, "hoard")
+    if not lf:
+        return []
+    out = ["## Lock-free allocator (Michael 2004)", ""]
+    if hv:
+        s_lf = V.speedups(rows, lf, ("prodcons",)).get("prodcons")
+        s_h = V.speedups(rows, hv, ("prodcons",)).get("prodcons")
+        if s_lf and s_h:
+            out.append("- prodcons speedup at t=%d: lockfree %.2f, hoard %.2f; paper: lockfree "
+                       "keeps scaling where hoard's producer heap contends — %s%s"
+                       % (s_lf[1], s_lf[0], s_h[0], mark(s_lf[0] >= s_h[0]),
+                          " (only %d cores)" % ncores if ncores < V.FEW_CORES else ""))
+    tab = V.throughput_table(rows)
+    one = {v: thr for (v, w, t), thr in tab.items() if w == "linux-scalability" and t == 1}
+    strat_of = {r["variant"]: r["strategy"] for r in rows}
+    one = {v: x for v, x in one.items() if strat_of.get(v) in paper.TABLE7 or v == lf}
+    if lf in one and len(one) > 1:
+        best = max(one, key=one.get)
+        out.append("- single-thread linux-scalability throughput: lockfree %s ops/s, best "
+                   "%s %s; paper: lowest contention-free latency — %s"
+                   % (si(one[lf]), best, si(one[best]), mark(best == lf)))
+    return out + [""] if len(out) > 2 else []
+
+
+def knob_section(rows, meta):
+    """Generic: for every swept knob, throughput and A/U by value."""
+    swept = sorted({k[5:] for r in rows for k in r if k.startswith("knob.")} - {"census"})
+    out = []
+    for knob in swept:
+        vals = sorted({str(r["knob." + knob]) for r in V.ok(rows)
+                       if r.get("knob." + knob) is not None})
+        if len(vals) < 2 or knob == "empty_fraction":
+            continue
+        out += ["### Knob `%s`" % knob, ""]
+        rs = []
+        for w in sorted({r["workload_label"] for r in V.timing_rows(rows)}):
+            for strat in sorted({r["strategy"] for r in V.timing_rows(rows)
+                                 if r.get("knob." + knob) is not None}):
+                rr = [r for r in V.timing_rows(rows) if r["workload_label"] == w and
+                      r["strategy"] == strat and r.get("knob." + knob) is not None]
+                if not rr:
+                    continue
+                t = max(r["threads"] for r in rr)
+                cells = [w, strat, t]
+                for val in vals:
+                    x = V.median([r["throughput"] for r in rr if str(r["knob." + knob]) == val
+                                  and r["threads"] == t])
+                    fr = V.median([r.get("hoardlab.fragmentation") for r in rr
+                                   if str(r["knob." + knob]) == val and r["threads"] == t])
+                    cells.append("%s%s" % (si(x), (" / %.2f" % fr) if fr else ""))
+                rs.append(cells)
+        out += [table(["workload", "strategy", "threads"] + ["%s=%s" % (knob, v) for v in vals],
+                      rs), "", "Cells: median throughput (ops/s) / A/U.", ""]
+    if out:
+        out = ["## Knob comparisons", ""] + out
+    return out
+
+
+def _variants(rows):
+    seen = []
+    for r in rows:
+        if r["variant"] not in seen:
+            seen.append(r["variant"])
+    return seen
+
+
+def throughput_tables(rows, baseline):
+    tab = V.throughput_table(rows)
+    out = ["## Throughput", "",
+           "Median operations per second over repetitions%s." %
+           ("; in brackets relative to `%s` at the same thread count" % baseline
+            if baseline else "")]
+    for w in sorted({w for (_, w, _) in tab}):
+        ts = sorted({t for (_, ww, t) in tab if ww == w})
+        rs = []
+        for v in _variants(rows):
+            if not any((v, w, t) in tab for t in ts):
+                continue
+            cells = [v]
+            for t in ts:
+                x = tab.get((v, w, t))
+                ref = tab.get((baseline, w, t)) if baseline else None
+                cells.append("–" if x is None else si(x) + (" (%.2f)" % (x / ref) if ref else ""))
+            sp = tab.get((v, w, ts[-1])) / tab[(v, w, 1)] \
+                if len(ts) > 1 and tab.get((v, w, 1)) and tab.get((v, w, ts[-1])) else None
+            cells.append("%.2f" % sp if sp else "–")
+            rs.append(cells)
+        out += ["", "### %s" % w, "",
+                table(["allocator"] + ["t=%d" % t for t in ts] + ["speedup"], rs)]
+    return out + [""]
+
+
+def memory_tables(rows):
+    okr = [r for r in V.ok(rows) if not V.is_census(r)]
+    ref = V.reference_variant(rows, "serial")
+    out = ["## Memory", "",
+           "At the highest thread count, median over repetitions. A = peak bytes held from "
+           "the OS and U = peak bytes in use (hoardlab statistics); allocators without them "
+           "show peak RSS. Blowup = A / A of `serial` on the same workload and threads.", ""]
+    rs = []
+    for w in sorted({r["workload_label"] for r in okr}):
+        t = max(r["threads"] for r in okr if r["workload_label"] == w)
+        refa = V.median([V.memory_of(r)[0] for r in okr if r["variant"] == ref and
+                         r["workload_label"] == w and r["threads"] == t]) if ref else None
+        for v in _variants(okr):
+            rr = [r for r in okr if r["variant"] == v and r["workload_label"] == w and
+                  r["threads"] == t]
+            if not rr:
+                continue
+            a = V.median([V.memory_of(r)[0] for r in rr])
+            src = V.memory_of(rr[0])[1]
+            u = V.median([r.get("hoardlab.in_use_peak") for r in rr])
+            fr = V.median([r.get("hoardlab.fragmentation") for r in rr])
+            bl = (a / refa) if (a and refa and src == "A") else None
+            rs.append([w, t, v, "%s %s" % (mib(a), src), mib(u), "%.2f" % fr if fr else "–",
+                       "%.2f" % bl if bl else "–"])
+    return out + [table(["workload", "threads", "allocator", "MiB held", "MiB U", "A/U",
+                         "blowup"], rs), ""]
+
+
+def plots_section(files, errors):
+    out = ["## Plots", ""]
+    for f in files:
+        out += ["![%s](%s)" % (f, f), ""]
+    for e in errors:
+        out.append("- plot not drawn: %s" % e)
+    if not files and not errors:
+        out.append("No plots (nothing measured).")
+    return out + [""]
+
+
+def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
+    ncores = _cores(meta, rows)
+    sw = meta.get("sweep") or {}
+    baseline = sw.get("baseline")
+    name = name or sw.get("name") or os.path.basename(outdir.rstrip("/"))
+    lines = header(meta, rows, name)
+    lines += failures(rows)
+    tax_lines, tax = taxonomy_section(rows, rounds, ncores)
+    lines += tax_lines
+    lines += table3(rows)
+    lines += table4(rows)
+    lines += table56(rows)
+    lines += ucpp(rows, ncores)
+    lines += michael(rows, ncores)
+    lines += knob_section(rows, meta)
+    lines += throughput_tables(rows, baseline)
+    lines += memory_tables(rows)
+    lines += plots_section(plot_files, plot_errors)
+    path = os.path.join(outdir, "report.md")
+    with open(path, "w") as f:
+        f.write("\n".join(lines).rstrip() + "\n")
+    return path, tax

@@ -1,0 +1,102 @@
+"""`hoardlab test`: everything a fresh Debian 12 machine needs, then every test.
+
+install-deps -> meson setup + compile -> meson test (the C suites) -> pytest tests/tools,
+then one closing line `tests: N passed, N failed` (totals of both); non-zero exit on any
+failure, including a failed install or build (each counted as one failure)."""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+from .common import REPO, ToolError
+
+
+def meson_counts(text):
+    """(passed, failed) from meson test's closing summary."""
+    def n(label):
+        m = re.search(r"^%s:\s+(\d+)" % re.escape(label), text, re.M)
+        return int(m.group(1)) if m else 0
+    if not re.search(r"^Ok:\s+\d+", text, re.M):
+        return None
+    return n("Ok") + n("Expected Fail"), n("Fail") + n("Unexpected Pass") + n("Timeout")
+
+
+def junit_counts(path):
+    """(passed, failed, skipped) from a pytest JUnit XML file."""
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    tests = fails = skipped = 0
+    for s in suites:
+        tests += int(s.get("tests", 0))
+        fails += int(s.get("failures", 0)) + int(s.get("errors", 0))
+        skipped += int(s.get("skipped", 0))
+    return tests - fails - skipped, fails, skipped
+
+
+def run_tee(argv, env=None):
+    """Run, echoing output, and return (exit code, output)."""
+    p = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, errors="replace")
+    out = []
+    for line in p.stdout:
+        sys.stdout.write(line)
+        out.append(line)
+    p.wait()
+    sys.stdout.flush()
+    return p.returncode, "".join(out)
+
+
+def main(bdir, jobs=None, skip_deps=False):
+    from .cli import install_deps, do_build
+    passed = failed = 0
+    notes = []
+    if not skip_deps:
+        print("== tools/install-deps", flush=True)
+        if install_deps() != 0:
+            failed += 1
+            notes.append("install-deps failed")
+    print("== build %s" % bdir, flush=True)
+    built = True
+    try:
+        do_build(bdir, jobs)
+    except ToolError as e:
+        print("hoardlab: %s" % e, flush=True)
+        failed += 1
+        built = False
+        notes.append("build failed")
+    if built:
+        print("== meson test -C %s" % bdir, flush=True)
+        rc, out = run_tee(["meson", "test", "-C", bdir, "--print-errorlogs"] +
+                          (["--num-processes", str(jobs)] if jobs else []))
+        c = meson_counts(out)
+        if c is None:
+            failed += 1
+            notes.append("meson test printed no summary (exit %d)" % rc)
+        else:
+            passed += c[0]
+            failed += c[1]
+            if rc != 0 and c[1] == 0:
+                failed += 1
+                notes.append("meson test exit %d" % rc)
+    print("== pytest tests/tools", flush=True)
+    env = dict(os.environ, HOARDLAB_BUILD_DIR=bdir, PYTHONDONTWRITEBYTECODE="1")
+    with tempfile.TemporaryDirectory() as tmp:
+        xml = os.path.join(tmp, "pytest.xml")
+        rc, out = run_tee([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                           os.path.join(REPO, "tests", "tools"), "--junitxml", xml], env=env)
+        if os.path.exists(xml):
+            pp, pf, _ = junit_counts(xml)
+            passed += pp
+            failed += pf
+            if rc not in (0, 1) and pf == 0:
+                failed += 1
+                notes.append("pytest exit %d" % rc)
+        else:
+            failed += 1
+            notes.append("pytest did not run (exit %d)" % rc)
+    for n in notes:
+        print("note: %s" % n)
+    print("tests: %d passed, %d failed" % (passed, failed), flush=True)
+    return 0 if failed == 0 else 1

@@ -1,0 +1,162 @@
+"""The tidy results: runs.csv (one row per run) and rounds.csv (one row per run and round
+of a blowup workload). The schema is documented column by column in results/README.md;
+tests/tools/test_tidy.py keeps the two in step."""
+import csv
+import json
+
+# Columns every runs.csv has, in this order. Groups with a prefix follow (sorted):
+# knob.<key>, params.<name>, hoardlab.<counter>, extra.<name>.
+RUN_COLUMNS = [
+    # the sweep and the run's place in it
+    "sweep", "index", "order", "repetition",
+    # the allocator
+    "allocator", "variant", "alloc_kind", "strategy", "knobs", "preload",
+    # the workload
+    "workload_label", "workload", "threads", "scale", "seed", "pin",
+    # what happened
+    "status", "exit_code", "error", "started_at", "elapsed_s", "record",
+    # the hlbench record
+    "schema", "reported_strategy", "pinned", "wall_s", "ops", "throughput", "peak_rss_kb",
+    "cache_line", "cores", "rounds",
+]
+HOARDLAB_FIELDS = [
+    "mallocs", "frees", "in_use", "in_use_peak", "os_bytes", "os_bytes_peak", "large_allocs",
+    "lock_acquisitions", "lock_contended", "global_to", "global_from", "remote_frees",
+    "cas_retries", "census_false_blocks", "census_false_lines", "threads", "fragmentation",
+]
+ROUND_COLUMNS = ["sweep", "index", "allocator", "variant", "workload_label", "workload",
+                 "threads", "repetition", "round", "live_bytes", "os_bytes", "rss_kb"]
+PREFIXES = ("knob.", "params.", "hoardlab.", "extra.")
+STRING_COLUMNS = {"sweep", "allocator", "variant", "alloc_kind", "strategy", "knobs", "preload",
+                  "workload_label", "workload", "status", "error", "started_at",
+                  "reported_strategy"}
+
+
+def knobs_text(knobs):
+    return ";".join("%s=%s" % (k, v) for k, v in sorted(knobs.items()))
+
+
+def _flatten(prefix, obj, out):
+    for k, v in obj.items():
+        key = prefix + str(k)
+        if isinstance(v, dict):
+            _flatten(key + ".", v, out)
+        elif isinstance(v, list):
+            out[key] = json.dumps(v, separators=(",", ":"))
+        else:
+            out[key] = v
+
+
+def rows_for(run, result, sweep_name, order):
+    """Tidy rows (normally one) for a run and its result from runner.run_one; plus the
+    rounds rows. A run without records still gives one row carrying its status."""
+    base = {
+        "sweep": sweep_name, "index": run["index"], "order": order,
+        "repetition": run["repetition"], "allocator": run["allocator"],
+        "variant": run["variant"], "alloc_kind": run["kind"], "strategy": run["base"],
+        "knobs": knobs_text(run["knobs"]), "preload": result.get("env", {}).get("LD_PRELOAD", ""),
+        "workload_label": run["workload_label"], "workload": run["workload"],
+        "threads": run["threads"], "scale": run["scale"], "seed": run["seed"],
+        "pin": int(bool(run.get("pin"))), "status": result["status"],
+        "exit_code": result["exit_code"], "error": result["error"].replace("\n", " | ")
+        if result["status"] != "ok" else "",
+        "started_at": result["started_at"], "elapsed_s": result["elapsed_s"],
+    }
+    for k, v in run["knobs"].items():
+        base["knob." + k] = v
+    for k, v in run.get("params", {}).items():
+        base["params." + k] = v
+    recs = result["records"] or [None]
+    rows, rounds = [], []
+    for i, rec in enumerate(recs):
+        row = dict(base)
+        row["record"] = i
+        if rec is not None:
+            row.update({
+                "schema": rec.get("schema"), "reported_strategy": rec.get("strategy"),
+                "pinned": int(bool(rec.get("pinned"))) if rec.get("pinned") is not None else None,
+                "wall_s": rec.get("wall_s"), "ops": rec.get("ops"),
+                "throughput": rec.get("throughput"), "peak_rss_kb": rec.get("peak_rss_kb"),
+                "cache_line": rec.get("cache_line"), "cores": rec.get("cores"),
+            })
+            for k, v in (rec.get("params") or {}).items():
+                row["params." + k] = v if not isinstance(v, (list, dict)) else json.dumps(v)
+            hl = rec.get("hoardlab")
+            if isinstance(hl, dict):
+                for k in HOARDLAB_FIELDS:
+                    row["hoardlab." + k] = hl.get(k)
+                for k, v in hl.items():
+                    if k not in HOARDLAB_FIELDS and not isinstance(v, (dict, list)):
+                        row["hoardlab." + k] = v
+            extra = dict(rec.get("extra") or {})
+            rlist = extra.pop("rounds", None)
+            _flatten("extra.", extra, row)
+            if isinstance(rlist, list):
+                row["rounds"] = len(rlist)
+                for r in rlist:
+                    rounds.append({
+                        "sweep": sweep_name, "index": run["index"],
+                        "allocator": run["allocator"], "variant": run["variant"],
+                        "workload_label": run["workload_label"], "workload": run["workload"],
+                        "threads": run["threads"], "repetition": run["repetition"],
+                        "round": r.get("round"), "live_bytes": r.get("live_bytes"),
+                        "os_bytes": r.get("os_bytes"), "rss_kb": r.get("rss_kb"),
+                    })
+            # An allocator that did not load is not a measurement of that allocator.
+            if row["status"] == "ok" and run["kind"] == "hoardlab" and \
+                    rec.get("strategy") != run["base"]:
+                row["status"] = "not-loaded"
+                row["error"] = ("hlbench reports strategy %r, expected %r: libhoardlab.so "
+                                "was not loaded or chose another strategy"
+                                % (rec.get("strategy"), run["base"]))
+        rows.append(row)
+    return rows, rounds
+
+
+def columns_for(rows):
+    extra = set()
+    for r in rows:
+        extra.update(k for k in r if k.startswith(PREFIXES))
+    hl = ["hoardlab." + k for k in HOARDLAB_FIELDS]
+    rest = sorted(extra - set(hl))
+    groups = [c for c in rest if c.startswith("knob.")] + \
+        [c for c in rest if c.startswith("params.")] + hl + \
+        [c for c in rest if c.startswith("hoardlab.")] + \
+        [c for c in rest if c.startswith("extra.")]
+    return RUN_COLUMNS + groups
+
+
+def _cell(v):
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return int(v)
+    return v
+
+
+def write_csv(path, rows, columns):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns, extrasaction="raise")
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: _cell(r.get(c)) for c in columns})
+
+
+def convert(col, text):
+    if text == "" or text is None:
+        return None
+    if col in STRING_COLUMNS or col.startswith("knob."):
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return [{k: convert(k, v) for k, v in r.items()} for r in csv.DictReader(f)]

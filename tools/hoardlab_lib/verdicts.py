@@ -1,0 +1,339 @@
+"""The taxonomy verdicts, decided from measured rows only (tidy rows as read from
+runs.csv / rounds.csv). Every rule is a named function whose docstring states it; the
+report prints the same text (RULES). Thresholds are constants here, chosen before looking
+at any measurement and never adjusted per strategy.
+
+Verdict values: fast/scalable/false sharing: yes, maybe (scalable only), no;
+blowup: O(1), O(P), unbounded; and 'undecided' (with the reason) when the data cannot
+decide — too few cores, a workload not measured, runs that failed.
+"""
+import math
+import statistics
+
+FAST_MIN_RATIO = 0.8          # fast: 1-thread throughput >= 80% of serial's
+SCALE_YES_GAIN = 0.5          # scalable yes: at least half the ideal extra speedup
+SCALE_NO_GAIN = 0.15          # scalable no: less than 15% of it
+ROUNDS_GROWTH = 1.5           # unbounded: memory at the last round >= 1.5 x at round n/4
+LIVE_FLAT = 1.1               # ... while live bytes grew by less than 10%
+P_GROWTH_SHARE = 0.5          # O(P): blowup grows >= half as fast as the thread count
+FEW_CORES = 4                 # below this many cores, scalability evidence is weak
+
+TIMING_WORKLOADS_EXCLUDED = ("blowup-prodcons", "blowup-roundrobin", "replay")
+SCALE_WORKLOADS = ("threadtest", "shbench", "larson", "linux-scalability")
+FS_CENSUS_WORKLOADS = ("active-false", "passive-false", "threadtest", "shbench", "larson")
+FS_TIMING_WORKLOADS = ("active-false", "passive-false")
+BLOWUP_WORKLOADS = ("blowup-prodcons", "blowup-roundrobin")
+
+RULES = {
+    "fast": "fast? = yes if the geometric mean, over the workloads measured at 1 thread, of "
+            "(median throughput / median throughput of `serial`) is >= %.2f; else no."
+            % FAST_MIN_RATIO,
+    "scalable": "scalable? from speedup S = median throughput at the highest thread count T "
+                "measured / median throughput at 1 thread (geometric mean over %s). With "
+                "ideal I = min(T, cores) and gain g = (S-1)/(I-1): yes if g >= %.2f, no if "
+                "g < %.2f, maybe in between. Undecided when I < 2."
+                % (", ".join(SCALE_WORKLOADS), SCALE_YES_GAIN, SCALE_NO_GAIN),
+    "false_sharing": "avoids false sharing? = yes if the census (census=on runs with >= 2 "
+                     "threads on %s) counts 0 falsely-shared blocks in every run; no if any "
+                     "run counts more. Without census runs: from active-false and "
+                     "passive-false speedups, yes if both reach gain g >= %.2f (as for "
+                     "scalable?), else no."
+                     % (", ".join(FS_CENSUS_WORKLOADS), SCALE_YES_GAIN),
+    "blowup": "blowup: unbounded if, in a blowup workload (%s), memory held (A, or RSS for "
+              "allocators without hoardlab statistics) at the last round is >= %.1f x that "
+              "at round n/4 while live bytes grew < %d%%; else O(P) if blowup b(T) = A / A "
+              "of `serial` at the same thread count on blowup-roundrobin grows from the "
+              "lowest to the highest thread count by >= %.1f of the thread ratio's growth "
+              "(b(Tmax)/b(Tmin) >= 1 + %.1f (Tmax/Tmin - 1)); else O(1). Undecided when the "
+              "blowup workloads were not measured or only at one thread count."
+              % (", ".join(BLOWUP_WORKLOADS), ROUNDS_GROWTH, round((LIVE_FLAT - 1) * 100),
+                 P_GROWTH_SHARE, P_GROWTH_SHARE),
+}
+
+
+def verdict(value, evidence, note=""):
+    return {"value": value, "evidence": evidence, "note": note}
+
+
+def truthy(v):
+    return str(v).strip().lower() in ("on", "1", "true", "yes")
+
+
+def ok(rows):
+    return [r for r in rows if r.get("status") == "ok"]
+
+
+def is_census(r):
+    return truthy(r.get("knob.census", ""))
+
+
+def timing_rows(rows):
+    return [r for r in ok(rows) if not is_census(r) and r.get("throughput") is not None]
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def gmean(xs):
+    xs = [x for x in xs if x is not None and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def throughput_table(rows):
+    """{(variant, workload_label, threads): median throughput} over timing rows."""
+    acc = {}
+    for r in timing_rows(rows):
+        acc.setdefault((r["variant"], r["workload_label"], r["threads"]), []).append(
+            r["throughput"])
+    return {k: median(v) for k, v in acc.items()}
+
+
+def reference_variant(rows, strategy="serial"):
+    """The variant that stands for `strategy` with no knob overrides (census aside)."""
+    cands = sorted({r["variant"] for r in rows if r.get("strategy") == strategy})
+    if strategy in cands:
+        return strategy
+    for c in cands:
+        knobs = [k for k in str(next(r for r in rows if r["variant"] == c).get("knobs") or "")
+                 .split(";") if k and not k.startswith("census=")]
+        if not knobs:
+            return c
+    return cands[0] if cands else None
+
+
+def fast(rows, variant, reference):
+    """fast?: 1-thread throughput against `serial` (rule: RULES['fast'])."""
+    if reference is None:
+        return verdict("undecided", "serial was not measured")
+    tab = throughput_table(rows)
+    ratios = []
+    for (v, wl, t), thr in sorted(tab.items()):
+        if v != variant or t != 1 or wl.startswith(TIMING_WORKLOADS_EXCLUDED):
+            continue
+        ref = tab.get((reference, wl, 1))
+        if ref and thr:
+            ratios.append((wl, thr / ref))
+    if not ratios:
+        return verdict("undecided", "no 1-thread runs shared with %s" % reference)
+    g = gmean([x for _, x in ratios])
+    ev = "%.2f x %s (%s)" % (g, reference, ", ".join("%s %.2f" % w for w in ratios))
+    if variant == reference:
+        return verdict("yes", "the reference (1.00 x itself)")
+    return verdict("yes" if g >= FAST_MIN_RATIO else "no", ev)
+
+
+def speedups(rows, variant, workloads, max_threads=None):
+    """{workload: (S, Tmax)}: median throughput at the highest thread count (at most
+    max_threads when given) over 1 thread."""
+    tab = throughput_table(rows)
+    res = {}
+    for wl in workloads:
+        ts = sorted(t for (v, w, t) in tab if v == variant and w == wl and
+                    (max_threads is None or t <= max_threads))
+        if len(ts) < 2 or ts[0] != 1 or not tab.get((variant, wl, 1)):
+            continue
+        res[wl] = (tab[(variant, wl, ts[-1])] / tab[(variant, wl, 1)], ts[-1])
+    return res
+
+
+def rep_spread(rows):
+    """Run-to-run noise: {(variant, workload_label, threads): max/min throughput over
+    repetitions} for groups with at least 2 repetitions."""
+    acc = {}
+    for r in timing_rows(rows):
+        acc.setdefault((r["variant"], r["workload_label"], r["threads"]), []).append(
+            r["throughput"])
+    return {k: max(x) / min(x) for k, x in acc.items() if len(x) >= 2 and min(x) > 0}
+
+
+def gain(s, ideal):
+    return (s - 1.0) / (ideal - 1.0)
+
+
+def scalable(rows, variant, ncores):
+    """scalable?: speedup at the highest thread count (rule: RULES['scalable'])."""
+    sp = speedups(rows, variant, SCALE_WORKLOADS)
+    if not sp:
+        return verdict("undecided", "no workload of %s measured at 1 and >= 2 threads"
+                       % "/".join(SCALE_WORKLOADS))
+    tmax = min(t for _, t in sp.values())
+    ideal = min(tmax, ncores)
+    s = gmean([x for x, _ in sp.values()])
+    ev = "S = %.2f at %d threads (%s)" % (s, tmax, ", ".join(
+        "%s %.2f" % (w, x) for w, (x, _) in sorted(sp.items())))
+    if ideal < 2:
+        return verdict("undecided", ev, "this machine has %d core(s): speedup cannot show" % ncores)
+    g = gain(s, ideal)
+    note = ""
+    if ncores < FEW_CORES:
+        note = "weak evidence: %d cores" % ncores
+    val = "yes" if g >= SCALE_YES_GAIN else ("no" if g < SCALE_NO_GAIN else "maybe")
+    return verdict(val, ev + ", gain %.2f of ideal %d" % (g, ideal), note)
+
+
+def census_counts(rows, variant):
+    """{workload: max census_false_blocks over census runs with >= 2 threads}."""
+    res = {}
+    for r in ok(rows):
+        if r["variant"] != variant or not is_census(r) or (r.get("threads") or 0) < 2:
+            continue
+        c = r.get("hoardlab.census_false_blocks")
+        if c is None:
+            continue
+        wl = r["workload_label"]
+        if r["workload"] not in FS_CENSUS_WORKLOADS:
+            continue
+        res[wl] = max(res.get(wl, 0), c)
+    return res
+
+
+def false_sharing(rows, variant, ncores):
+    """avoids false sharing? (rule: RULES['false_sharing'])."""
+    counts = census_counts(rows, variant)
+    sp = speedups(rows, variant, FS_TIMING_WORKLOADS)
+    timing = ", ".join("%s S=%.2f" % (w, x) for w, (x, _) in sorted(sp.items()))
+    if counts:
+        bad = {w: c for w, c in counts.items() if c > 0}
+        ev = "census: " + ", ".join("%s %d" % (w, c) for w, c in sorted(counts.items()))
+        wl_of = {r["workload_label"]: r["workload"] for r in rows}
+        kinds = []
+        if any(wl_of.get(w) == "active-false" for w in bad):
+            kinds.append("actively induced (active-false)")
+        if any(wl_of.get(w) == "passive-false" for w in bad):
+            kinds.append("passively induced (passive-false)")
+        note = "; ".join(kinds)
+        if timing:
+            ev += "; timing: " + timing
+        return verdict("no" if bad else "yes", ev, note.strip())
+    if not sp:
+        return verdict("undecided", "no census runs and no active-/passive-false timing")
+    tmax = min(t for _, t in sp.values())
+    ideal = min(tmax, ncores)
+    if ideal < 2:
+        return verdict("undecided", "timing: " + timing,
+                       "no census runs, and %d core(s) cannot show false sharing" % ncores)
+    missing = [w for w in FS_TIMING_WORKLOADS if w not in sp]
+    good = all(gain(x, ideal) >= SCALE_YES_GAIN for x, _ in sp.values())
+    if missing and good:
+        return verdict("undecided", "timing: " + timing, "%s not measured" % ", ".join(missing))
+    return verdict("yes" if good else "no", "timing (no census): " + timing,
+                   "decided from speed only" + ("; only %d cores" % ncores
+                                                if ncores < FEW_CORES else ""))
+
+
+def memory_of(r):
+    """(bytes held from the OS, source): hoardlab's A when loaded, else peak RSS."""
+    a = r.get("hoardlab.os_bytes_peak")
+    if a is not None:
+        return a, "A"
+    rss = r.get("peak_rss_kb")
+    return (rss * 1024 if rss is not None else None), "RSS"
+
+
+def round_series(rounds, index):
+    rs = sorted((r for r in rounds if r["index"] == index), key=lambda r: r["round"])
+    mem = [(r["os_bytes"] if r.get("os_bytes") is not None else
+            (r["rss_kb"] * 1024 if r.get("rss_kb") is not None else None)) for r in rs]
+    live = [r.get("live_bytes") for r in rs]
+    return mem, live
+
+
+def rounds_growth(mem, live):
+    """(memory growth, live growth) from round n/4 to the last; None when < 4 rounds."""
+    n = len(mem)
+    if n < 4 or None in mem:
+        return None
+    e = n // 4
+    if not mem[e]:
+        return None
+    lg = (live[-1] / live[e]) if live[e] else 1.0
+    return mem[-1] / mem[e], lg
+
+
+def blowup(rows, rounds, variant, reference):
+    """blowup class (rule: RULES['blowup'])."""
+    okrows = [r for r in ok(rows) if r["variant"] == variant and
+              r["workload"] in BLOWUP_WORKLOADS and not is_census(r)]
+    if not okrows:
+        return verdict("undecided", "blowup workloads not measured (or all failed)")
+    # Growth over rounds, per workload and thread count: median over repetitions.
+    growth = {}
+    for r in okrows:
+        g = rounds_growth(*round_series(rounds, r["index"]))
+        if g is not None:
+            growth.setdefault((r["workload_label"], r["threads"]), []).append(g)
+    ev = []
+    unbounded = []
+    for key, gs in sorted(growth.items()):
+        mg = median([g[0] for g in gs])
+        lg = median([g[1] for g in gs])
+        ev.append("%s t=%d rounds x%.2f" % (key[0], key[1], mg))
+        if mg >= ROUNDS_GROWTH and lg < LIVE_FLAT:
+            unbounded.append(key)
+    if unbounded:
+        return verdict("unbounded", "; ".join(ev))
+    # Growth over P on blowup-roundrobin: b(T) = A / A(serial), or A/U without serial.
+    def med_mem(v, t):
+        return median([memory_of(r)[0] for r in ok(rows) if r["variant"] == v and
+                       r["workload"] == "blowup-roundrobin" and r["threads"] == t and
+                       not is_census(r)])
+    ts = sorted({r["threads"] for r in okrows if r["workload"] == "blowup-roundrobin"})
+    b, how = {}, ""
+    for t in ts:
+        a = med_mem(variant, t)
+        ref = med_mem(reference, t) if reference else None
+        if a and ref:
+            b[t], how = a / ref, "A/A(%s)" % reference
+        elif a:
+            u = median([r.get("hoardlab.in_use_peak") for r in okrows
+                        if r["workload"] == "blowup-roundrobin" and r["threads"] == t])
+            if u:
+                b[t], how = a / u, "A/U (serial not measured)"
+    if len(b) < 2:
+        why = "blowup-roundrobin measured at fewer than 2 thread counts"
+        if not growth:
+            why += ", and no round-by-round memory"
+        return verdict("undecided", "; ".join(ev) or "no usable data", why)
+    tmin, tmax = min(b), max(b)
+    pg = b[tmax] / b[tmin]
+    need = 1 + P_GROWTH_SHARE * (tmax / tmin - 1)
+    ev.append("%s %.2f at t=%d -> %.2f at t=%d (x%.2f, O(P) needs x%.2f)"
+              % (how, b[tmin], tmin, b[tmax], tmax, pg, need))
+    u = {t: median([r.get("hoardlab.in_use_peak") for r in okrows
+                    if r["workload"] == "blowup-roundrobin" and r["threads"] == t])
+         for t in (tmin, tmax)}
+    if u[tmin] and u[tmax]:
+        ev.append("live peak U x%.2f over the same threads" % (u[tmax] / u[tmin]))
+    return verdict("O(P)" if pg >= need else "O(1)", "; ".join(ev))
+
+
+def taxonomy(rows, rounds, ncores, strategies=None):
+    """One entry per strategy variant without knob overrides (the taxonomy rows)."""
+    from . import paper
+    ref = reference_variant(rows, "serial")
+    res = []
+    seen = []
+    for r in rows:
+        if r.get("alloc_kind") != "hoardlab":
+            continue
+        v = r["variant"]
+        if v in seen:
+            continue
+        seen.append(v)
+    for v in seen:
+        strat = next(r["strategy"] for r in rows if r["variant"] == v)
+        if strategies and strat not in strategies:
+            continue
+        entry = {"variant": v, "strategy": strat,
+                 "fast": fast(rows, v, ref),
+                 "scalable": scalable(rows, v, ncores),
+                 "false_sharing": false_sharing(rows, v, ncores),
+                 "blowup": blowup(rows, rounds, v, ref),
+                 "claim": paper.claim(strat)}
+        entry["mismatches"] = [k for k in ("fast", "scalable", "false_sharing", "blowup")
+                               if entry["claim"] and entry[k]["value"] != "undecided" and
+                               entry[k]["value"] not in entry["claim"][k]]
+        res.append(entry)
+    return res
