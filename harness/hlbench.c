@@ -32,8 +32,8 @@ const struct hb_workload hb_workloads[] = {
       "do local work and free them (Michael)", hb_prodcons_params, 1, hb_prodcons },
     { "blowup-prodcons", "producers allocate K blocks a round, their consumers free them; "
       "memory held vs live per round", hb_blowup_prodcons_params, 2, hb_blowup_prodcons },
-    { "blowup-roundrobin", "thread i allocates K blocks a round, thread (i+1) mod P frees "
-      "them; memory held vs live per round", hb_blowup_roundrobin_params, 1,
+    { "blowup-roundrobin", "round k: thread k mod P allocates K blocks, thread k+1 mod P "
+      "frees them (K live); memory held vs live per round", hb_blowup_roundrobin_params, 1,
       hb_blowup_roundrobin },
     { "ucpp-random", "threads allocate and free batches of random sizes 8..1024 "
       "(uC++ report: free-list lock contention)", hb_ucpp_random_params, 1, hb_ucpp_random },

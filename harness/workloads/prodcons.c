@@ -175,18 +175,22 @@ struct blowup {
     uint64_t salt;
 };
 
-/* Each round: allocators fill their bucket; thread 0 records the round at its peak; each
- * bucket is freed by another thread: the consumer of the pair (thread 2j+1 frees 2j's), or
- * the next thread round robin (thread i+1 mod P frees i's). */
+/* blowup-prodcons, each round: every producer (even thread) fills its bucket, thread 0 records
+ * the round at the peak, each consumer (the odd thread after it) frees its producer's bucket.
+ * blowup-roundrobin is Hoard §2.2's example, one hand-over a round: thread k mod P allocates K
+ * blocks and thread k+1 mod P frees them, so only K blocks are ever live; a heap that keeps
+ * what is freed into it ends up holding K blocks' worth per thread: O(P) blowup. */
 static void blowup_thread(struct hb_run *r, int i, void *arg)
 {
     struct blowup *B = arg;
     long long rounds = hb_int(r, "rounds"), K = hb_int(r, "blocks");
     size_t size = (size_t)hb_int(r, "size");
     int P = r->threads;
-    bool allocates = B->roundrobin ? true : (i % 2 == 0 && i + 1 < P);
-    int frees_of = B->roundrobin ? (i + P - 1) % P : (i % 2 == 1 ? i - 1 : -1);
     for (long long k = 0; k < rounds; k++) {
+        int turn = (int)(k % P);
+        bool allocates = B->roundrobin ? i == turn : (i % 2 == 0 && i + 1 < P);
+        int frees_of = B->roundrobin ? (i == (turn + 1) % P ? turn : -1)
+                                     : (i % 2 == 1 ? i - 1 : -1);
         if (allocates)
             for (long long j = 0; j < K; j++) B->bucket[i][j] = hb_alloc(size, B->salt);
         pthread_barrier_wait(&B->step);
@@ -195,14 +199,14 @@ static void blowup_thread(struct hb_run *r, int i, void *arg)
         if (frees_of >= 0)
             for (long long j = 0; j < K; j++) hb_release(B->bucket[frees_of][j], size, B->salt);
         pthread_barrier_wait(&B->step);
+        if (allocates) atomic_fetch_add(&r->ops, (unsigned long long)(2 * K));
     }
-    if (allocates) atomic_fetch_add(&r->ops, (unsigned long long)(2 * K * rounds));
 }
 
 static int blowup(struct hb_run *r, bool roundrobin)
 {
     struct blowup B = { .roundrobin = roundrobin, .salt = hb_mix(r->seed ^ 0xb10b),
-                        .producers = roundrobin ? r->threads : r->threads / 2 };
+                        .producers = roundrobin ? 1 : r->threads / 2 };
     size_t K = (size_t)hb_int(r, "blocks");
     if (hb_int(r, "size") < 1) hb_usage("size must be >= 1");
     if (!(B.bucket = calloc((size_t)r->threads, sizeof *B.bucket))) hb_fail("out of memory");
