@@ -170,3 +170,33 @@ void hl_heap_check(const struct hl_heap *h, int c)
              "u %zu a %zu superblocks %u empty %u", h->index, h->u, h->a, h->nsb, h->nempty,
              u, a, n, empties);
 }
+
+/* ---- the rows of the dispatch table the heap strategies share ------------------------------ */
+
+void *hl_heaps_malloc(size_t size)
+{
+    unsigned c = hl_class_of(size);
+    struct hl_heap *h = hl_heap_mine();
+    hl_heap_enter(h);
+    void *p = hl_heap_alloc(h, c);
+    if (hl_unlikely(!p)) {
+        struct hl_sb *sb = hl_sb_new(c);
+        if (sb) {
+            hl_heap_attach(h, sb);
+            p = hl_heap_alloc_from(h, sb);
+        }
+    }
+    if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
+    hl_heap_leave(h);
+    return p;
+}
+
+void *hl_heaps_memalign(size_t align, size_t size)
+{
+    return hl_sb_memalign(hl_heaps_malloc, align, size);
+}
+
+size_t hl_heaps_usable_size(const void *p) { return hl_sb_usable(p); }
+void hl_heaps_fork_prepare(void) { hl_heaps_fork(0); }
+void hl_heaps_fork_parent(void) { hl_heaps_fork(1); }
+void hl_heaps_fork_child(void) { hl_heaps_fork(2); }

@@ -209,6 +209,15 @@ static inline void hl_heap_count_remote(const struct hl_heap *owner)
 }
 void hl_heaps_thread_exit(struct hl_thread *t);   /* thread mode: its heap back to the pool */
 void hl_heaps_fork(int phase);                    /* 0 prepare, 1 parent, 2 child */
+
+/* ---- heap.c: the rows of the dispatch table the heap strategies share ------------------- */
+
+/* Allocation without a global heap (private, ownership): the fullest superblock of the class
+ * in the thread's heap, else a fresh superblock from the OS. */
+void  *hl_heaps_malloc(size_t size);
+void  *hl_heaps_memalign(size_t align, size_t size);   /* inside a block of hl_heaps_malloc */
+size_t hl_heaps_usable_size(const void *p);
+void   hl_heaps_fork_prepare(void), hl_heaps_fork_parent(void), hl_heaps_fork_child(void);
 /* Visit every heap (global first), without locks: for statistics and tests. */
 void hl_heaps_foreach(void (*fn)(struct hl_heap *h, void *arg), void *arg);
 

@@ -145,11 +145,6 @@ static void *hoard_memalign(size_t align, size_t size)
     return hl_sb_memalign(hoard_malloc, align, size);
 }
 
-static size_t hoard_usable_size(const void *p) { return hl_sb_usable(p); }
-static void hoard_thread_exit(struct hl_thread *t) { hl_heaps_thread_exit(t); }
-static void hoard_fork_prepare(void) { hl_heaps_fork(0); }
-static void hoard_fork_parent(void) { hl_heaps_fork(1); }
-static void hoard_fork_child(void) { hl_heaps_fork(2); }
 
 const struct hl_strategy hl_strategy_hoard = {
     .name = "hoard",
@@ -158,9 +153,9 @@ const struct hl_strategy hl_strategy_hoard = {
     .malloc = hoard_malloc,
     .free = hl_hoard_free,
     .memalign = hoard_memalign,
-    .usable_size = hoard_usable_size,
-    .thread_exit = hoard_thread_exit,
-    .fork_prepare = hoard_fork_prepare,
-    .fork_parent = hoard_fork_parent,
-    .fork_child = hoard_fork_child,
+    .usable_size = hl_heaps_usable_size,
+    .thread_exit = hl_heaps_thread_exit,
+    .fork_prepare = hl_heaps_fork_prepare,
+    .fork_parent = hl_heaps_fork_parent,
+    .fork_child = hl_heaps_fork_child,
 };
