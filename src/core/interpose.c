@@ -94,7 +94,10 @@ void *hl_realloc(void *p, size_t size)
     if (!p) return hl_malloc(size);
     if (size == 0) { hl_free(p); return NULL; }            /* as glibc does */
     size_t old = hl_malloc_usable_size(p);
-    if (size <= old && size > old / 2) return p;           /* fits, and wastes under half */
+    if (size <= old && size > old / 2) {                   /* fits, and wastes under half */
+        if (hl_unlikely(hl_checking)) { hl_check_free(p); hl_check_alloc(p); }  /* live? */
+        return p;
+    }
     void *q = hl_malloc(size);
     if (!q) return NULL;                                   /* the old block stays intact */
     memcpy(q, p, size < old ? size : old);

@@ -42,6 +42,15 @@ static void double_free_small(void)
     r_free(p);
 }
 
+/* realloc to a size that fits in place never frees: it must still see that p is dead. */
+static void realloc_after_free(void)
+{
+    void *p = r_malloc(40);
+    expect("double free of %p (strategy %s)", p, strategy);
+    r_free(p);
+    if (r_realloc(p, 30) == NULL) _exit(8);
+}
+
 static void double_free_large(void)
 {
     void *p = r_malloc(5 << 20);
@@ -124,6 +133,7 @@ static void free_of_foreign_mapping(void)
 static const struct { const char *name; void (*run)(void); } cases[] = {
     { "double free of a small block", double_free_small },
     { "double free of a large block", double_free_large },
+    { "realloc in place of a freed block", realloc_after_free },
     { "double free of an aligned block", double_free_aligned },
     { "double free after 1000 other frees", double_free_after_other_frees },
     { "double free across threads", double_free_across_threads },
