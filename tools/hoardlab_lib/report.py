@@ -327,11 +327,14 @@ def ucpp(rows, ncores):
         if not s:
             continue
         for (on, v), (x, t) in sorted(s.items()):
-            cen = [r.get("hoardlab.census_false_blocks") for r in V.ok(rows)
-                   if r["variant"] == v and r["workload"] == w and V.is_census(r) and
-                   r.get("hoardlab.census_false_blocks") is not None]
+            def census(field):
+                vals = [r.get(field) for r in V.ok(rows)
+                        if r["variant"] == v and r["workload"] == w and V.is_census(r) and
+                        r.get(field) is not None]
+                return max(vals) if vals else "–"
             rs.append([w, v, "on" if on else "off", "%.2f (t=%d)" % (x, t),
-                       max(cen) if cen else "–"])
+                       census("hoardlab.census_false_blocks"),
+                       census("hoardlab.census_meta_false")])
         if w == "ucpp-unique":
             off = [x for (on, _), (x, _) in s.items() if not on]
             on_ = [x for (on, _), (x, _) in s.items() if on]
@@ -341,12 +344,21 @@ def ucpp(rows, ncores):
                 checks.append("padding=on removes the slowdown (S >= 1 and above off): "
                               "S = %.2f — %s" % (max(on_), mark(max(on_) >= 1.0 and
                                                                 max(on_) > min(off))))
+            meta = {row[2]: row[5] for row in rs if row[0] == w and row[5] != "–"}
+            if "off" in meta and "on" in meta:
+                checks.append("the census sees the free-list heads falsely shared with "
+                              "padding off (> 0) and not with it on (0): %s and %s — %s"
+                              % (meta["off"], meta["on"],
+                                 mark(meta["off"] > 0 and meta["on"] == 0)))
     if not rs:
         return []
-    out += [table(["workload", "allocator", "padding", "speedup", "census blocks"], rs), ""]
+    out += [table(["workload", "allocator", "padding", "speedup", "census blocks",
+                   "census metadata"], rs), ""]
     out += ["- " + c for c in checks]
-    out += ["", "The census counts blocks handed out, not the allocator's own metadata; "
-            "false sharing of the free-list heads shows in the timing only.", ""]
+    out += ["", "census blocks: blocks handed out on a line another thread held (the program's "
+            "data); census metadata: touches of a free-list head on a cache line last touched "
+            "by another thread for another list (the allocator's own data, which padding "
+            "separates).", ""]
     return out
 
 

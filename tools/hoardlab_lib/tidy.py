@@ -22,7 +22,8 @@ RUN_COLUMNS = [
 HOARDLAB_FIELDS = [
     "mallocs", "frees", "in_use", "in_use_peak", "os_bytes", "os_bytes_peak", "large_allocs",
     "lock_acquisitions", "lock_contended", "global_to", "global_from", "remote_frees",
-    "cas_retries", "census_false_blocks", "census_false_lines", "threads", "fragmentation",
+    "cas_retries", "census_false_blocks", "census_false_lines", "census_meta_false", "threads",
+    "fragmentation",
 ]
 ROUND_COLUMNS = ["sweep", "index", "allocator", "variant", "workload_label", "workload",
                  "threads", "repetition", "round", "live_bytes", "os_bytes", "rss_kb"]
