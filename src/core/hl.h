@@ -170,7 +170,19 @@ void hl_thread_fork_prepare(void), hl_thread_fork_parent(void), hl_thread_fork_c
 #else
 #define HL_COUNT(field, n) ((void)0)
 #endif
-void hl_stats_in_use(int64_t delta);    /* called by interpose.c with usable sizes */
+void hl_stats_publish(int64_t delta);   /* out of line: add to the shared U, take the peak */
+/* interpose.c, with usable sizes: the thread's unpublished change, published past stats_batch. */
+static inline void hl_stats_in_use(int64_t delta)
+{
+    _Atomic int64_t *mine = &hl_me.ctr.in_use_unpublished;
+    int64_t d = atomic_load_explicit(mine, memory_order_relaxed) + delta;
+    if (hl_likely(d < (int64_t)hl_cfg.stats_batch && d > -(int64_t)hl_cfg.stats_batch)) {
+        atomic_store_explicit(mine, d, memory_order_relaxed);
+        return;
+    }
+    atomic_store_explicit(mine, 0, memory_order_relaxed);
+    hl_stats_publish(d);
+}
 void hl_stats_fold(struct hl_thread *t);/* a thread exits: keep its counts */
 void hl_stats_at_exit(void);            /* HOARD_STATS output */
 

@@ -16,23 +16,11 @@ static struct hl_counters retired;                 /* under the registry lock */
 static _Atomic int64_t in_use_published;
 static _Atomic int64_t in_use_peak;
 
-static void publish(int64_t delta)
+void hl_stats_publish(int64_t delta)
 {
     int64_t now = atomic_fetch_add(&in_use_published, delta) + delta;
     int64_t peak = atomic_load_explicit(&in_use_peak, memory_order_relaxed);
     while (now > peak && !atomic_compare_exchange_weak(&in_use_peak, &peak, now)) { }
-}
-
-void hl_stats_in_use(int64_t delta)
-{
-    _Atomic int64_t *mine = &hl_me.ctr.in_use_unpublished;
-    int64_t d = atomic_load_explicit(mine, memory_order_relaxed) + delta;
-    if (d >= (int64_t)hl_cfg.stats_batch || d <= -(int64_t)hl_cfg.stats_batch) {
-        atomic_store_explicit(mine, 0, memory_order_relaxed);
-        publish(d);
-    } else {
-        atomic_store_explicit(mine, d, memory_order_relaxed);
-    }
 }
 
 #define LOAD(c) atomic_load_explicit(&(c), memory_order_relaxed)
@@ -48,7 +36,7 @@ static void add_counters(struct hl_counters *to, const struct hl_counters *from)
 void hl_stats_fold(struct hl_thread *t)
 {
     add_counters(&retired, &t->ctr);
-    publish(atomic_exchange(&t->ctr.in_use_unpublished, 0));
+    hl_stats_publish(atomic_exchange(&t->ctr.in_use_unpublished, 0));
     memset(&t->ctr, 0, sizeof t->ctr);
 }
 
