@@ -17,13 +17,18 @@ double hb_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static void say(const char *fmt, va_list ap)
+{
+    fputs("hlbench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 _Noreturn void hb_fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("hlbench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say(fmt, ap);
     va_end(ap);
     fflush(stdout);
     exit(1);
@@ -33,9 +38,7 @@ _Noreturn void hb_usage(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("hlbench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say(fmt, ap);
     va_end(ap);
     exit(2);
 }

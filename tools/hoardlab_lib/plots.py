@@ -30,14 +30,6 @@ def _speed_workloads(tab):
     return sorted({w for (_, w, _) in tab} - set(V.BLOWUP_WORKLOADS))
 
 
-def _variants(rows):
-    seen = []
-    for r in rows:
-        if r["variant"] not in seen:
-            seen.append(r["variant"])
-    return seen
-
-
 def _fname(s):
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)
 
@@ -48,7 +40,7 @@ def speedup_plots(rows, outdir, ncores):
     files = []
     for wl in _speed_workloads(tab):
         series = {}
-        for v in _variants(rows):
+        for v in V.variants(rows):
             base = tab.get((v, wl, 1))
             pts = sorted((t, thr / base) for (vv, w, t), thr in tab.items()
                          if vv == v and w == wl and base and thr)
@@ -87,7 +79,7 @@ def relative_plot(rows, outdir, baseline):
     plt = _plt()
     tab = V.throughput_table(rows)
     wls = _speed_workloads(tab)
-    variants = _variants([r for r in V.timing_rows(rows)])
+    variants = V.variants([r for r in V.timing_rows(rows)])
     files = []
     for which in ("1", "max"):
         data = {}
@@ -136,7 +128,7 @@ def memory_plot(rows, outdir):
     plt = _plt()
     okr = [r for r in V.ok(rows) if not V.is_census(r)]
     wls = sorted({r["workload_label"] for r in okr})
-    variants = _variants(okr)
+    variants = V.variants(okr)
     if not wls:
         return []
     mem, frag = {}, {}
@@ -193,7 +185,7 @@ def rounds_plot(rows, rounds, outdir):
         fig, ax = plt.subplots(figsize=(6.5, 4.2))
         drawn = 0
         live_drawn = False
-        for i, v in enumerate(_variants(rs)):
+        for i, v in enumerate(V.variants(rs)):
             cand = sorted((r for r in rs if r["variant"] == v and r["threads"] == tmax),
                           key=lambda r: r["repetition"])
             if not cand:

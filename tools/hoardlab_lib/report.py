@@ -173,7 +173,7 @@ def _max_threads_rows(rows, wl_name, variant, census=False):
 
 
 def table3(rows):
-    variants = [v for v in _variants(rows) if any(
+    variants = [v for v in V.variants(rows) if any(
         r["variant"] == v and V.is_census(r) for r in V.ok(rows))]
     wls = [w for w in ("threadtest", "shbench", "larson", "active-false", "passive-false",
                        "ucpp-unique", "ucpp-random")
@@ -422,14 +422,6 @@ def knob_section(rows, meta):
     return out
 
 
-def _variants(rows):
-    seen = []
-    for r in rows:
-        if r["variant"] not in seen:
-            seen.append(r["variant"])
-    return seen
-
-
 def throughput_tables(rows, baseline):
     tab = V.throughput_table(rows)
     out = ["## Throughput", "",
@@ -439,7 +431,7 @@ def throughput_tables(rows, baseline):
     for w in sorted({w for (_, w, _) in tab}):
         ts = sorted({t for (_, ww, t) in tab if ww == w})
         rs = []
-        for v in _variants(rows):
+        for v in V.variants(rows):
             if not any((v, w, t) in tab for t in ts):
                 continue
             cells = [v]
@@ -468,7 +460,7 @@ def memory_tables(rows):
         t = max(r["threads"] for r in okr if r["workload_label"] == w)
         refa = V.median([V.memory_of(r)[0] for r in okr if r["variant"] == ref and
                          r["workload_label"] == w and r["threads"] == t]) if ref else None
-        for v in _variants(okr):
+        for v in V.variants(okr):
             rr = [r for r in okr if r["variant"] == v and r["workload_label"] == w and
                   r["threads"] == t]
             if not rr:

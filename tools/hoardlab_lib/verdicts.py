@@ -337,3 +337,12 @@ def taxonomy(rows, rounds, ncores, strategies=None):
                                entry[k]["value"] not in entry["claim"][k]]
         res.append(entry)
     return res
+
+
+def variants(rows):
+    """The allocator variants of rows, in order of first appearance."""
+    seen = []
+    for r in rows:
+        if r["variant"] not in seen:
+            seen.append(r["variant"])
+    return seen
