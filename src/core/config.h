@@ -19,8 +19,13 @@
 #define HL_KB 1024.0
 #define HL_MB (1024.0 * 1024.0)
 
+/* hoard, unless the Meson option `strategies` leaves it out (src/meson.build). */
+#ifndef HL_DEFAULT_STRATEGY
+#define HL_DEFAULT_STRATEGY "hoard"
+#endif
+
 #define HL_OPTIONS(X)                                                                          \
-  X(strategy,        allocator,    ENUM,  "hoard",    0, 0, NULL,                              \
+  X(strategy,        allocator,    ENUM,  HL_DEFAULT_STRATEGY, 0, 0, NULL,                        \
     "allocation strategy (see hlconfig --strategies)")                                         \
   X(verbose,         allocator,    BOOL,  "off",      0, 1, NULL,                              \
     "print the effective configuration to stderr at start-up")                                 \

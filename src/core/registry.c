@@ -1,5 +1,6 @@
 /* registry.c — the dispatch table: every strategy, listed once. The order is the order of
- * `hlconfig --strategies` and of the `strategy` key's choices. */
+ * `hlconfig --strategies` and of the `strategy` key's choices. The Meson option `strategies`
+ * chooses which are compiled in (HL_WITH_<NAME>). */
 #include <string.h>
 #include "hl.h"
 
@@ -7,11 +8,21 @@ extern const struct hl_strategy hl_strategy_serial, hl_strategy_concurrent;
 extern const struct hl_strategy hl_strategy_private, hl_strategy_ownership, hl_strategy_hoard;
 
 const struct hl_strategy *const hl_strategies[] = {
+#ifdef HL_WITH_SERIAL
     &hl_strategy_serial,
+#endif
+#ifdef HL_WITH_CONCURRENT
     &hl_strategy_concurrent,
+#endif
+#ifdef HL_WITH_PRIVATE
     &hl_strategy_private,
+#endif
+#ifdef HL_WITH_OWNERSHIP
     &hl_strategy_ownership,
+#endif
+#ifdef HL_WITH_HOARD
     &hl_strategy_hoard,
+#endif
     NULL,
 };
 
