@@ -6,6 +6,14 @@ import os
 from . import verdicts as V
 
 
+
+def _save(fig, outdir, name):
+    """Lay out, write outdir/name as PNG, close the figure; return name."""
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, name), dpi=110)
+    _plt().close(fig)
+    return name
+
 def _plt():
     import matplotlib
     matplotlib.use("Agg")
@@ -63,10 +71,7 @@ def speedup_plots(rows, outdir, ncores):
         ax.set_xticks(sorted({t for pts in series.values() for t, _ in pts}))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        f = "speedup-%s.png" % _fname(wl)
-        fig.savefig(os.path.join(outdir, f), dpi=110)
-        plt.close(fig)
+        f = _save(fig, outdir, "speedup-%s.png" % _fname(wl))
         files.append(f)
     return files
 
@@ -114,10 +119,8 @@ def relative_plot(rows, outdir, baseline):
                      (baseline, "1 thread" if which == "1" else "highest thread count"))
         ax.legend(fontsize=7, ncol=2)
         ax.grid(alpha=0.3, axis="y")
-        fig.tight_layout()
-        f = "relative-throughput-%s.png" % ("1thread" if which == "1" else "maxthreads")
-        fig.savefig(os.path.join(outdir, f), dpi=110)
-        plt.close(fig)
+        f = _save(fig, outdir, "relative-throughput-%s.png"
+                  % ("1thread" if which == "1" else "maxthreads"))
         files.append(f)
     return files
 
@@ -164,10 +167,7 @@ def memory_plot(rows, outdir):
     axes[1].axhline(1.0, color="k", lw=0.8)
     axes[0].set_title("memory at the highest thread count (median over repetitions)")
     axes[0].legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    f = "memory.png"
-    fig.savefig(os.path.join(outdir, f), dpi=110)
-    plt.close(fig)
+    f = _save(fig, outdir, "memory.png")
     return [f]
 
 
@@ -208,10 +208,7 @@ def rounds_plot(rows, rounds, outdir):
         ax.set_title("%s, %d threads: memory over rounds" % (wl, tmax))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        f = "rounds-%s.png" % _fname(wl)
-        fig.savefig(os.path.join(outdir, f), dpi=110)
-        plt.close(fig)
+        f = _save(fig, outdir, "rounds-%s.png" % _fname(wl))
         files.append(f)
     return files
 
