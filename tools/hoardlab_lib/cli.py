@@ -258,6 +258,25 @@ def cmd_main(a):
     return 0
 
 
+# --- cost -----------------------------------------------------------------------------------
+
+def cmd_cost(a):
+    from . import cost
+    bdir = build_dir(a.build_dir)
+    if a.build:
+        do_build(bdir, a.jobs)
+    names = [n.strip() for n in a.allocators.split(",")] if a.allocators else None
+    results = cost.run(bdir, names, a.pairs, a.jobs or 2)
+    print(cost.table(results))
+    if a.functions:
+        print()
+        print(cost.functions_table(results))
+    if a.json:
+        cost.write(results, a.json)
+        log("wrote %s" % a.json)
+    return 0
+
+
 # --- strategies, config -------------------------------------------------------------------
 
 def cmd_strategies(a):
@@ -350,6 +369,19 @@ def parser():
     s.add_argument("dir")
     s.add_argument("--baseline", help="allocator for relative throughput")
     s.set_defaults(func=cmd_report)
+
+    s = sub.add_parser("cost", help="instructions per malloc+free pair (callgrind), per "
+                       "allocator and case, with the core's share")
+    s.add_argument("-a", "--allocators", help="comma-separated (default: every strategy and "
+                   "every production allocator present)")
+    s.add_argument("--pairs", type=int, default=50000,
+                   help="pairs of the shorter run; the longer runs 3x (default 50000)")
+    s.add_argument("--functions", action="store_true",
+                   help="also print the per-pair cost of every function and source file")
+    s.add_argument("--json", help="write every measurement, per function, to this file")
+    s.add_argument("--build", action="store_true", help="build first")
+    s.add_argument("-j", "--jobs", type=int, help="callgrind runs at once (default 2)")
+    s.set_defaults(func=cmd_cost)
 
     s = sub.add_parser("strategies", help="list strategies and production allocators")
     s.set_defaults(func=cmd_strategies)

@@ -1,0 +1,180 @@
+"""`hoardlab cost`: instructions per malloc+free pair, counted by callgrind (exact and
+repeatable, unlike time on a shared machine), for every compiled-in strategy and every
+production allocator on this machine.
+
+Each case runs harness/hlcost twice under callgrind, with PAIRS and 3 x PAIRS pairs; the cost
+per pair is the slope, (I2 - I1) / (2 x PAIRS), so start-up and exit cancel. The same slope is
+taken per function and source file (from the build's debug information), which splits a
+hoardlab strategy's pair into
+  front     the core's own code around the strategy: interpose.c, export.c, front.h
+            (init check, size routing, dispatch, free routing)
+  stats     the statistics (stats.h, stats.c), inlined where blocks are counted
+  strategy  everything else in libhoardlab.so: the strategy and the mechanisms it uses
+and the rest (the loop in hlcost, the PLT) is `caller`, the same for every allocator.
+core share = front + stats.
+"""
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+from . import common
+from .common import ToolError
+
+FRONT_FILES = {"interpose.c", "export.c", "front.h"}
+STATS_FILES = {"stats.h", "stats.c"}
+CASES = [("8", "local"), ("64", "local"), ("1000", "local"), ("64", "remote")]
+LINE = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+(.*?):(\S+)(?:\s+\[(.*)\])?\s*$")
+
+
+def case_name(size, mode):
+    return "%s B" % size if mode == "local" else "%s B remote" % size
+
+
+def callgrind_functions(argv, env, workdir):
+    """Run argv under callgrind; {(file, function, object): Ir}, total Ir."""
+    out = os.path.join(workdir, "cg.%d.out" % abs(hash(tuple(argv) + tuple(env.items()))))
+    p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out]
+                       + argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True)
+    if p.returncode != 0:
+        raise ToolError("callgrind failed (exit %d): %s\n%s"
+                        % (p.returncode, " ".join(argv), p.stderr[-2000:]))
+    a = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", out],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if a.returncode != 0:
+        raise ToolError("callgrind_annotate failed: %s" % a.stderr[-500:])
+    funcs, total = collections.Counter(), 0
+    for line in a.stdout.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        ir = int(m.group(1).replace(",", ""))
+        if m.group(3) == "TOTALS" or m.group(2).endswith("PROGRAM"):
+            continue
+        funcs[(os.path.basename(m.group(2)), m.group(3), os.path.basename(m.group(4) or ""))] += ir
+    for line in a.stdout.splitlines():
+        if "PROGRAM TOTALS" in line:
+            total = int(line.split()[0].replace(",", ""))
+    os.unlink(out)
+    return funcs, total
+
+
+def measure(bdir, allocator, size, mode, pairs, workdir):
+    """One case: per-pair total and per-(file, function, object) slopes."""
+    hlcost = os.path.join(bdir, "harness", "hlcost")
+    env = dict(os.environ)
+    for k in [k for k in env if k.startswith("HOARD_") or k == "LD_PRELOAD"]:
+        del env[k]
+    if allocator in common.PRODUCTION:
+        lib = common.production_library(allocator)
+        if lib:
+            env["LD_PRELOAD"] = lib
+    else:
+        env["LD_PRELOAD"] = common.require(bdir, "lib")
+        env["HOARD_STRATEGY"] = allocator
+    runs = [callgrind_functions([hlcost, size, str(n), mode], env, workdir)
+            for n in (pairs, 3 * pairs)]
+    (f1, t1), (f2, t2) = runs
+    n = 2.0 * pairs
+    funcs = {k: (f2[k] - f1[k]) / n for k in set(f1) | set(f2)}
+    return {"allocator": allocator, "case": case_name(size, mode), "size": int(size),
+            "mode": mode, "pair": (t2 - t1) / n,
+            "functions": {"%s:%s" % (k[0], k[1]): v for k, v in funcs.items() if abs(v) >= 0.05}}
+
+
+def split(result):
+    """front / stats / strategy / caller shares of a hoardlab strategy's pair."""
+    parts = collections.Counter()
+    for key, v in result["functions"].items():
+        fname = key.split(":", 1)[0]
+        if fname in FRONT_FILES:
+            parts["front"] += v
+        elif fname in STATS_FILES:
+            parts["stats"] += v
+        elif key.split(":", 1)[1] in ("main", "use") or fname == "???":
+            parts["caller"] += v
+        else:
+            parts["strategy"] += v
+    return parts
+
+
+def allocators(bdir, names=None):
+    strategies = [s for s, _ in common.hlconfig_strategies(bdir)]
+    production = []
+    for p in common.PRODUCTION:
+        try:
+            common.production_library(p)
+            production.append(p)
+        except ToolError:
+            pass
+    every = strategies + production
+    if names:
+        unknown = [n for n in names if n not in every]
+        if unknown:
+            raise ToolError("cost: unknown or missing allocator %s; available: %s"
+                            % (", ".join(unknown), ", ".join(every)))
+        return [n for n in every if n in names], strategies
+    return every, strategies
+
+
+def run(bdir, names=None, pairs=50000, jobs=2):
+    if not shutil.which("valgrind") or not shutil.which("callgrind_annotate"):
+        raise ToolError("cost needs valgrind (Debian package valgrind; tools/install-deps)")
+    common.require(bdir, "lib")
+    if not os.path.exists(os.path.join(bdir, "harness", "hlcost")):
+        raise ToolError("hlcost not found in %s/harness: run `tools/hoardlab build`" % bdir)
+    names, strategies = allocators(bdir, names)
+    with tempfile.TemporaryDirectory(prefix="hoardlab-cost-") as workdir:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(measure, bdir, a, s, m, pairs, workdir)
+                       for a in names for s, m in CASES]
+            results = [f.result() for f in futures]
+    for r in results:
+        if r["allocator"] in strategies:
+            r.update({k: round(v, 1) for k, v in split(r).items()})
+    return results
+
+
+def table(results):
+    """Markdown: one row per allocator, a column per case; then the core share per strategy."""
+    cases = [case_name(s, m) for s, m in CASES]
+    by = {(r["allocator"], r["case"]): r for r in results}
+    order = list(dict.fromkeys(r["allocator"] for r in results))
+    lines = ["| allocator | " + " | ".join(cases) + " |",
+             "|---|" + "---|" * len(cases)]
+    for a in order:
+        lines.append("| %s | " % a + " | ".join("%.0f" % by[(a, c)]["pair"] for c in cases)
+                     + " |")
+    shares = [a for a in order if "front" in by[(a, cases[0])]]
+    if shares:
+        lines += ["", "Core share per pair at %s (front + stats), and what the strategy's own "
+                  "code costs:" % cases[0], "",
+                  "| strategy | pair | front | stats | core share | strategy | caller |",
+                  "|---|---|---|---|---|---|---|"]
+        for a in shares:
+            r = by[(a, cases[0])]
+            lines.append("| %s | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f |" % (
+                a, r["pair"], r.get("front", 0), r.get("stats", 0),
+                r.get("front", 0) + r.get("stats", 0), r.get("strategy", 0),
+                r.get("caller", 0)))
+    return "\n".join(lines)
+
+
+def functions_table(results):
+    out = []
+    for r in results:
+        out.append("%s, %s: %.1f per pair" % (r["allocator"], r["case"], r["pair"]))
+        for k, v in sorted(r["functions"].items(), key=lambda kv: -kv[1]):
+            if v >= 0.5:
+                out.append("  %7.1f  %s" % (v, k))
+    return "\n".join(out)
+
+
+def write(results, path):
+    with open(path, "w") as f:
+        json.dump(results, f, indent=1, sort_keys=True)
