@@ -44,9 +44,8 @@ static void *carve(unsigned c)
     if ((size_t)(ch.end - ch.cur) < need) {
         size_t grow = (size_t)hl_cfg.heap_grow * hl_cfg.superblock_size;
         if (grow < need) grow = hl_align_up(need, HL_PAGE);
-        char *region = hl_os_alloc(grow, HL_PAGE);
+        char *region = hl_arena_alloc(grow, HL_PAGE);
         if (!region) return NULL;
-        hl_pagemap_set(region, grow, HL_OWNER_STRATEGY);
         ch.cur = region;                /* the old region's tail (< one block) is left unused */
         ch.end = region + grow;
     }
@@ -87,22 +86,23 @@ void *hl_ch_malloc(size_t size)
 {
     unsigned c = hl_class_of(size);
     struct ch_list *l = list_of(c);
+    void *b;
     if (!ch.per_list_locks) {
         hl_lock_acquire(&ch.heap_lock);
-        void *b = pop(l);
+        b = pop(l);
         if (!b) b = carve(c);
         hl_lock_release(&ch.heap_lock);
-        return b;
+    } else {
+        hl_lock_acquire(&l->lock);
+        b = pop(l);
+        hl_lock_release(&l->lock);
+        if (!b) {
+            hl_lock_acquire(&ch.heap_lock);
+            b = carve(c);
+            hl_lock_release(&ch.heap_lock);
+        }
     }
-    hl_lock_acquire(&l->lock);
-    void *b = pop(l);
-    hl_lock_release(&l->lock);
-    if (!b) {
-        hl_lock_acquire(&ch.heap_lock);
-        b = carve(c);
-        hl_lock_release(&ch.heap_lock);
-    }
-    return b;
+    return hl_likely(b != NULL) ? hl_stats_malloc(b, hl_class_size(c)) : NULL;
 }
 
 void hl_ch_free(void *p)
@@ -114,6 +114,7 @@ void hl_ch_free(void *p)
     }
     struct ch_list *l = list_of(h->cls);
     hl_lock *lock = ch.per_list_locks ? &l->lock : &ch.heap_lock;
+    hl_stats_free(hl_class_size(h->cls));
     hl_lock_acquire(lock);
     push(l, p);
     hl_lock_release(lock);

@@ -39,6 +39,11 @@
     "NUMA placement of memory from the OS (libnuma)")                                          \
   X(large_threshold, allocator,    SIZE,  "0",        0, 64 * HL_MB, NULL,                     \
     "requests above this many bytes get an OS mapping of their own; 0 = S/2")                  \
+  X(large_cache,     allocator,    SIZE,  "32M",      0, 64 * 1024 * HL_MB, NULL,              \
+    "freed large mappings kept for reuse (still counted in A); 0 = none. 32M: glibc's top "   \
+    "mmap threshold, a few MiB-sized buffers, small next to the memory of a large-object run") \
+  X(arena_reserve,   allocator,    SIZE,  "256G",     64 * HL_MB, 64.0 * 1024 * 1024 * HL_MB, NULL, \
+    "address space reserved for strategy blocks (no memory until used); halved if refused")   \
   X(size_classes,    size_classes, ENUM,  "geometric",0, 0, hl_class_tables,                   \
     "size-class table: pow2 (uC++) or geometric with base b (Hoard)")                          \
   X(size_class_base, size_classes, REAL,  "1.2",      1.01, 4.0, NULL,                         \

@@ -3,7 +3,7 @@
  * their own malloc). The glibc-internal __libc_* names are interposed too, or a program that
  * calls them would hand one allocator's blocks to the other. */
 #include <stdlib.h>
-#include "hl.h"
+#include "front.h"
 
 #define EXPORT HL_EXPORT
 
@@ -12,9 +12,9 @@
 __attribute__((constructor)) static void hoardlab_start(void) { hl_init(); }
 __attribute__((destructor)) static void hoardlab_end(void) { hl_at_exit(); }
 
-EXPORT void *malloc(size_t n) { return hl_malloc(n); }
-EXPORT void free(void *p) { hl_free(p); }
-EXPORT void cfree(void *p) { hl_free(p); }
+EXPORT void *malloc(size_t n) { return hl_front_malloc(n); }
+EXPORT void free(void *p) { hl_front_free(p); }
+EXPORT void cfree(void *p) { hl_front_free(p); }
 EXPORT void *calloc(size_t n, size_t s) { return hl_calloc(n, s); }
 EXPORT void *realloc(void *p, size_t n) { return hl_realloc(p, n); }
 EXPORT void *reallocarray(void *p, size_t n, size_t s) { return hl_reallocarray(p, n, s); }
@@ -25,8 +25,8 @@ EXPORT void *valloc(size_t n) { return hl_valloc(n); }
 EXPORT void *pvalloc(size_t n) { return hl_pvalloc(n); }
 EXPORT size_t malloc_usable_size(void *p) { return hl_malloc_usable_size(p); }
 
-EXPORT void *__libc_malloc(size_t n) { return hl_malloc(n); }
-EXPORT void __libc_free(void *p) { hl_free(p); }
+EXPORT void *__libc_malloc(size_t n) { return hl_front_malloc(n); }
+EXPORT void __libc_free(void *p) { hl_front_free(p); }
 EXPORT void *__libc_calloc(size_t n, size_t s) { return hl_calloc(n, s); }
 EXPORT void *__libc_realloc(void *p, size_t n) { return hl_realloc(p, n); }
 EXPORT void *__libc_memalign(size_t a, size_t n) { return hl_memalign(a, n); }

@@ -5,6 +5,7 @@
 #include "heap.h"
 
 unsigned hl_heap_groups;
+size_t (*hl_heap_floor)(const struct hl_heap *h, size_t a);
 
 void hl_heap_init(void)
 {
@@ -23,6 +24,78 @@ struct hl_heap *hl_heap_new(unsigned index, bool shared)
     h->index = index;
     h->shared = shared;
     return h;
+}
+
+size_t hl_heap_u(const struct hl_heap *h)
+{
+    size_t u = 0;
+    for (unsigned c = 0; c < hl_classes->count; c++) u += h->cls[c].u;
+    return u;
+}
+
+void hl_heap_lock_slow(struct hl_heap *h)
+{
+    hl_lock_slow(&h->lock);
+    atomic_store_explicit(&h->contended,
+        atomic_load_explicit(&h->contended, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+/* ---- lists ------------------------------------------------------------------------------- */
+
+/* The range of `used` that keeps sb in `list`: group g of the partly used ones holds
+ * used * G / capacity == g, i.e. used in [ceil(g cap / G), ceil((g + 1) cap / G)). Kept in
+ * sb so that the fast paths compare instead of dividing. The lowest group also keeps a
+ * superblock that empties (the paper's lowest bin runs "to completely empty"), so a
+ * superblock going 1 -> 0 -> 1 blocks in use stays put; the EMPTY list holds superblocks
+ * that arrive empty, and take_empty finds the others through nempty. */
+static void set_bounds(struct hl_sb *sb, unsigned list)
+{
+    uint64_t cap = sb->capacity, g = list, G = hl_heap_groups;
+    if (list == HL_LIST_EMPTY) {
+        sb->group_lo = 0, sb->group_hi = 1;
+    } else if (list == HL_LIST_FULL) {
+        sb->group_lo = sb->capacity, sb->group_hi = sb->capacity + 1;
+    } else {
+        uint64_t lo = (g * cap + G - 1) / G, hi = ((g + 1) * cap + G - 1) / G;
+        sb->group_lo = (uint32_t)(lo <= 1 ? 0 : lo);
+        sb->group_hi = (uint32_t)(hi > cap ? cap : hi);
+    }
+}
+
+void hl_heap_list_push(struct hl_heap *h, struct hl_sb *sb, unsigned list)
+{
+    struct hl_sb **head = &h->cls[sb->cls].list[list];
+    sb->prev = NULL;
+    sb->next = *head;
+    if (*head) (*head)->prev = sb;
+    *head = sb;
+    sb->list = (uint8_t)list;
+    if (list < hl_heap_groups) h->cls[sb->cls].groups |= 1ull << list;
+    set_bounds(sb, list);
+}
+
+void hl_heap_list_unlink(struct hl_heap *h, struct hl_sb *sb)
+{
+    if (sb->prev) sb->prev->next = sb->next;
+    else if (!(h->cls[sb->cls].list[sb->list] = sb->next) && sb->list < hl_heap_groups)
+        h->cls[sb->cls].groups &= ~(1ull << sb->list);
+    if (sb->next) sb->next->prev = sb->prev;
+    sb->next = sb->prev = NULL;
+    sb->list = HL_LIST_NONE;
+}
+
+void hl_heap_move_to_front(struct hl_heap *h, struct hl_sb *sb)
+{
+    unsigned list = sb->list;
+    hl_heap_list_unlink(h, sb);
+    hl_heap_list_push(h, sb, list);
+}
+
+void hl_heap_regroup(struct hl_heap *h, struct hl_sb *sb)
+{
+    unsigned to = hl_heap_group_of(sb);
+    hl_heap_list_unlink(h, sb);
+    hl_heap_list_push(h, sb, to);
 }
 
 struct hl_heap *hl_heap_lock_owner(const struct hl_sb *sb)
@@ -44,8 +117,8 @@ void hl_heap_attach(struct hl_heap *h, struct hl_sb *sb)
     struct hl_heap_class *k = &h->cls[sb->cls];
     k->u += hl_sb_in_use(sb);
     k->a += hl_sb_bytes(sb);
+    if (hl_heap_floor) k->u_floor = hl_heap_floor(h, k->a);
     k->nsb++;
-    h->u += hl_sb_in_use(sb);
     h->a += hl_sb_bytes(sb);
     h->nsb++;
     if (hl_sb_empty(sb)) h->nempty++;
@@ -59,8 +132,8 @@ void hl_heap_detach(struct hl_heap *h, struct hl_sb *sb)
     hl_heap_list_unlink(h, sb);
     k->u -= hl_sb_in_use(sb);
     k->a -= hl_sb_bytes(sb);
+    if (hl_heap_floor) k->u_floor = hl_heap_floor(h, k->a);
     k->nsb--;
-    h->u -= hl_sb_in_use(sb);
     h->a -= hl_sb_bytes(sb);
     h->nsb--;
     if (hl_sb_empty(sb)) h->nempty--;
@@ -73,6 +146,11 @@ static struct hl_sb *take_empty(struct hl_heap *h, unsigned c)
     struct hl_sb *sb = h->cls[c].list[HL_LIST_EMPTY];
     for (unsigned k = 0; !sb && k < hl_classes->count; k++)
         sb = h->cls[k].list[HL_LIST_EMPTY];
+    /* Superblocks that emptied in place (set_bounds): the slow search, rarely needed. */
+    for (unsigned k = 0; !sb && k < hl_classes->count; k++)
+        for (unsigned l = 0; !sb && l < hl_heap_groups; l++)
+            for (struct hl_sb *s = h->cls[k].list[l]; s && !sb; s = s->next)
+                if (hl_sb_empty(s)) sb = s;
     if (!sb) return NULL;
     hl_heap_detach(h, sb);
     if (sb->cls != c) hl_sb_format(sb, c);
@@ -122,6 +200,9 @@ static void check_class(const struct hl_heap *h, unsigned c, uint32_t *empties)
     uint32_t n = 0;
     for (unsigned l = 0; l < hl_heap_groups + 2; l++) {
         const struct hl_sb *prev = NULL;
+        if (l < hl_heap_groups && !k->list[l] != !(k->groups >> l & 1))
+            FAIL("heap %u class %u: group bitmap %#llx disagrees with list %u", h->index, c,
+                 (unsigned long long)k->groups, l);
         for (const struct hl_sb *sb = k->list[l]; sb; prev = sb, sb = sb->next) {
             if (sb->magic != HL_SB_MAGIC || sb->used > sb->carved || sb->carved > sb->capacity)
                 FAIL("heap %u class %u: superblock %p has a damaged header", h->index, c,
@@ -132,13 +213,15 @@ static void check_class(const struct hl_heap *h, unsigned c, uint32_t *empties)
             if (sb->cls != c || sb->list != l || sb->prev != prev)
                 FAIL("heap %u class %u list %u: superblock %p says class %u list %u, or its "
                      "back link is wrong", h->index, c, l, (void *)sb, sb->cls, sb->list);
-            if (hl_heap_group_of(sb) != l)
+            bool emptied = sb->used == 0 && sb->group_lo == 0 && l < hl_heap_groups;
+            if ((hl_heap_group_of(sb) != l && !emptied) || sb->used < sb->group_lo ||
+                sb->used >= sb->group_hi)
                 FAIL("heap %u class %u: superblock %p with %u of %u blocks used sits in list "
                      "%u, belongs in %u", h->index, c, (void *)sb, sb->used, sb->capacity, l,
                      hl_heap_group_of(sb));
             u += hl_sb_in_use(sb);
             a += hl_sb_bytes(sb);
-            if (l == HL_LIST_EMPTY) ++*empties;
+            if (hl_sb_empty(sb)) ++*empties;
             if (++n > (1u << 30)) FAIL("heap %u class %u: list %u has a cycle", h->index, c, l);
         }
     }
@@ -165,9 +248,9 @@ void hl_heap_check(const struct hl_heap *h, int c)
         a += h->cls[k].a;
         n += h->cls[k].nsb;
     }
-    if (u != h->u || a != h->a || n != h->nsb || empties != h->nempty)
-        FAIL("heap %u: totals u %zu a %zu superblocks %u empty %u, but its classes sum to "
-             "u %zu a %zu superblocks %u empty %u", h->index, h->u, h->a, h->nsb, h->nempty,
+    if (a != h->a || n != h->nsb || empties != h->nempty)
+        FAIL("heap %u: totals a %zu superblocks %u empty %u, but its classes sum to "
+             "u %zu a %zu superblocks %u empty %u", h->index, h->a, h->nsb, h->nempty,
              u, a, n, empties);
 }
 
@@ -179,16 +262,62 @@ void *hl_heaps_malloc(size_t size)
     struct hl_heap *h = hl_heap_mine();
     hl_heap_enter(h);
     void *p = hl_heap_alloc(h, c);
-    if (hl_unlikely(!p)) {
-        struct hl_sb *sb = hl_sb_new(c);
-        if (sb) {
-            hl_heap_attach(h, sb);
-            p = hl_heap_alloc_from(h, sb);
-        }
-    }
+    if (hl_unlikely(!p)) p = hl_heaps_refill_from_os(h, c);
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
     hl_heap_leave(h);
-    return p;
+    return hl_likely(p != NULL) ? hl_stats_malloc(p, hl_class_size(c)) : NULL;
+}
+
+void *hl_heaps_refill_from_os(struct hl_heap *h, unsigned c)
+{
+    struct hl_sb *sb = hl_sb_new(c);
+    if (!sb) return NULL;
+    hl_heap_attach(h, sb);
+    return hl_heap_alloc_from(h, sb);
+}
+
+/* ---- malloc and free to the owner: the general paths (heap.h has the fast ones) ----------- */
+
+void *hl_heap_malloc_general(unsigned c, hl_refill_fn refill)
+{
+    struct hl_heap *h = hl_heap_mine();
+    hl_heap_lock(h);
+    void *p = hl_heap_alloc_sb(h, c);
+    if (!p) p = refill(h, c);
+    if (HL_INVARIANT_CHECKS) hl_heap_check(h, -1);
+    hl_heap_unlock(h);
+    return hl_likely(p != NULL) ? hl_stats_malloc(p, hl_class_size(c)) : NULL;
+}
+
+void *hl_heap_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p)
+{
+    size_t size = sb->size;
+    hl_heap_regroup(h, sb);
+    hl_heap_unlock(h);
+    return hl_stats_malloc(p, size);
+}
+
+void hl_heap_free_general(void *p, hl_after_free_fn after)
+{
+    struct hl_sb *sb = hl_sb_of(p);
+    p = hl_sb_block(sb, p);
+    struct hl_heap *h = hl_heap_lock_owner(sb);
+    if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
+    hl_heap_count_remote(h);
+    size_t size = sb->size;
+    hl_heap_free(h, sb, p);
+    after(h, sb);
+    hl_heap_unlock(h);
+    hl_stats_free(size);
+}
+
+void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_after_free_fn after)
+{
+    if (sb->used < sb->group_lo) hl_heap_regroup(h, sb);
+    else hl_heap_to_front(h, sb);
+    after(h, sb);
+    hl_heap_unlock(h);
+    hl_stats_free(size);
 }
 
 void *hl_heaps_memalign(size_t align, size_t size)
@@ -197,6 +326,15 @@ void *hl_heaps_memalign(size_t align, size_t size)
 }
 
 size_t hl_heaps_usable_size(const void *p) { return hl_sb_usable(p); }
+
+static void add_lock_counts(struct hl_heap *h, void *arg)
+{
+    struct hoardlab_stats *s = arg;
+    s->lock_acquisitions += atomic_load_explicit(&h->acquisitions, memory_order_relaxed);
+    s->lock_contended += atomic_load_explicit(&h->contended, memory_order_relaxed);
+}
+
+void hl_heaps_stats(struct hoardlab_stats *s) { hl_heaps_foreach(add_lock_counts, s); }
 void hl_heaps_fork_prepare(void) { hl_heaps_fork(0); }
 void hl_heaps_fork_parent(void) { hl_heaps_fork(1); }
 void hl_heaps_fork_child(void) { hl_heaps_fork(2); }

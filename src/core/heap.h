@@ -25,10 +25,21 @@
 
 #include "superblock.h"
 
+/* -Dchecks=true: verify the heap and superblock after every operation. A constant, so that
+ * `if (HL_INVARIANT_CHECKS)` compiles away when off. (Not the `checks` config key, hl_checking,
+ * which checks frees in interpose.c.) */
+#ifdef HL_CHECKS
+#define HL_INVARIANT_CHECKS 1
+#else
+#define HL_INVARIANT_CHECKS 0
+#endif
+
 struct hl_heap_class {
     struct hl_sb **list;                 /* G + 2 list heads, see above */
     void *loose;                         /* `private`: blocks freed into this heap */
     size_t u, a;                         /* bytes in use / bytes held, this class */
+    size_t u_floor;                      /* u below this: the owner's policy acts (hl_heap_floor) */
+    uint64_t groups;                     /* bit g set: list g (a fullness group) is not empty */
     uint32_t nsb;                        /* superblocks of this class */
 };
 
@@ -36,7 +47,7 @@ struct hl_heap {
     hl_lock lock;
     bool shared;                         /* other threads may touch it: lock it */
     unsigned index;                      /* 0 = hoard's global heap; stable, for stats */
-    size_t u, a;                         /* u_i, a_i: sums over classes */
+    size_t a;                            /* a_i: the sum over classes (u_i: hl_heap_u) */
     uint32_t nsb, nempty;                /* superblocks held; of those, completely empty */
     _Atomic uint64_t acquisitions, contended;   /* this heap's lock, written under it */
     struct hl_heap *pool_next;           /* heapselect.c: free pool of exited threads' heaps */
@@ -49,25 +60,25 @@ extern unsigned hl_heap_groups;          /* G */
 #define HL_LIST_EMPTY (hl_heap_groups + 1)
 #define HL_LIST_NONE  255u
 
+/* A strategy's threshold on u, per class: given a heap and its a for one class, the u below
+ * which hl_heap_free's caller should act (Hoard: the emptiness threshold). Kept in u_floor
+ * and recomputed only when a changes, so free compares two numbers. NULL: never (floor 0). */
+extern size_t (*hl_heap_floor)(const struct hl_heap *h, size_t a);
+
 void hl_heap_init(void);                 /* after config and size classes */
 struct hl_heap *hl_heap_new(unsigned index, bool shared);
+size_t hl_heap_u(const struct hl_heap *h);   /* u_i: the sum over classes */
 
 /* ---- locking ------------------------------------------------------------------------------ */
 
+/* Each heap counts its lock's acquisitions itself (under the lock, so plain adds), and
+ * hl_heaps_stats adds them to the totals; contention is counted on the slow path. */
+void hl_heap_lock_slow(struct hl_heap *h);
 static inline void hl_heap_lock(struct hl_heap *h)
 {
-    bool waited = false;
-    HL_COUNT(lock_acquisitions, 1);
-    if (hl_unlikely(!hl_trylock(&h->lock))) {
-        HL_COUNT(lock_contended, 1);
-        hl_lock_slow(&h->lock);
-        waited = true;
-    }
+    if (hl_unlikely(!hl_trylock(&h->lock))) hl_heap_lock_slow(h);
     atomic_store_explicit(&h->acquisitions,
         atomic_load_explicit(&h->acquisitions, memory_order_relaxed) + 1, memory_order_relaxed);
-    if (waited)
-        atomic_store_explicit(&h->contended,
-            atomic_load_explicit(&h->contended, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
 static inline void hl_heap_unlock(struct hl_heap *h) { hl_lock_release(&h->lock); }
@@ -98,48 +109,41 @@ static inline unsigned hl_heap_group_of(const struct hl_sb *sb)
     return (unsigned)((uint64_t)sb->used * hl_heap_groups / sb->capacity);
 }
 
-static inline void hl_heap_list_push(struct hl_heap *h, struct hl_sb *sb, unsigned list)
+void hl_heap_list_push(struct hl_heap *h, struct hl_sb *sb, unsigned list);
+void hl_heap_list_unlink(struct hl_heap *h, struct hl_sb *sb);
+/* sb's `used` left [group_lo, group_hi): to the front of the list of its new group. */
+void hl_heap_regroup(struct hl_heap *h, struct hl_sb *sb);
+/* sb to the front of its list (§3.1 move-to-front), where it already is in the common case. */
+void hl_heap_move_to_front(struct hl_heap *h, struct hl_sb *sb);
+static inline void hl_heap_to_front(struct hl_heap *h, struct hl_sb *sb)
 {
-    struct hl_sb **head = &h->cls[sb->cls].list[list];
-    sb->prev = NULL;
-    sb->next = *head;
-    if (*head) (*head)->prev = sb;
-    *head = sb;
-    sb->list = (uint8_t)list;
-}
-
-static inline void hl_heap_list_unlink(struct hl_heap *h, struct hl_sb *sb)
-{
-    if (sb->prev) sb->prev->next = sb->next;
-    else h->cls[sb->cls].list[sb->list] = sb->next;
-    if (sb->next) sb->next->prev = sb->prev;
-    sb->next = sb->prev = NULL;
-    sb->list = HL_LIST_NONE;
+    if (hl_unlikely(h->cls[sb->cls].list[sb->list] != sb)) hl_heap_move_to_front(h, sb);
 }
 
 /* One block of sb, which h owns and which is not full. */
 static inline void *hl_heap_alloc_from(struct hl_heap *h, struct hl_sb *sb)
 {
-    struct hl_heap_class *k = &h->cls[sb->cls];
-    bool was_empty = sb->used == 0;
     void *p = hl_sb_pop(sb);
-    k->u += sb->size;
-    h->u += sb->size;
-    if (was_empty) h->nempty--;
-    unsigned g = hl_heap_group_of(sb);
-    if (g != sb->list) {
-        hl_heap_list_unlink(h, sb);
-        hl_heap_list_push(h, sb, g);
-    }
+    h->cls[sb->cls].u += sb->size;
+    if (hl_unlikely(sb->used == 1)) h->nempty--;
+    if (hl_unlikely(sb->used >= sb->group_hi)) hl_heap_regroup(h, sb);
     return p;
 }
 
 /* The slow half of hl_heap_alloc: an empty superblock of any class, re-formatted. */
 void *hl_heap_alloc_empty(struct hl_heap *h, unsigned c);
 
-/* A block of class c from h alone: `loose` blocks first (only `private` has any), then the
- * fullest superblock with free space (Figure 2 line 4), then a recycled empty superblock.
- * NULL when h has no room: the strategy then asks the global heap or the OS. */
+/* A block of class c from h's superblocks: the fullest with free space (Figure 2 line 4),
+ * then a recycled empty superblock. NULL when h has no room: the strategy then asks the
+ * global heap or the OS. */
+static inline void *hl_heap_alloc_sb(struct hl_heap *h, unsigned c)
+{
+    struct hl_heap_class *k = &h->cls[c];
+    if (hl_likely(k->groups)) return hl_heap_alloc_from(h, k->list[63 - __builtin_clzll(k->groups)]);
+    return hl_heap_alloc_empty(h, c);
+}
+
+/* The same, `loose` blocks first (only `private` has any). */
 static inline void *hl_heap_alloc(struct hl_heap *h, unsigned c)
 {
     struct hl_heap_class *k = &h->cls[c];
@@ -148,26 +152,18 @@ static inline void *hl_heap_alloc(struct hl_heap *h, unsigned c)
         k->loose = *(void **)p;
         return p;
     }
-    for (unsigned g = hl_heap_groups; g-- > 0;)
-        if (k->list[g]) return hl_heap_alloc_from(h, k->list[g]);
-    if (k->list[HL_LIST_EMPTY]) return hl_heap_alloc_from(h, k->list[HL_LIST_EMPTY]);
-    return hl_heap_alloc_empty(h, c);
+    return hl_heap_alloc_sb(h, c);
 }
 
 /* Block p back into its superblock sb, which h owns; sb moves to the front of its fullness
  * group (§3.1 move-to-front). */
 static inline void hl_heap_free(struct hl_heap *h, struct hl_sb *sb, void *p)
 {
-    struct hl_heap_class *k = &h->cls[sb->cls];
     hl_sb_push(sb, p);
-    k->u -= sb->size;
-    h->u -= sb->size;
-    if (sb->used == 0) h->nempty++;
-    unsigned g = hl_heap_group_of(sb);
-    if (g != sb->list || k->list[g] != sb) {             /* not already in front */
-        hl_heap_list_unlink(h, sb);
-        hl_heap_list_push(h, sb, g);
-    }
+    h->cls[sb->cls].u -= sb->size;
+    if (hl_unlikely(sb->used == 0)) h->nempty++;
+    if (hl_unlikely(sb->used < sb->group_lo)) hl_heap_regroup(h, sb);
+    else hl_heap_to_front(h, sb);
 }
 
 /* `private`: a block goes onto this heap's own list for its class, not into its superblock. */
@@ -190,9 +186,9 @@ struct hl_heap *hl_heap_select_slow(struct hl_thread *t);
 /* The calling thread's heap. */
 static inline struct hl_heap *hl_heap_mine(void)
 {
-    struct hl_thread *t = hl_self();
-    if (hl_likely(t->heap != NULL)) return t->heap;
-    return hl_heap_select_slow(t);
+    struct hl_heap *h = hl_me.heap;     /* set only once the thread is registered */
+    if (hl_likely(h != NULL)) return h;
+    return hl_heap_select_slow(hl_self());
 }
 /* The calling thread's heap if it has one now, without taking one (NULL if none). */
 struct hl_heap *hl_heap_current(void);
@@ -210,27 +206,99 @@ static inline void hl_heap_count_remote(const struct hl_heap *owner)
 void hl_heaps_thread_exit(struct hl_thread *t);   /* thread mode: its heap back to the pool */
 void hl_heaps_fork(int phase);                    /* 0 prepare, 1 parent, 2 child */
 
+/* ---- heap.c: malloc and free of the strategies whose blocks go back to their owner -------
+ * (ownership, hoard). The fast paths below serve the common call in straight-line code: the
+ * thread has a heap, its lock is free at once, a superblock of the class has room (malloc) or
+ * the block's owner is locked at once (free), and no superblock changes group or heap. Any
+ * other case goes to the general path, which does the same steps with blocking locks. What
+ * the strategies differ in is a hook each: */
+
+/* h locked, no superblock of h has room for class c: a block from elsewhere (hoard: the global
+ * heap, then the OS; ownership: the OS), with its superblock attached to h, or NULL. */
+typedef void *(*hl_refill_fn)(struct hl_heap *h, unsigned c);
+/* h locked, a block of sb was just freed into it and sb is in its right group: the strategy's
+ * policy after a free (hoard: the emptiness threshold; release_empty), invariant checks. */
+typedef void (*hl_after_free_fn)(struct hl_heap *h, struct hl_sb *sb);
+
+void *hl_heap_malloc_general(unsigned c, hl_refill_fn refill);
+void *hl_heap_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p);
+void hl_heap_free_general(void *p, hl_after_free_fn after);
+void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_after_free_fn after);
+
+static inline bool hl_heap_trylock(struct hl_heap *h)
+{
+    if (!hl_trylock(&h->lock)) return false;
+    atomic_store_explicit(&h->acquisitions,
+        atomic_load_explicit(&h->acquisitions, memory_order_relaxed) + 1, memory_order_relaxed);
+    return true;
+}
+
+static inline void *hl_heap_malloc_fast(size_t size, hl_refill_fn refill)
+{
+    unsigned c = hl_class_of(size);
+    struct hl_heap *h = hl_me.heap;
+    if (hl_unlikely(HL_INVARIANT_CHECKS || !h || !hl_heap_trylock(h)))
+        return hl_heap_malloc_general(c, refill);
+    struct hl_heap_class *k = &h->cls[c];
+    if (hl_unlikely(!k->groups)) {
+        hl_heap_unlock(h);
+        return hl_heap_malloc_general(c, refill);
+    }
+    struct hl_sb *sb = k->list[63 - __builtin_clzll(k->groups)];   /* the fullest group */
+    void *p = hl_sb_pop(sb);
+    k->u += sb->size;
+    h->nempty -= sb->used == 1;
+    if (hl_unlikely(sb->used >= sb->group_hi)) return hl_heap_malloc_finish(h, sb, p);
+    hl_heap_unlock(h);
+    return hl_stats_malloc(p, sb->size);
+}
+
+static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
+{
+    struct hl_sb *sb = hl_sb_of(p);
+    struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_acquire);
+    struct hl_heap *mine = hl_me.heap;
+    if (hl_unlikely(HL_INVARIANT_CHECKS || !mine ||
+                    atomic_load_explicit(&sb->interior, memory_order_relaxed) ||
+                    !hl_heap_trylock(h))) {
+        hl_heap_free_general(p, after);
+        return;
+    }
+    if (hl_unlikely(atomic_load_explicit(&sb->owner, memory_order_relaxed) != h)) {
+        hl_heap_unlock(h);                  /* it moved while we locked: the general path */
+        hl_heap_free_general(p, after);
+        return;
+    }
+    if (h != mine) HL_COUNT(remote_frees, 1);
+    size_t size = sb->size;
+    struct hl_heap_class *k = &h->cls[sb->cls];
+    hl_sb_push(sb, p);
+    k->u -= size;
+    h->nempty += sb->used == 0;
+    if (hl_unlikely(sb->used < sb->group_lo || k->list[sb->list] != sb || k->u < k->u_floor ||
+                    (sb->used == 0 && hl_cfg.release_empty))) {
+        hl_heap_free_finish(h, sb, size, after);
+        return;
+    }
+    hl_heap_unlock(h);
+    hl_stats_free(size);
+}
+
 /* ---- heap.c: the rows of the dispatch table the heap strategies share ------------------- */
 
 /* Allocation without a global heap (private, ownership): the fullest superblock of the class
- * in the thread's heap, else a fresh superblock from the OS. */
+ * in the thread's heap (loose blocks first), else a fresh superblock from the OS. */
 void  *hl_heaps_malloc(size_t size);
+void  *hl_heaps_refill_from_os(struct hl_heap *h, unsigned c);   /* an hl_refill_fn */
 void  *hl_heaps_memalign(size_t align, size_t size);   /* inside a block of hl_heaps_malloc */
 size_t hl_heaps_usable_size(const void *p);
 void   hl_heaps_fork_prepare(void), hl_heaps_fork_parent(void), hl_heaps_fork_child(void);
 /* Visit every heap (global first), without locks: for statistics and tests. */
 void hl_heaps_foreach(void (*fn)(struct hl_heap *h, void *arg), void *arg);
+void hl_heaps_stats(struct hoardlab_stats *s);   /* the heaps' lock counts, for the rows */
 
 /* ---- checks build ------------------------------------------------------------------------ */
 
-/* -Dchecks=true: verify the heap and superblock after every operation. A constant, so that
- * `if (HL_INVARIANT_CHECKS)` compiles away when off. (Not the `checks` config key, hl_checking,
- * which checks frees in interpose.c.) */
-#ifdef HL_CHECKS
-#define HL_INVARIANT_CHECKS 1
-#else
-#define HL_INVARIANT_CHECKS 0
-#endif
 
 /* Verify class c of h: every list's links, owners, classes and groups; nsb, u and a against
  * the superblocks; the heap's totals. c = -1: every class. Aborts with a message. */

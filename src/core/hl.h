@@ -49,8 +49,10 @@ struct hl_strategy {
      * below the config file and the environment, e.g. "size_classes=pow2". NULL: none. */
     const char *defaults;
     int    (*init)(void);                         /* 0 or -1 (message already printed) */
-    void  *(*malloc)(size_t size);                /* 0 < size <= hl_large_threshold */
-    void   (*free)(void *p);                      /* p is the strategy's own block */
+    /* 0 < size <= hl_large_threshold. Counts the block (hl_stats_malloc) with the size it
+     * knows; NULL with errno ENOMEM when the OS refuses memory. */
+    void  *(*malloc)(size_t size);
+    void   (*free)(void *p);                      /* p is the strategy's own; hl_stats_free */
     /* 16 < align, size + align <= hl_large_threshold. NULL: core serves it as a large object. */
     void  *(*memalign)(size_t align, size_t size);
     size_t (*usable_size)(const void *p);
@@ -84,15 +86,31 @@ int hl_nprocs(void);                    /* processors this process may run on: P
 /* size a multiple of HL_PAGE, align a power of two >= HL_PAGE. NULL on failure (errno set). */
 void *hl_os_alloc(size_t size, size_t align);
 void hl_os_free(void *p, size_t size);
+void hl_os_place(void *p, size_t size); /* NUMA placement by the `numa` key */
 void hl_os_account(ptrdiff_t bytes);    /* count memory obtained elsewhere (bootstrap) */
 size_t hl_os_bytes(void), hl_os_bytes_peak(void);
 void hl_os_reset_peak(void);
 
-/* ---- pagemap.c: which mechanism owns each OS page -------------------------------------- */
+/* ---- arena.c: the address range holding every strategy block ------------------------------ */
+
+void hl_arena_init(void);               /* reserve arena_reserve bytes of address space */
+/* size a multiple of HL_PAGE, align a power of two; counted in A. NULL (ENOMEM) when full. */
+void *hl_arena_alloc(size_t size, size_t align);
+void hl_arena_free(void *p, size_t size);   /* back to the OS; the range is kept for reuse */
+void hl_arena_fork(int phase);          /* 0 prepare, 1 parent, 2 child */
+extern _Atomic uintptr_t hl_arena_base, hl_arena_span;
+static inline bool hl_arena_owns(const void *p)
+{
+    uintptr_t span = atomic_load_explicit(&hl_arena_span, memory_order_acquire);
+    return (uintptr_t)p - atomic_load_explicit(&hl_arena_base, memory_order_relaxed) < span;
+}
+
+/* ---- pagemap.c: which mechanism owns each OS page outside the arena ------------------------ */
 
 enum hl_owner { HL_OWNER_NONE = 0, HL_OWNER_LARGE, HL_OWNER_STRATEGY };
 void hl_pagemap_set(const void *p, size_t size, enum hl_owner owner);
-/* The owner of p's page; HL_OWNER_NONE for memory hoardlab never handed out. */
+/* Who owns p: HL_OWNER_STRATEGY inside the arena, else the page map's entry for p's page
+ * (HL_OWNER_LARGE, or HL_OWNER_NONE for memory hoardlab never handed out). */
 enum hl_owner hl_pagemap_get(const void *p);
 
 /* ---- meta.c: memory for the allocator's own structures ---------------------------------- */
@@ -101,12 +119,8 @@ enum hl_owner hl_pagemap_get(const void *p);
 void *hl_meta_alloc(size_t size);
 void hl_meta_fork(int phase);           /* 0 prepare, 1 parent, 2 child */
 
-/* ---- large.c: objects above large_threshold, one mapping each ------------------------------- */
-
-extern size_t hl_large_threshold;       /* effective: large_threshold, or S/2 when 0 */
-void *hl_large_alloc(size_t size, size_t align);
-void hl_large_free(void *p);
-size_t hl_large_usable(const void *p);
+/* ---- large.c: objects above large_threshold, a mapping each, cached ------------------------ */
+#include "large.h"
 
 /* ---- sizeclass.c: request size -> class ------------------------------------------------- */
 
@@ -135,10 +149,15 @@ struct hl_counters {
 #define HL_COUNTER_FIELD(name) _Atomic uint64_t name;
     HL_COUNTERS(HL_COUNTER_FIELD)
 #undef HL_COUNTER_FIELD
-    _Atomic int64_t in_use_unpublished;  /* bytes allocated - freed since last publication */
+    _Atomic uint64_t in_use_pending;     /* stats.h: stats_batch - (change of U unpublished) */
 };
 
 struct hl_thread {
+    /* front.h: malloc(n) with n - 1 < small_max and free(p) with p - base < span go straight
+     * to the strategy. Zero until the thread's first call registers it (and for good while
+     * checks or observers are on), so that first call takes the slow path. */
+    size_t small_max;
+    uintptr_t base, span;
     unsigned id;                 /* dense: the lowest id no live thread holds, reused */
     int state;                   /* 0 unregistered, 1 live, 2 exited (TLS teardown) */
     void *heap;                  /* the strategy's per-thread data, NULL until it sets it */
@@ -159,30 +178,11 @@ void hl_thread_foreach(void (*fn)(struct hl_thread *t, void *arg), void *arg);
 unsigned hl_thread_count(void);         /* highest id ever + 1 */
 void hl_thread_fork_prepare(void), hl_thread_fork_parent(void), hl_thread_fork_child(void);
 
-/* ---- stats.c: counters, U and A, the exit report ------------------------------------------- */
+/* ---- stats.h, stats.c: counters, U and A, the exit report --------------------------------- */
 
-#ifdef HL_STATS
-#define HL_COUNT(field, n) do {                                                               \
-        _Atomic uint64_t *c_ = &hl_me.ctr.field;                                              \
-        atomic_store_explicit(c_, atomic_load_explicit(c_, memory_order_relaxed) + (n),       \
-                              memory_order_relaxed);                                          \
-    } while (0)
-#else
-#define HL_COUNT(field, n) ((void)0)
-#endif
-void hl_stats_publish(int64_t delta);   /* out of line: add to the shared U, take the peak */
-/* interpose.c, with usable sizes: the thread's unpublished change, published past stats_batch. */
-static inline void hl_stats_in_use(int64_t delta)
-{
-    _Atomic int64_t *mine = &hl_me.ctr.in_use_unpublished;
-    int64_t d = atomic_load_explicit(mine, memory_order_relaxed) + delta;
-    if (hl_likely(d < (int64_t)hl_cfg.stats_batch && d > -(int64_t)hl_cfg.stats_batch)) {
-        atomic_store_explicit(mine, d, memory_order_relaxed);
-        return;
-    }
-    atomic_store_explicit(mine, 0, memory_order_relaxed);
-    hl_stats_publish(d);
-}
+#include "stats.h"
+void hl_stats_init(void);               /* after config */
+void hl_stats_thread_start(struct hl_thread *t);  /* registration: nothing pending */
 void hl_stats_fold(struct hl_thread *t);/* a thread exits: keep its counts */
 void hl_stats_at_exit(void);            /* HOARD_STATS output */
 
@@ -190,6 +190,8 @@ void hl_stats_at_exit(void);            /* HOARD_STATS output */
  * libhoardlab.so exports these under the libc names (export.c); tests call them directly. */
 void  *hl_malloc(size_t size);
 void   hl_free(void *p);
+void  *hl_malloc_slow(size_t size);     /* front.h's way out: init, size 0, large, observers */
+void   hl_free_slow(void *p);
 void  *hl_calloc(size_t n, size_t size);
 void  *hl_realloc(void *p, size_t size);
 void  *hl_reallocarray(void *p, size_t n, size_t size);
@@ -202,8 +204,6 @@ size_t hl_malloc_usable_size(const void *p);
 
 /* ---- lock.h: spin or futex mutex, counting acquisitions and contention -------------------- */
 #include "lock.h"
-
-/* ---- interpose.c: the malloc family ------------------------------------------------------ */
 
 /* ---- observe.c, census.c, trace.c: observers of every block handed out and given back ------ */
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "hl.h"
+#include "front.h"
 
 _Atomic int hl_init_state;
 static HL_TLS bool initialising;
@@ -91,21 +91,27 @@ size_t hl_bootstrap_usable(const void *p) { return ((const size_t *)p)[-1]; }
 static void fork_prepare(void)
 {
     if (hl_active->fork_prepare) hl_active->fork_prepare();
+    hl_arena_fork(0);
     hl_meta_fork(0);
     hl_thread_fork_prepare();
+    hl_large_fork(0);
 }
 
 static void fork_parent(void)
 {
+    hl_large_fork(1);
     hl_thread_fork_parent();
     hl_meta_fork(1);
+    hl_arena_fork(1);
     if (hl_active->fork_parent) hl_active->fork_parent();
 }
 
 static void fork_child(void)
 {
+    hl_large_fork(2);
     hl_thread_fork_child();
     hl_meta_fork(2);
+    hl_arena_fork(2);
     if (hl_active->fork_child) hl_active->fork_child();
 }
 
@@ -120,8 +126,12 @@ static void init_now(void)
     hl_large_threshold = hl_cfg.large_threshold ? hl_cfg.large_threshold
                                                 : hl_cfg.superblock_size / 2;
     if (hl_classes_init(hl_large_threshold)) _exit(2);
+    hl_stats_init();
     hl_observe_init();
+    hl_arena_init();
     if (hl_active->init && hl_active->init()) _exit(2);
+    hl_front_malloc_fn = hl_active->malloc;
+    hl_front_free_fn = hl_active->free;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 

@@ -1,18 +1,34 @@
-/* interpose.c — the malloc family, checked once here for every strategy: init and the
- * bootstrap arena, size 0, overflow, huge sizes (NULL + ENOMEM), alignment rules (EINVAL),
- * large objects, routing of free through the page map, realloc, statistics and observers.
+/* interpose.c — the malloc family, checked once here for every strategy. The common call of
+ * malloc and free is front.h's, inline; this file is everything else: a thread's first call
+ * (init, registration), the bootstrap arena, size 0, overflow, huge sizes (NULL + ENOMEM),
+ * alignment rules (EINVAL), large objects, routing of other pointers through the page map,
+ * realloc, and the checks and observers, which see every call while they are on.
  * A strategy sees only well-formed requests: 0 < size <= hl_large_threshold. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "hl.h"
+#include "front.h"
 
+void *(*hl_front_malloc_fn)(size_t size);
+void (*hl_front_free_fn)(void *p);
 
-static inline bool ready(void)
+/* Checks or observers on: every call takes the slow path, which shows it to them. */
+static bool watching(void) { return hl_checking || hl_observing; }
+
+/* True once init is done and the calling thread is registered, with its fast path open. */
+static bool ready(void)
 {
-    if (hl_likely(atomic_load_explicit(&hl_init_state, memory_order_acquire) == 2)) return true;
-    hl_init_maybe(false);
-    return atomic_load(&hl_init_state) == 2;
+    if (hl_unlikely(atomic_load_explicit(&hl_init_state, memory_order_acquire) != 2)) {
+        hl_init_maybe(false);
+        if (atomic_load(&hl_init_state) != 2) return false;
+    }
+    struct hl_thread *t = hl_self();
+    if (!t->span && t->state == 1 && !watching()) {
+        t->base = atomic_load_explicit(&hl_arena_base, memory_order_relaxed);
+        t->span = atomic_load_explicit(&hl_arena_span, memory_order_relaxed);
+        t->small_max = hl_large_threshold;
+    }
+    return true;
 }
 
 static size_t usable_of(const void *p, enum hl_owner owner)
@@ -22,65 +38,68 @@ static size_t usable_of(const void *p, enum hl_owner owner)
     return hl_bootstrap_owns(p) ? hl_bootstrap_usable(p) : 0;
 }
 
-/* Every block handed out passes here: count it, show it to the observers. */
-static inline void *gave(void *p, size_t request, size_t align, enum hl_owner owner)
+/* After init: a block of size bytes (> 0) aligned to align (a power of two, or 0 for the
+ * default), from the strategy or as a large object; zero: a large object comes zeroed. */
+static void *obtain(size_t size, size_t request, size_t align, bool zero)
 {
+    void *p;
+    enum hl_owner owner = HL_OWNER_STRATEGY;
+    if (align <= HL_ALIGN && size <= hl_large_threshold) {
+        p = hl_active->malloc(size);
+    } else if (align > HL_ALIGN && hl_active->memalign && size <= hl_large_threshold &&
+               align <= hl_large_threshold - size) {
+        p = hl_active->memalign(align, size);
+    } else {
+        owner = HL_OWNER_LARGE;
+        size_t a = align > HL_ALIGN ? align : HL_ALIGN;
+        p = zero ? hl_large_alloc(size, a) : hl_large_alloc_dirty(size, a);
+        if (p) hl_stats_malloc(p, hl_large_usable(p));
+    }
     if (hl_unlikely(!p)) { errno = ENOMEM; return NULL; }
-#ifdef HL_STATS
-    hl_self();
-    HL_COUNT(mallocs, 1);
-    hl_stats_in_use((int64_t)usable_of(p, owner));
-#endif
     if (hl_unlikely(hl_checking)) hl_check_alloc(p);
     if (hl_unlikely(hl_observing)) hl_observe_alloc(p, request, usable_of(p, owner), align);
-    (void)request, (void)align, (void)owner;
     return p;
 }
 
-static inline void took(void *p, enum hl_owner owner)
-{
-#ifdef HL_STATS
-    hl_self();
-    HL_COUNT(frees, 1);
-    hl_stats_in_use(-(int64_t)usable_of(p, owner));
-#endif
-    if (hl_unlikely(hl_observing)) hl_observe_free(p, usable_of(p, owner));
-    (void)p, (void)owner;
-}
-
-void *hl_malloc(size_t size)
+void *hl_malloc_slow(size_t size)
 {
     if (hl_unlikely(!ready())) return hl_bootstrap_alloc(size, HL_ALIGN);
-    if (hl_likely(size <= hl_large_threshold))
-        return gave(hl_active->malloc(size ? size : 1), size, 0, HL_OWNER_STRATEGY);
-    return gave(hl_large_alloc(size, HL_ALIGN), size, 0, HL_OWNER_LARGE);
+    return obtain(size ? size : 1, size, 0, false);
 }
 
-void hl_free(void *p)
+void hl_free_slow(void *p)
 {
     if (!p) return;
     if (hl_unlikely(hl_checking)) hl_check_free(p);
     enum hl_owner owner = hl_pagemap_get(p);
-    if (hl_likely(owner == HL_OWNER_STRATEGY)) {
-        took(p, owner);
-        hl_active->free(p);
-    } else if (owner == HL_OWNER_LARGE) {
-        took(p, owner);
-        hl_large_free(p);
-    } else if (!hl_bootstrap_owns(p)) {       /* bootstrap blocks are simply never reused */
+    if (owner == HL_OWNER_NONE) {
+        if (hl_bootstrap_owns(p)) return;         /* bootstrap blocks are simply never reused */
         hl_say("free(%p): not a block hoardlab handed out (strategy %s); aborting", p,
                hl_active ? hl_active->name : "none yet");
         abort();
     }
+    ready();                                      /* registers a thread whose first call this is */
+    if (hl_unlikely(hl_observing)) hl_observe_free(p, usable_of(p, owner));
+    if (owner == HL_OWNER_STRATEGY) {
+        hl_active->free(p);
+    } else {
+        hl_stats_free(hl_large_usable(p));
+        hl_large_free(p);
+    }
 }
+
+void *hl_malloc(size_t size) { return hl_front_malloc(size); }
+void hl_free(void *p) { hl_front_free(p); }
 
 void *hl_calloc(size_t n, size_t size)
 {
     size_t total;
     if (__builtin_mul_overflow(n, size, &total)) { errno = ENOMEM; return NULL; }
-    void *p = hl_malloc(total);
-    /* Large objects and the bootstrap arena are fresh, zeroed pages. */
-    if (p && hl_pagemap_get(p) == HL_OWNER_STRATEGY) memset(p, 0, total);
+    if (total > hl_large_threshold && ready())    /* cleared by large.c only where reused */
+        return obtain(total, total, 0, true);
+    void *p = hl_front_malloc(total);
+    /* The bootstrap arena is fresh, zeroed pages. */
+    if (p && !hl_bootstrap_owns(p)) memset(p, 0, total);
     return p;
 }
 
@@ -91,17 +110,28 @@ size_t hl_malloc_usable_size(const void *p)
 
 void *hl_realloc(void *p, size_t size)
 {
-    if (!p) return hl_malloc(size);
-    if (size == 0) { hl_free(p); return NULL; }            /* as glibc does */
-    size_t old = hl_malloc_usable_size(p);
+    if (!p) return hl_front_malloc(size);
+    if (size == 0) { hl_front_free(p); return NULL; }      /* as glibc does */
+    enum hl_owner owner = hl_pagemap_get(p);
+    size_t old = usable_of(p, owner);
     if (size <= old && size > old / 2) {                   /* fits, and wastes under half */
         if (hl_unlikely(hl_checking)) { hl_check_free(p); hl_check_alloc(p); }  /* live? */
         return p;
     }
-    void *q = hl_malloc(size);
+    if (owner == HL_OWNER_LARGE && size > hl_large_threshold && !hl_observing) {
+        /* Grown or shrunk by the kernel (mremap), without a copy where it can. */
+        if (hl_unlikely(hl_checking)) hl_check_free(p);
+        ready();
+        hl_stats_free(old);
+        void *q = hl_large_realloc(p, size);
+        hl_stats_malloc(q ? q : p, hl_large_usable(q ? q : p));
+        if (hl_unlikely(hl_checking)) hl_check_alloc(q ? q : p);
+        return q;
+    }
+    void *q = hl_front_malloc(size);
     if (!q) return NULL;                                   /* the old block stays intact */
     memcpy(q, p, size < old ? size : old);
-    hl_free(p);
+    hl_front_free(p);
     return q;
 }
 
@@ -116,10 +146,8 @@ void *hl_reallocarray(void *p, size_t n, size_t size)
 static void *aligned(size_t align, size_t size)
 {
     if (hl_unlikely(!ready())) return hl_bootstrap_alloc(size, align);
-    if (align <= HL_ALIGN) return hl_malloc(size);
-    if (hl_active->memalign && size <= hl_large_threshold && align <= hl_large_threshold - size)
-        return gave(hl_active->memalign(align, size ? size : 1), size, align, HL_OWNER_STRATEGY);
-    return gave(hl_large_alloc(size, align), size, align, HL_OWNER_LARGE);
+    if (align <= HL_ALIGN) return hl_front_malloc(size);
+    return obtain(size ? size : 1, size, align, false);
 }
 
 int hl_posix_memalign(void **out, size_t align, size_t size)

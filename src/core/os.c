@@ -22,8 +22,9 @@ void hl_os_reset_peak(void) { atomic_store(&os_peak, atomic_load(&os_now)); }
 
 /* numa_all_nodes_ptr is set by libnuma's constructor; a region mapped before it ran keeps the
  * kernel's default placement. mbind is the bare system call wrapper (no malloc, no stdio). */
-static void place(void *p, size_t size)
+void hl_os_place(void *p, size_t size)
 {
+    if (hl_cfg.numa == HL_NUMA_OFF) return;
     if (hl_cfg.numa == HL_NUMA_LOCAL)
         mbind(p, size, MPOL_LOCAL, NULL, 0, 0);
     else if (hl_cfg.numa == HL_NUMA_INTERLEAVE && numa_all_nodes_ptr)
@@ -40,7 +41,7 @@ void *hl_os_alloc(size_t size, size_t align)
     char *p = (char *)hl_align_up((uintptr_t)raw, align);
     if (p > raw) munmap(raw, (size_t)(p - raw));
     if (raw + span > p + size) munmap(p + size, (size_t)(raw + span - (p + size)));
-    if (hl_cfg.numa != HL_NUMA_OFF) place(p, size);
+    hl_os_place(p, size);
     hl_os_account((ptrdiff_t)size);
     return p;
 }

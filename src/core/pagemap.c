@@ -1,5 +1,5 @@
-/* pagemap.c — which mechanism owns each 4 KiB page of the address space, so free() can route
- * any pointer (strategy block, large object, or not ours at all) with two loads.
+/* pagemap.c — which mechanism owns each 4 KiB page outside the arena, so free() can route a
+ * pointer that is not a strategy block (a large object, or not ours at all) with two loads.
  *
  * A two-level radix table over 48-bit addresses: a static root of 2^18 pointers (untouched
  * pages of it cost nothing) to leaves of 2^18 one-byte entries, mapped on first use.
@@ -38,6 +38,7 @@ void hl_pagemap_set(const void *p, size_t size, enum hl_owner owner)
 
 enum hl_owner hl_pagemap_get(const void *p)
 {
+    if (hl_arena_owns(p)) return HL_OWNER_STRATEGY;
     uintptr_t page = (uintptr_t)p >> 12;
     if (page >> (PM_LEAF_BITS + PM_ROOT_BITS)) return HL_OWNER_NONE;
     entry *leaf = leaf_for(page, false);

@@ -15,8 +15,11 @@
 static struct hl_counters retired;                 /* under the registry lock */
 static _Atomic int64_t in_use_published;
 static _Atomic int64_t in_use_peak;
+size_t hl_stats_twice_batch;
 
-void hl_stats_publish(int64_t delta)
+void hl_stats_init(void) { hl_stats_twice_batch = 2 * hl_cfg.stats_batch; }
+
+static void publish(int64_t delta)
 {
     int64_t now = atomic_fetch_add(&in_use_published, delta) + delta;
     int64_t peak = atomic_load_explicit(&in_use_peak, memory_order_relaxed);
@@ -24,6 +27,29 @@ void hl_stats_publish(int64_t delta)
 }
 
 #define LOAD(c) atomic_load_explicit(&(c), memory_order_relaxed)
+
+/* The unpublished change of t's in-use bytes (stats.h keeps it as batch - change). */
+static int64_t unpublished(struct hl_thread *t)
+{
+    return (int64_t)hl_cfg.stats_batch - (int64_t)LOAD(t->ctr.in_use_pending);
+}
+
+void hl_stats_thread_start(struct hl_thread *t)
+{
+    atomic_store_explicit(&t->ctr.in_use_pending, hl_cfg.stats_batch, memory_order_relaxed);
+}
+
+void hl_stats_publish(void)
+{
+    publish(unpublished(&hl_me));
+    hl_stats_thread_start(&hl_me);
+}
+
+void *hl_stats_publish_and_return(void *p)
+{
+    hl_stats_publish();
+    return p;
+}
 
 static void add_counters(struct hl_counters *to, const struct hl_counters *from)
 {
@@ -36,8 +62,9 @@ static void add_counters(struct hl_counters *to, const struct hl_counters *from)
 void hl_stats_fold(struct hl_thread *t)
 {
     add_counters(&retired, &t->ctr);
-    hl_stats_publish(atomic_exchange(&t->ctr.in_use_unpublished, 0));
+    publish(unpublished(t));
     memset(&t->ctr, 0, sizeof t->ctr);
+    hl_stats_thread_start(t);
 }
 
 struct sum { struct hl_counters c; int64_t unpublished; };
@@ -46,7 +73,7 @@ static void sum_thread(struct hl_thread *t, void *arg)
 {
     struct sum *s = arg;
     add_counters(&s->c, &t->ctr);
-    s->unpublished += LOAD(t->ctr.in_use_unpublished);
+    s->unpublished += unpublished(t);
 }
 
 HL_EXPORT void hoardlab_stats(struct hoardlab_stats *out)

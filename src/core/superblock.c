@@ -31,9 +31,8 @@ void hl_sb_format(struct hl_sb *sb, unsigned c)
 
 struct hl_sb *hl_sb_new(unsigned c)
 {
-    struct hl_sb *sb = hl_os_alloc(hl_sb_size, hl_sb_size);
+    struct hl_sb *sb = hl_arena_alloc(hl_sb_size, hl_sb_size);
     if (!sb) return NULL;
-    hl_pagemap_set(sb, hl_sb_size, HL_OWNER_STRATEGY);
     sb->next = sb->prev = NULL;
     atomic_store_explicit(&sb->owner, NULL, memory_order_relaxed);
     hl_sb_format(sb, c);
@@ -52,8 +51,7 @@ void *hl_sb_memalign(void *(*alloc)(size_t), size_t align, size_t size)
 void hl_sb_release(struct hl_sb *sb)
 {
     sb->magic = 0;
-    hl_pagemap_set(sb, hl_sb_size, HL_OWNER_NONE);
-    hl_os_free(sb, hl_sb_size);
+    hl_arena_free(sb, hl_sb_size);
 }
 
 void hl_sb_check_block(const struct hl_sb *sb, const void *p, const char *what)
@@ -103,7 +101,7 @@ void hl_sb_check(const struct hl_sb *sb)
         if (++n > sb->carved) break;
         last = p;
     }
-    if (n != sb->carved - sb->used || (sb->free_head && sb->free_tail != last)) {
+    if (n != sb->carved - sb->used || (hl_sb_fifo && sb->free_head && sb->free_tail != last)) {
         hl_say("check failed: superblock %p (class %u): %u blocks on its free list, but "
                "carved %u - used %u = %u", (void *)sb, sb->cls, n, sb->carved, sb->used,
                sb->carved - sb->used);

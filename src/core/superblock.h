@@ -17,11 +17,12 @@ struct hl_heap;
 struct hl_sb {
     struct hl_sb *next, *prev;           /* links in the owner heap's list `list` */
     _Atomic(struct hl_heap *) owner;     /* changes only under the old and new owner's lock */
-    void *free_head, *free_tail;         /* freed blocks; tail used by FIFO only */
+    void *free_head, *free_tail;         /* freed blocks; tail: FIFO only, valid while head is */
     uint32_t size;                       /* block size of the class */
     uint32_t capacity;                   /* blocks that fit */
     uint32_t used;                       /* blocks handed out and not returned here */
     uint32_t carved;                     /* blocks handed out at least once (lazy carving) */
+    uint32_t group_lo, group_hi;         /* heap.h: `used` stays in [lo, hi) while in `list` */
     uint16_t cls;                        /* size class */
     uint8_t list;                        /* which of the owner's lists holds it (heap.c) */
     _Atomic uint8_t interior;            /* memalign handed out a pointer inside a block */
@@ -71,7 +72,6 @@ static inline void *hl_sb_pop(struct hl_sb *sb)
     void *p = sb->free_head;
     if (p) {
         sb->free_head = *(void **)p;
-        if (!sb->free_head) sb->free_tail = NULL;
     } else {
         p = (char *)sb + HL_SB_HEADER + (size_t)sb->carved * sb->size;
         sb->carved++;
@@ -85,12 +85,11 @@ static inline void hl_sb_push(struct hl_sb *sb, void *p)
 {
     if (hl_unlikely(hl_sb_fifo)) {
         *(void **)p = NULL;
-        if (sb->free_tail) *(void **)sb->free_tail = p;
+        if (sb->free_head) *(void **)sb->free_tail = p;
         else sb->free_head = p;
         sb->free_tail = p;
     } else {
         *(void **)p = sb->free_head;
-        if (!sb->free_head) sb->free_tail = p;
         sb->free_head = p;
     }
     sb->used--;

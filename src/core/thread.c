@@ -53,6 +53,7 @@ void hl_thread_register(void)
     if (hl_me.id + 1 > ids_high) ids_high = hl_me.id + 1;
     hl_me.next = live;
     live = &hl_me;
+    hl_stats_thread_start(&hl_me);
     hl_me.state = 1;
     hl_lock_release(&reg_lock);
     pthread_setspecific(exit_key, &hl_me);

@@ -29,6 +29,19 @@ bool hl_hoard_crosses_threshold(size_t u, size_t a, double f_, size_t k_s)
     return u + k_s < a && (double)u < (1.0 - f_) * (double)a;
 }
 
+/* The threshold as the heap keeps it (hl_heap_floor): the least u that does not cross it for
+ * this a, so free compares u with it instead of doing the arithmetic above. Crossing is
+ * monotone in u, so start from the closed form and settle on the exact boundary. */
+static size_t u_floor(const struct hl_heap *h, size_t a)
+{
+    if (h == hl_heap_global || a <= k_bytes) return 0;
+    size_t fl = a - k_bytes, by_f = (size_t)((1.0 - f) * (double)a);
+    if (by_f < fl) fl = by_f;
+    while (fl > 0 && !hl_hoard_crosses_threshold(fl - 1, a, f, k_bytes)) fl--;
+    while (hl_hoard_crosses_threshold(fl, a, f, k_bytes)) fl++;
+    return fl;
+}
+
 /* Checks build: h's lists and counts (hl_heap_check), and Hoard's invariant in class c of a
  * per-processor heap; c = -1: every class. */
 static void hoard_check(struct hl_heap *h, int c)
@@ -66,7 +79,9 @@ static void *refill(struct hl_heap *h, unsigned c)
         if (!(sb = hl_sb_new(c))) return NULL;
         hl_heap_attach(h, sb);
     }
-    return hl_heap_alloc_from(h, sb);
+    void *p = hl_heap_alloc_from(h, sb);
+    if (HL_INVARIANT_CHECKS) hoard_check(h, -1);
+    return p;
 }
 
 /* Figure 2, free, lines 10-12: move a superblock of class c that is at least f empty from h
@@ -88,27 +103,25 @@ static bool give_to_global(struct hl_heap *h, unsigned c)
     return true;
 }
 
+/* Figure 2's malloc in heap h: lines 3-4 (a block of the fullest superblock of h), else
+ * lines 5-14 (refill). Used by tests on chosen heaps; hoard_malloc below is the same, with
+ * the calling thread's heap and its fast path in heap.h. */
 void *hl_hoard_malloc_in(struct hl_heap *h, size_t size)
 {
     unsigned c = hl_class_of(size);
     hl_heap_lock(h);
-    void *p = hl_heap_alloc(h, c);                       /* lines 3-4 */
-    bool slow = !p;
-    if (hl_unlikely(slow)) p = refill(h, c);             /* lines 5-14 */
-    if (HL_INVARIANT_CHECKS) hoard_check(h, slow ? -1 : (int)c);
+    void *p = hl_heap_alloc_sb(h, c);
+    if (!p) p = refill(h, c);
+    if (HL_INVARIANT_CHECKS) hoard_check(h, -1);
     hl_heap_unlock(h);
     return p;
 }
 
-void hl_hoard_free(void *p)
+/* Figure 2's free, lines 8-12, after the block went back into its superblock (lines 3-7,
+ * heap.h): the policy that makes Hoard Hoard. */
+static void after_free(struct hl_heap *h, struct hl_sb *sb)
 {
-    struct hl_sb *sb = hl_sb_of(p);
-    p = hl_sb_block(sb, p);
-    struct hl_heap *h = hl_heap_lock_owner(sb);          /* lines 3-4 */
     unsigned c = sb->cls;
-    if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
-    hl_heap_count_remote(h);
-    hl_heap_free(h, sb, p);                              /* lines 5-7 */
     if (HL_INVARIANT_CHECKS) hl_sb_check(sb);
     if (h == hl_heap_global) {                           /* line 8 */
         if (hl_cfg.release_empty && hl_sb_empty(sb)) {
@@ -119,11 +132,12 @@ void hl_hoard_free(void *p)
         /* Line 9. Figure 2 moves one superblock; when the one moved was barely f empty, the
          * heap can still be a block short of the invariant, so move until it holds. */
         struct hl_heap_class *k = &h->cls[c];
-        while (hl_hoard_crosses_threshold(k->u, k->a, f, k_bytes) && give_to_global(h, c)) {}
+        while (k->u < k->u_floor && give_to_global(h, c)) {}
     }
     if (HL_INVARIANT_CHECKS) hoard_check(h, (int)c);
-    hl_heap_unlock(h);
 }
+
+void hl_hoard_free(void *p) { hl_heap_free_fast(p, after_free); }
 
 static int hoard_init(void)
 {
@@ -135,11 +149,12 @@ static int hoard_init(void)
      * it. So the checker allows max(K, 1) superblocks. */
     check_k_bytes = (hl_cfg.release_threshold ? (size_t)hl_cfg.release_threshold : 1)
                     * hl_cfg.superblock_size;
+    hl_heap_floor = u_floor;
     hl_heaps_init(true, false);
     return 0;
 }
 
-static void *hoard_malloc(size_t size) { return hl_hoard_malloc_in(hl_heap_mine(), size); }
+static void *hoard_malloc(size_t size) { return hl_heap_malloc_fast(size, refill); }
 static void *hoard_memalign(size_t align, size_t size)
 {
     return hl_sb_memalign(hoard_malloc, align, size);
@@ -158,4 +173,5 @@ const struct hl_strategy hl_strategy_hoard = {
     .fork_prepare = hl_heaps_fork_prepare,
     .fork_parent = hl_heaps_fork_parent,
     .fork_child = hl_heaps_fork_child,
+    .stats = hl_heaps_stats,
 };

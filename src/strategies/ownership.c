@@ -10,19 +10,20 @@
 
 static int ownership_init(void)
 {
+    hl_heap_floor = NULL;
     hl_heaps_init(false, false);
     return 0;
 }
 
-static void ownership_free(void *p)
+static void *ownership_malloc(size_t size)
 {
-    struct hl_sb *sb = hl_sb_of(p);
-    p = hl_sb_block(sb, p);
-    struct hl_heap *h = hl_heap_lock_owner(sb);          /* the heap that owns the block */
+    return hl_heap_malloc_fast(size, hl_heaps_refill_from_os);
+}
+
+/* After a free, the owner locked: with release_empty, an empty superblock goes to the OS. */
+static void after_free(struct hl_heap *h, struct hl_sb *sb)
+{
     unsigned c = sb->cls;
-    if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
-    hl_heap_count_remote(h);
-    hl_heap_free(h, sb, p);
     if (hl_cfg.release_empty && hl_sb_empty(sb)) {
         hl_heap_detach(h, sb);
         hl_sb_release(sb);
@@ -30,14 +31,15 @@ static void ownership_free(void *p)
         hl_sb_check(sb);
     }
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
-    hl_heap_unlock(h);
 }
+
+static void ownership_free(void *p) { hl_heap_free_fast(p, after_free); }
 
 const struct hl_strategy hl_strategy_ownership = {
     .name = "ownership",
     .summary = "private heaps with ownership: a freed block returns to its owner heap",
     .init = ownership_init,
-    .malloc = hl_heaps_malloc,
+    .malloc = ownership_malloc,
     .free = ownership_free,
     .memalign = hl_heaps_memalign,
     .usable_size = hl_heaps_usable_size,
@@ -45,4 +47,5 @@ const struct hl_strategy hl_strategy_ownership = {
     .fork_prepare = hl_heaps_fork_prepare,
     .fork_parent = hl_heaps_fork_parent,
     .fork_child = hl_heaps_fork_child,
+    .stats = hl_heaps_stats,
 };

@@ -5,7 +5,11 @@
  * without bound (§2.2), and pieces of one cache line end up on several heaps (passive false
  * sharing, §6.1).
  *
- * Its neighbour `ownership` differs only in where free puts a block (the owner's heap). */
+ * Its neighbour `ownership` differs only in where free puts a block (the owner's heap).
+ *
+ * The fast paths serve a thread's own unshared heap (heap_select=thread): a pop from and a
+ * push onto the class's list of freed blocks. Everything else — a shared heap (hash, cpu),
+ * an empty list, a memalign'd pointer, the checks build — takes the general path. */
 #include "heap.h"
 
 static int private_init(void)
@@ -14,7 +18,17 @@ static int private_init(void)
     return 0;
 }
 
-static void private_free(void *p)
+static void *private_malloc(size_t size)
+{
+    unsigned c = hl_class_of(size);
+    struct hl_heap *h = hl_me.heap;
+    void *p;
+    if (hl_unlikely(!h || h->shared || !(p = h->cls[c].loose))) return hl_heaps_malloc(size);
+    h->cls[c].loose = *(void **)p;
+    return hl_stats_malloc(p, hl_class_size(c));
+}
+
+static void private_free_general(void *p)
 {
     struct hl_sb *sb = hl_sb_of(p);
     p = hl_sb_block(sb, p);
@@ -26,6 +40,21 @@ static void private_free(void *p)
     hl_heap_push_loose(h, c, p);
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
     hl_heap_leave(h);
+    hl_stats_free(sb->size);
+}
+
+static void private_free(void *p)
+{
+    struct hl_sb *sb = hl_sb_of(p);
+    struct hl_heap *h = hl_me.heap;
+    if (hl_unlikely(!h || h->shared || HL_INVARIANT_CHECKS ||
+                    atomic_load_explicit(&sb->interior, memory_order_relaxed))) {
+        private_free_general(p);
+        return;
+    }
+    hl_heap_push_loose(h, sb->cls, p);
+    hl_heap_count_remote(atomic_load_explicit(&sb->owner, memory_order_relaxed));
+    hl_stats_free(sb->size);
 }
 
 const struct hl_strategy hl_strategy_private = {
@@ -33,7 +62,7 @@ const struct hl_strategy hl_strategy_private = {
     .summary = "pure private heaps: a freed block goes onto the freeing thread's heap",
     .defaults = "heap_select=thread",
     .init = private_init,
-    .malloc = hl_heaps_malloc,
+    .malloc = private_malloc,
     .free = private_free,
     .memalign = hl_heaps_memalign,
     .usable_size = hl_heaps_usable_size,
@@ -41,4 +70,5 @@ const struct hl_strategy hl_strategy_private = {
     .fork_prepare = hl_heaps_fork_prepare,
     .fork_parent = hl_heaps_fork_parent,
     .fork_child = hl_heaps_fork_child,
+    .stats = hl_heaps_stats,
 };

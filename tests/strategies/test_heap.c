@@ -39,7 +39,7 @@ static void groups_and_accounting(void **state)
     assert_int_equal(h->cls[c].a, 5 * (size_t)cap * sz);
     assert_int_equal(h->nsb, 5);
     assert_int_equal(h->nempty, 1);
-    assert_int_equal(h->u, h->cls[c].u);
+    assert_int_equal(hl_heap_u(h), h->cls[c].u);
 }
 
 static void allocates_from_the_fullest(void **state)

@@ -37,7 +37,7 @@ def strategies():
 @pytest.fixture(scope="module")
 def sweep_dir(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("e2e") / "tiny")
-    p = tool("sweep", os.path.join(HERE, "tiny.ini"), "--out", out, "--seed", "5")
+    p = tool("sweep", os.path.join(HERE, "tiny.ini"), "--out", out, "--seed", "5", timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.strip() == os.path.join(out, "report.md")
     assert "run 1" not in p.stderr and "[" in p.stderr      # the progress lines
@@ -47,7 +47,7 @@ def sweep_dir(tmp_path_factory):
 def test_output_folder(sweep_dir):
     files = set(os.listdir(sweep_dir))
     assert {"runs.csv", "rounds.csv", "meta.json", "report.md", "records.jsonl",
-            "tiny.ini"} <= files
+            "tiny.ini", "cost.json"} <= files
     pngs = {f for f in files if f.endswith(".png")}
     assert "speedup-threadtest.png" in pngs and "memory.png" in pngs
     assert "relative-throughput-1thread.png" in pngs
@@ -105,6 +105,7 @@ def test_meta(sweep_dir):
         {"name", "default", "env"} <= set(m["config_table"][0])
     assert all("text" in a["effective"] for a in m["allocators"] if a["base"] != "glibc")
     assert "version" in m["compiler"] and "commit" in m["git"]
+    assert m["cost"]["file"] == "cost.json" and m["cost"]["allocators"] == strategies() + ["glibc"]
 
 
 def test_report(sweep_dir):
@@ -116,6 +117,9 @@ def test_report(sweep_dir):
     assert "### Rules" in rep and "## Failed runs" in rep and "must-fail" in rep
     assert "![speedup-threadtest.png](speedup-threadtest.png)" in rep
     assert "cores" in rep
+    cost = rep.split("## Instructions per malloc+free pair (callgrind)", 1)[1]
+    for a in strategies() + ["glibc"]:
+        assert "| %s | " % a in cost.split("## Plots")[0]
 
 
 def test_report_command_redraws(sweep_dir):
@@ -125,7 +129,8 @@ def test_report_command_redraws(sweep_dir):
     assert p.returncode == 0, p.stderr
     assert os.path.exists(os.path.join(sweep_dir, "memory.png"))
     with open(os.path.join(sweep_dir, "report.md")) as f:
-        assert "relative to `glibc`" in f.read()
+        rep = f.read()
+    assert "relative to `glibc`" in rep and "## Instructions per malloc+free pair" in rep
 
 
 def test_run_command():

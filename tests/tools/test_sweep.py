@@ -127,6 +127,17 @@ def test_errors(text, msg):
     assert msg in str(e.value)
 
 
+def test_cost_key():
+    base = "[sweep]\nstrategies = hoard\n%s[workload x]\n"
+    assert sweep(base % "").cost is False
+    for v, want in (("yes", True), ("on", True), ("no", False), ("off", False)):
+        assert sweep(base % ("cost = %s\n" % v)).cost is want
+    with pytest.raises(ToolError) as e:
+        sweep(base % "cost = maybe\n")
+    assert str(e.value) == "t.ini: [sweep] cost: 'maybe' is not on/off (or yes/no, " \
+        "true/false, 1/0)"
+
+
 def test_strategies_all_needs_hlconfig():
     with pytest.raises(ToolError, match="hlconfig"):
         Sweep("[sweep]\nstrategies = all\n[workload x]\n", "t.ini", ncores=2, strategies=None)
@@ -155,3 +166,5 @@ def test_shipped_sweeps_parse():
         with open(f) as fh:
             s = Sweep(fh.read(), f, ncores=2, strategies=STRATS + ["lockfree"])
         assert s.expand(), f
+        if os.path.basename(f) == "production.ini":
+            assert s.cost, "the production sweep's report carries the cost table"

@@ -8,6 +8,7 @@ import sys
 import time
 
 from . import common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
+from . import cost as costmod
 from .common import REPO, ToolError, build_dir, require
 
 
@@ -156,9 +157,12 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
             print("%4d  %-28s %-20s t=%-3d rep %d  knobs %s" % (
                 i + 1, r["variant"], r["workload_label"], r["threads"], r["repetition"],
                 tidy.knobs_text(r["knobs"]) or "-"))
+        if sw.cost:
+            print("then cost (callgrind): every strategy and the sweep's production allocators")
         return None
     hlbench = require(bdir, "hlbench")
     validate_allocators(runs, bdir)
+    cost_names = cost_allocators(sw, bdir) if sw.cost else None
     outdir = out or out_dir_for(sw.name, root or os.path.join(REPO, "results"))
     os.makedirs(outdir, exist_ok=True)
     meta = metamod.collect(bdir, sw, {"shuffle_seed": seed, "runs_planned": len(runs)})
@@ -193,6 +197,8 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
     tidy.write_csv(os.path.join(outdir, "runs.csv"), rows, tidy.columns_for(rows))
     tidy.write_csv(os.path.join(outdir, "rounds.csv"), rounds, tidy.ROUND_COLUMNS)
     meta["machine"]["loadavg_end"] = metamod.loadavg()
+    if cost_names and not interrupted:      # after the timed runs: callgrind disturbs none
+        meta["cost"] = run_cost(bdir, cost_names, outdir)
     meta.update(runs_done=len({r["index"] for r in rows}), interrupted=interrupted,
                 duration_s=round(time.time() - t0, 1),
                 runs_not_ok=sum(1 for r in rows if r["status"] != "ok"))
@@ -203,6 +209,30 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
         log("%d of %d runs did not succeed: listed under 'Failed runs' in the report" %
             (bad, len(rows)))
     return rpath
+
+
+def cost_allocators(sw, bdir):
+    """`cost = yes`: every compiled-in strategy (the testbed's own overhead, defaults, no
+    knobs) and the sweep's production allocators; checked before the first run."""
+    costmod.check(bdir, "%s: cost = yes" % sw.path)
+    prod = [b for _, b, _ in sw.allocators if common.allocator_kind(b) == "production"]
+    return costmod.allocators(bdir, [s for s, _ in common.hlconfig_strategies(bdir)] + prod)[0]
+
+
+def run_cost(bdir, names, outdir):
+    """cost.json beside runs.csv; what meta.json records of it (or why it is missing)."""
+    log("cost: callgrind, instructions per malloc+free pair: %s" % ", ".join(names))
+    t0 = time.time()
+    try:
+        results = costmod.run(bdir, names)
+    except (ToolError, KeyboardInterrupt) as e:     # the timed runs stand; the report says so
+        err = str(e) or "interrupted"
+        log("cost: %s" % err)
+        return {"error": err}
+    costmod.write(results, os.path.join(outdir, "cost.json"))
+    return {"file": "cost.json", "allocators": names, "pairs": costmod.PAIRS,
+            "cases": [costmod.case_name(*c) for c in costmod.CASES],
+            "valgrind": costmod.valgrind_version(), "duration_s": round(time.time() - t0, 1)}
 
 
 def make_report(outdir, baseline=None):
@@ -261,18 +291,17 @@ def cmd_main(a):
 # --- cost -----------------------------------------------------------------------------------
 
 def cmd_cost(a):
-    from . import cost
     bdir = build_dir(a.build_dir)
     if a.build:
         do_build(bdir, a.jobs)
     names = [n.strip() for n in a.allocators.split(",")] if a.allocators else None
-    results = cost.run(bdir, names, a.pairs, a.jobs or 2)
-    print(cost.table(results))
+    results = costmod.run(bdir, names, a.pairs, a.jobs or 2)
+    print(costmod.table(results))
     if a.functions:
         print()
-        print(cost.functions_table(results))
+        print(costmod.functions_table(results))
     if a.json:
-        cost.write(results, a.json)
+        costmod.write(results, a.json)
         log("wrote %s" % a.json)
     return 0
 
@@ -374,8 +403,9 @@ def parser():
                        "allocator and case, with the core's share")
     s.add_argument("-a", "--allocators", help="comma-separated (default: every strategy and "
                    "every production allocator present)")
-    s.add_argument("--pairs", type=int, default=50000,
-                   help="pairs of the shorter run; the longer runs 3x (default 50000)")
+    s.add_argument("--pairs", type=int, default=costmod.PAIRS,
+                   help="pairs of the shorter run; the longer runs 3x (default %d)"
+                   % costmod.PAIRS)
     s.add_argument("--functions", action="store_true",
                    help="also print the per-pair cost of every function and source file")
     s.add_argument("--json", help="write every measurement, per function, to this file")

@@ -28,6 +28,7 @@ from .common import ToolError
 FRONT_FILES = {"interpose.c", "export.c", "front.h"}
 STATS_FILES = {"stats.h", "stats.c"}
 CASES = [("8", "local"), ("64", "local"), ("1000", "local"), ("64", "remote")]
+PAIRS = 50000
 LINE = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+(.*?):(\S+)(?:\s+\[(.*)\])?\s*$")
 
 
@@ -83,7 +84,7 @@ def measure(bdir, allocator, size, mode, pairs, workdir):
     n = 2.0 * pairs
     funcs = {k: (f2[k] - f1[k]) / n for k in set(f1) | set(f2)}
     return {"allocator": allocator, "case": case_name(size, mode), "size": int(size),
-            "mode": mode, "pair": (t2 - t1) / n,
+            "mode": mode, "pairs": pairs, "pair": (t2 - t1) / n,
             "functions": {"%s:%s" % (k[0], k[1]): v for k, v in funcs.items() if abs(v) >= 0.05}}
 
 
@@ -122,12 +123,24 @@ def allocators(bdir, names=None):
     return every, strategies
 
 
-def run(bdir, names=None, pairs=50000, jobs=2):
+def check(bdir, who="cost"):
+    """Raise ToolError, one line, if valgrind or the build's hlcost is missing."""
     if not shutil.which("valgrind") or not shutil.which("callgrind_annotate"):
-        raise ToolError("cost needs valgrind (Debian package valgrind; tools/install-deps)")
+        raise ToolError("%s needs valgrind (Debian package valgrind; run tools/install-deps)"
+                        % who)
     common.require(bdir, "lib")
     if not os.path.exists(os.path.join(bdir, "harness", "hlcost")):
-        raise ToolError("hlcost not found in %s/harness: run `tools/hoardlab build`" % bdir)
+        raise ToolError("%s needs hlcost, not found in %s/harness: run `tools/hoardlab build`"
+                        % (who, bdir))
+
+
+def valgrind_version():
+    p = subprocess.run(["valgrind", "--version"], capture_output=True, text=True)
+    return p.stdout.strip() or None
+
+
+def run(bdir, names=None, pairs=PAIRS, jobs=2):
+    check(bdir)
     names, strategies = allocators(bdir, names)
     with tempfile.TemporaryDirectory(prefix="hoardlab-cost-") as workdir:
         with ThreadPoolExecutor(max_workers=jobs) as pool:

@@ -14,6 +14,8 @@ Format (documented in docs/tool.md):
     baseline = serial        ; allocator the relative-throughput plot divides by
     timeout = 120            ; seconds per run
     pin = off                ; hlbench --pin
+    cost = yes               ; after the timed runs: callgrind instructions per malloc+free
+                             ; pair of every strategy and the sweep's production allocators
 
     [allocators]             ; label = base[, knob=value ...]
     concurrent+pad = concurrent, padding=on
@@ -38,7 +40,7 @@ import re
 from .common import ToolError, PRODUCTION, allocator_kind, parse_allocator_spec, cores
 
 SWEEP_KEYS = {"name", "description", "strategies", "threads", "repetitions", "scale", "seed",
-              "workload_seed", "baseline", "timeout", "pin"}
+              "workload_seed", "baseline", "timeout", "pin", "cost"}
 WORKLOAD_KEYS = {"workload", "threads", "repetitions", "scale", "knobs", "allocators",
                  "timeout", "pin", "workload_seed"}
 BOOL_TRUE = {"on", "1", "true", "yes"}
@@ -75,7 +77,7 @@ def parse_bool(text, where):
         return True
     if t in BOOL_FALSE:
         return False
-    raise ToolError("%s: %r is not on/off" % (where, text))
+    raise ToolError("%s: %r is not on/off (or yes/no, true/false, 1/0)" % (where, text))
 
 
 def parse_knob_list(text, where):
@@ -120,6 +122,7 @@ class Sweep:
         self.workload_seed = self._int(s.get("workload_seed", "42"), "[sweep] workload_seed", 0)
         self.timeout = self._float(s.get("timeout", "300"), "[sweep] timeout")
         self.pin = parse_bool(s.get("pin", "off"), "[sweep] pin")
+        self.cost = parse_bool(s.get("cost", "no"), "%s: [sweep] cost" % path)
         self.baseline = s.get("baseline", "").strip() or None
 
         # Allocators: strategies first (in hlconfig's order), then the labelled ones.

@@ -1,0 +1,26 @@
+/* large.h — objects above large_threshold (large.c): OS mappings of their own, kept in a
+ * bounded cache when freed, grown and shrunk in place by realloc. */
+#ifndef HL_LARGE_H
+#define HL_LARGE_H
+
+#include <stddef.h>
+
+extern size_t hl_large_threshold;       /* effective: large_threshold, or S/2 when 0 */
+
+/* A block of size bytes aligned to align (any power of two), NULL + ENOMEM on failure. Its
+ * first size bytes are zero (calloc relies on it): a mapping reused from the cache is cleared. */
+void *hl_large_alloc(size_t size, size_t align);
+/* The same without clearing a reused mapping: for malloc, memalign and realloc. */
+void *hl_large_alloc_dirty(size_t size, size_t align);
+void hl_large_free(void *p);
+size_t hl_large_usable(const void *p);
+/* Resize large block p to size bytes, in place or moved without a copy (mremap) where it can;
+ * the contents up to the smaller size survive. NULL + ENOMEM on failure, p left intact. The
+ * caller does the statistics, observers and checks for p and the result (they may differ). */
+void *hl_large_realloc(void *p, size_t size);
+size_t hl_large_cached(void);           /* bytes in the cache now (counted in A) */
+/* The cache lock, for the fork handlers: 0 prepare (take it last: nothing is locked while
+ * holding it), 1 parent, 2 child. */
+void hl_large_fork(int phase);
+
+#endif

@@ -1,0 +1,64 @@
+/* stats.h — counting a block in and out, inline where a strategy hands a block out or takes
+ * it back, with the block size it already knows (no usable_size call). Included by hl.h.
+ *
+ * Every count is a plain store to the calling thread's own counters (relaxed atomics, so a
+ * reader summing them is race-free, yet no locked instruction and no shared cache line).
+ * U, the bytes in use, changes on every call: each thread keeps its change since it last
+ * published, and publishes it (stats.c, out of line) when it passes stats_batch bytes either
+ * way; the peak is taken at publication, so it is exact to within threads x stats_batch
+ * bytes, and exact with stats_batch = 0. The unpublished change is kept negated and offset by
+ * the batch, so one unsigned comparison catches both directions:
+ *     pending = batch - change, in [0, 2 batch] while unpublished. */
+#ifndef HL_STATS_H
+#define HL_STATS_H
+
+#ifdef HL_STATS
+#define HL_COUNT(field, n) do {                                                               \
+        _Atomic uint64_t *c_ = &hl_me.ctr.field;                                              \
+        atomic_store_explicit(c_, atomic_load_explicit(c_, memory_order_relaxed) + (n),       \
+                              memory_order_relaxed);                                          \
+    } while (0)
+#else
+#define HL_COUNT(field, n) ((void)0)
+#endif
+
+extern size_t hl_stats_twice_batch;     /* 2 x stats_batch */
+void hl_stats_publish(void);            /* out of line: the thread's change into the shared U */
+
+static inline void hl_stats_change(uint64_t pending)
+{
+    atomic_store_explicit(&hl_me.ctr.in_use_pending, pending, memory_order_relaxed);
+    if (hl_unlikely(pending > hl_stats_twice_batch)) hl_stats_publish();
+}
+
+void *hl_stats_publish_and_return(void *p);
+
+/* Block p of `bytes` handed out by the calling thread; returns p, so that a malloc can end in
+ * `return hl_stats_malloc(p, size)` and the rare publication is a tail call. */
+static inline void *hl_stats_malloc(void *p, size_t bytes)
+{
+#ifdef HL_STATS
+    HL_COUNT(mallocs, 1);
+    uint64_t pending = atomic_load_explicit(&hl_me.ctr.in_use_pending, memory_order_relaxed)
+                       - bytes;
+    atomic_store_explicit(&hl_me.ctr.in_use_pending, pending, memory_order_relaxed);
+    if (hl_unlikely(pending > hl_stats_twice_batch)) return hl_stats_publish_and_return(p);
+#else
+    (void)bytes;
+#endif
+    return p;
+}
+
+/* A block of `bytes` taken back by the calling thread. */
+static inline void hl_stats_free(size_t bytes)
+{
+#ifdef HL_STATS
+    HL_COUNT(frees, 1);
+    hl_stats_change(atomic_load_explicit(&hl_me.ctr.in_use_pending, memory_order_relaxed)
+                    + bytes);
+#else
+    (void)bytes;
+#endif
+}
+
+#endif

@@ -1,0 +1,305 @@
+/* test_large.c — large objects (large.c): the cache of freed mappings (reuse, its bound, the
+ * waste rule, calloc of a reused mapping, double free still caught), hl_large_realloc growing
+ * and shrinking 4 KiB .. 64 MiB blocks with their contents, alignment and usable sizes. Runs
+ * with the default large_cache and with HOARD_LARGE_CACHE=0 (meson); the cache-only checks
+ * skip when it is off. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "hl.h"
+#include "large.h"
+
+#define MiB ((size_t)1 << 20)
+#define SLACK MiB                       /* page-map leaves (256 KiB each) mapped meanwhile */
+
+/* A byte of block `seed` at offset i; the page number is mixed in, so moved pages show. */
+static inline unsigned char pat(unsigned seed, size_t i)
+{
+    return (unsigned char)(seed + i * 131 + (i >> 12));
+}
+
+static void fill(unsigned char *p, size_t from, size_t to, unsigned seed)
+{
+    for (size_t i = from; i < to; i++) p[i] = pat(seed, i);
+}
+
+static int intact(const unsigned char *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != pat(seed, i)) return 0;
+    return 1;
+}
+
+/* The smallest large request, and the mapping bytes a live large block holds. */
+static size_t big(size_t n) { return n > hl_large_threshold ? n : hl_large_threshold + 1; }
+static size_t held(const void *p) { return hl_large_usable(p) + HL_ALIGN; }
+
+static void freed_mapping_is_reused(void **state)
+{
+    (void)state;
+    if (!hl_cfg.large_cache) skip();
+    size_t sizes[] = { big(0), 5000, 8192, 100000, MiB, 10 * MiB };
+    for (unsigned i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        size_t n = big(sizes[i]);
+        void *p = hl_malloc(n);
+        size_t a = hl_os_bytes();
+        hl_free(p);
+        assert_int_equal(hl_pagemap_get(p), HL_OWNER_NONE);   /* cached, yet not ours */
+        assert_int_equal(hl_os_bytes(), a);                   /* still held: A unchanged */
+        void *q = hl_malloc(n);
+        assert_ptr_equal(q, p);
+        assert_int_equal(hl_pagemap_get(q), HL_OWNER_LARGE);
+        assert_int_equal(hl_os_bytes(), a);
+        hl_free(q);
+    }
+    /* Within 2x a smaller request takes the mapping; a request 5x smaller does not. */
+    void *p = hl_malloc(MiB);
+    hl_free(p);
+    void *q = hl_malloc(MiB * 2 / 3);
+    assert_ptr_equal(q, p);
+    hl_free(q);
+    void *r = hl_malloc(MiB / 5);
+    assert_ptr_not_equal(r, p);
+    assert_true(hl_large_usable(r) < MiB / 2);
+    hl_free(r);
+}
+
+static void calloc_clears_a_reused_mapping(void **state)
+{
+    (void)state;
+    for (size_t n = big(0); n < 8 * MiB; n = n * 3 + 4321) {
+        unsigned char *d = hl_malloc(n);
+        memset(d, 0xAB, hl_malloc_usable_size(d));
+        hl_free(d);
+        unsigned char *z = hl_calloc(1, n);
+        if (hl_cfg.large_cache) assert_ptr_equal(z, d);
+        for (size_t i = 0; i < n; i++)
+            if (z[i]) fail_msg("calloc(%zu) byte %zu is %d", n, i, z[i]);
+        hl_free(z);
+    }
+}
+
+/* At every step A stays within what the live blocks hold plus large_cache. */
+static void cache_is_bounded(void **state)
+{
+    (void)state;
+    enum { N = 64 };
+    void *live[N] = { 0 };
+    size_t live_bytes = 0, a0 = hl_os_bytes() - hl_large_cached();
+    unsigned seed = 1;
+    for (int step = 0; step < 4000; step++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned i = (seed >> 8) % N;
+        if (live[i]) {
+            live_bytes -= held(live[i]);
+            hl_free(live[i]);
+            live[i] = NULL;
+        } else {
+            size_t n = big(((size_t)4096 << ((seed >> 20) % 11)) + (seed >> 4) % 4096);
+            live[i] = hl_malloc(n);          /* 4 KiB .. 4 MiB */
+            assert_non_null(live[i]);
+            live_bytes += held(live[i]);
+        }
+        assert_true(hl_large_cached() <= hl_cfg.large_cache);
+        assert_true(hl_os_bytes() <= a0 + live_bytes + hl_cfg.large_cache + SLACK);
+    }
+    for (unsigned i = 0; i < N; i++) hl_free(live[i]);
+    assert_true(hl_os_bytes() <= a0 + hl_cfg.large_cache + SLACK);
+    if (!hl_cfg.large_cache) assert_int_equal(hl_large_cached(), 0);
+}
+
+/* Grow one block 4 KiB -> 64 MiB and shrink it back, calling hl_large_realloc directly. */
+static void realloc_keeps_contents_and_accounts(void **state)
+{
+    (void)state;
+    size_t n = big(4096);
+    unsigned char *p = hl_malloc(n);
+    fill(p, 0, n, 7);
+    size_t other = hl_os_bytes() - hl_large_cached() - held(p);  /* A not in p or the cache */
+    size_t sizes[64], k = 0;
+    for (size_t s = n; s < 64 * MiB; s = s * 17 / 10 + 1) sizes[k++] = s;
+    sizes[k++] = 64 * MiB;
+    for (size_t j = k - 1; j-- > 0;) sizes[k++] = sizes[j] + 333;   /* and back down */
+    for (size_t j = 1; j < k; j++) {
+        size_t m = sizes[j];
+        unsigned char *q = hl_large_realloc(p, m);
+        assert_non_null(q);
+        assert_int_equal((uintptr_t)q % HL_ALIGN, 0);
+        assert_int_equal(hl_pagemap_get(q), HL_OWNER_LARGE);
+        assert_int_equal(hl_pagemap_get(q + m - 1), HL_OWNER_LARGE);
+        if (q != p) assert_int_equal(hl_pagemap_get(p), HL_OWNER_NONE);
+        assert_true(hl_large_usable(q) >= m);
+        size_t keep = n < m ? n : m;
+        if (!intact(q, keep, 7)) fail_msg("realloc %zu -> %zu lost the contents", n, m);
+        fill(q, keep, m, 7);
+        size_t a = hl_os_bytes() - hl_large_cached() - held(q);
+        assert_true(a >= other && a <= other + SLACK);
+        p = q;
+        n = m;
+    }
+    hl_free(p);
+}
+
+static void realloc_of_an_aligned_block(void **state)
+{
+    (void)state;
+    for (size_t align = 32; align <= 4 * MiB; align *= 8) {
+        size_t n = big(100000);
+        unsigned char *p = hl_aligned_alloc(align, n);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % align, 0);
+        assert_int_equal(hl_pagemap_get(p), HL_OWNER_LARGE);
+        fill(p, 0, n, 3);
+        unsigned char *q = hl_large_realloc(p, 3 * MiB);
+        assert_non_null(q);
+        assert_true(intact(q, n, 3));
+        fill(q, n, 3 * MiB, 3);
+        unsigned char *r = hl_large_realloc(q, big(10000));
+        assert_non_null(r);
+        assert_true(intact(r, big(10000), 3));
+        hl_free(r);
+    }
+}
+
+static void realloc_failure_leaves_the_block(void **state)
+{
+    (void)state;
+    size_t n = big(50000);
+    unsigned char *p = hl_malloc(n);
+    fill(p, 0, n, 9);
+    size_t a = hl_os_bytes();
+    size_t huge[] = { (size_t)PTRDIFF_MAX, (size_t)1 << 47 };   /* overflow; no address space */
+    for (unsigned i = 0; i < 2; i++) {
+        errno = 0;
+        assert_null(hl_large_realloc(p, huge[i]));
+        assert_int_equal(errno, ENOMEM);
+        assert_int_equal(hl_pagemap_get(p), HL_OWNER_LARGE);
+        assert_true(intact(p, n, 9));
+        assert_int_equal(hl_os_bytes(), a);
+    }
+    hl_free(p);
+}
+
+static void alignment_requests(void **state)
+{
+    (void)state;
+    size_t sizes[] = { big(0), 100000, 3 * MiB };
+    for (size_t align = 32; align <= 8 * MiB; align *= 2)
+        for (unsigned i = 0; i < 3; i++)
+            for (int round = 0; round < 2; round++) {    /* the second may come from the cache */
+                unsigned char *p = hl_aligned_alloc(align, sizes[i]);
+                assert_non_null(p);
+                assert_int_equal((uintptr_t)p % align, 0);
+                size_t u = hl_malloc_usable_size(p);
+                assert_true(u >= sizes[i]);
+                memset(p, 0x5A, u);
+                hl_free(p);
+            }
+}
+
+/* Usable sizes cover the request, waste at most 2x, and are writable to the end; run after
+ * the cache is warm, so reused mappings are measured too. */
+static void usable_size_is_right(void **state)
+{
+    (void)state;
+    void *warm[32];
+    for (unsigned i = 0; i < 32; i++) warm[i] = hl_malloc(big((size_t)(i + 1) * 97 * 1024));
+    for (unsigned i = 0; i < 32; i++) hl_free(warm[i]);
+    for (size_t n = big(0); n < 16 * MiB; n = n * 5 / 4 + 1) {
+        unsigned char *p = hl_malloc(n);
+        size_t u = hl_malloc_usable_size(p);
+        assert_int_equal(u, hl_large_usable(p));
+        assert_true(u >= n);
+        assert_true(u + HL_ALIGN <= 2 * hl_align_up(n + HL_ALIGN, HL_PAGE));
+        p[u - 1] = 1;
+        p[0] = 1;
+        hl_free(p);
+    }
+}
+
+/* A double free of a cached block is still caught: free() sees a page no one owns. */
+static void double_free_aborts(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);             /* the abort message */
+        if (null < 0 || dup2(null, STDERR_FILENO) < 0) _exit(3);
+        void *p = hl_malloc(MiB);
+        hl_free(p);
+        hl_free(p);
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+}
+
+static void *churn(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    unsigned char *buf[8] = { 0 };
+    size_t len[8] = { 0 };
+    for (int step = 0; step < 3000; step++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned i = (seed >> 8) % 8, tag = (unsigned)(uintptr_t)arg + i;
+        if (buf[i] && !intact(buf[i], len[i], tag)) return "contents lost";
+        if (buf[i] && (seed >> 16) % 4 == 0) {
+            hl_free(buf[i]);
+            buf[i] = NULL;
+            continue;
+        }
+        size_t n = big((size_t)1024 << ((seed >> 20) % 10));   /* 1 KiB .. 512 KiB */
+        unsigned char *q = buf[i] ? hl_large_realloc(buf[i], n) : hl_malloc(n);
+        if (!q) return "out of memory";
+        if (buf[i] && !intact(q, len[i] < n ? len[i] : n, tag)) return "realloc lost contents";
+        fill(q, 0, n, tag);
+        buf[i] = q;
+        len[i] = n;
+    }
+    for (unsigned i = 0; i < 8; i++) hl_free(buf[i]);
+    return NULL;
+}
+
+static void threads_share_the_cache(void **state)
+{
+    (void)state;
+    pthread_t t[4];
+    for (uintptr_t i = 0; i < 4; i++) pthread_create(&t[i], NULL, churn, (void *)(i * 1000 + 1));
+    for (int i = 0; i < 4; i++) {
+        void *err;
+        pthread_join(t[i], &err);
+        if (err) fail_msg("thread %d: %s", i, (const char *)err);
+    }
+    assert_true(hl_large_cached() <= hl_cfg.large_cache);
+}
+
+int main(void)
+{
+    hl_init();
+    hl_free(hl_malloc(1));               /* registers this thread */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(freed_mapping_is_reused),
+        cmocka_unit_test(calloc_clears_a_reused_mapping),
+        cmocka_unit_test(cache_is_bounded),
+        cmocka_unit_test(realloc_keeps_contents_and_accounts),
+        cmocka_unit_test(realloc_of_an_aligned_block),
+        cmocka_unit_test(realloc_failure_leaves_the_block),
+        cmocka_unit_test(alignment_requests),
+        cmocka_unit_test(usable_size_is_right),
+        cmocka_unit_test(double_free_aborts),
+        cmocka_unit_test(threads_share_the_cache),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
