@@ -15,7 +15,7 @@
 #include "carveheap.h"
 
 struct ch_header { uint32_t cls, offset; uint64_t unused; };  /* offset: memalign'd blocks */
-struct ch_list { hl_lock lock; void *head, *tail; };           /* tail: free_list = fifo */
+struct ch_list { hl_lock lock; void *head, *tail; };  /* tail: fifo only, valid while head is */
 
 static struct {
     bool per_list_locks;
@@ -61,48 +61,86 @@ static void *pop(struct ch_list *l)
 {
     if (hl_unlikely(hl_observing)) hl_observe_touch(l);
     void *b = l->head;
-    if (b) {
-        l->head = *(void **)b;
-        if (!l->head) l->tail = NULL;
-    }
+    if (b) l->head = *(void **)b;
     return b;
 }
 
 static void push(struct ch_list *l, void *b)
 {
     if (hl_unlikely(hl_observing)) hl_observe_touch(l);
-    if (hl_cfg.free_list == HL_LIST_FIFO && l->head) {
+    if (hl_unlikely(hl_cfg.free_list == HL_LIST_FIFO)) {
         *(void **)b = NULL;
-        *(void **)l->tail = b;
+        if (l->head) *(void **)l->tail = b;
+        else l->head = b;
         l->tail = b;
         return;
     }
     *(void **)b = l->head;
     l->head = b;
-    if (!l->tail) l->tail = b;
+}
+
+/* The lock that guards list l: its own (concurrent) or the heap's (serial). */
+static hl_lock *lock_of(struct ch_list *l) { return ch.per_list_locks ? &l->lock : &ch.heap_lock; }
+
+/* Take l's lock; `busy`: the fast path's try already found it held (count that once). */
+static void lock_list(struct ch_list *l, bool busy)
+{
+    if (!busy) {
+        hl_lock_acquire(lock_of(l));
+        return;
+    }
+    HL_COUNT(lock_acquisitions, 1);
+    HL_COUNT(lock_contended, 1);
+    hl_lock_slow(lock_of(l));
+}
+
+/* malloc and free in full: blocking locks, carving, observers. The fast paths below handle the
+ * common call (the lock free at once, a block on the list, no observer) in straight-line code
+ * and come here for anything else. */
+/* Class c's list is empty and its lock held: carve a block (under the heap lock). */
+static HL_COLD void *malloc_carve(unsigned c)
+{
+    if (ch.per_list_locks) {
+        hl_lock_release(&list_of(c)->lock);
+        hl_lock_acquire(&ch.heap_lock);
+    }
+    void *b = carve(c);
+    hl_lock_release(&ch.heap_lock);
+    return hl_likely(b != NULL) ? hl_stats_malloc(b, hl_class_size(c)) : NULL;
+}
+
+static HL_COLD void *malloc_general(unsigned c, bool busy)
+{
+    struct ch_list *l = list_of(c);
+    lock_list(l, busy);
+    void *b = pop(l);
+    if (!b) return malloc_carve(c);
+    hl_lock_release(lock_of(l));
+    return hl_stats_malloc(b, hl_class_size(c));
+}
+
+static HL_COLD void free_general(void *p, unsigned c, bool busy)
+{
+    struct ch_list *l = list_of(c);
+    lock_list(l, busy);
+    push(l, p);
+    hl_lock_release(lock_of(l));
+    hl_stats_free(hl_class_size(c));
 }
 
 void *hl_ch_malloc(size_t size)
 {
     unsigned c = hl_class_of(size);
     struct ch_list *l = list_of(c);
-    void *b;
-    if (!ch.per_list_locks) {
-        hl_lock_acquire(&ch.heap_lock);
-        b = pop(l);
-        if (!b) b = carve(c);
-        hl_lock_release(&ch.heap_lock);
-    } else {
-        hl_lock_acquire(&l->lock);
-        b = pop(l);
-        hl_lock_release(&l->lock);
-        if (!b) {
-            hl_lock_acquire(&ch.heap_lock);
-            b = carve(c);
-            hl_lock_release(&ch.heap_lock);
-        }
-    }
-    return hl_likely(b != NULL) ? hl_stats_malloc(b, hl_class_size(c)) : NULL;
+    hl_lock *lock = lock_of(l);
+    if (hl_unlikely(hl_observing)) return malloc_general(c, false);
+    if (hl_unlikely(!hl_trylock(lock))) return malloc_general(c, true);
+    HL_COUNT(lock_acquisitions, 1);
+    void *b = l->head;
+    if (hl_unlikely(!b)) return malloc_carve(c);
+    l->head = *(void **)b;
+    hl_lock_release(lock);
+    return hl_stats_malloc(b, hl_class_size(c));
 }
 
 void hl_ch_free(void *p)
@@ -112,12 +150,22 @@ void hl_ch_free(void *p)
         p = (char *)p - h->offset;
         h = header_of(p);
     }
-    struct ch_list *l = list_of(h->cls);
-    hl_lock *lock = ch.per_list_locks ? &l->lock : &ch.heap_lock;
-    hl_stats_free(hl_class_size(h->cls));
-    hl_lock_acquire(lock);
-    push(l, p);
+    unsigned c = h->cls;
+    struct ch_list *l = list_of(c);
+    hl_lock *lock = lock_of(l);
+    if (hl_unlikely(hl_observing || hl_cfg.free_list == HL_LIST_FIFO)) {
+        free_general(p, c, false);
+        return;
+    }
+    if (hl_unlikely(!hl_trylock(lock))) {
+        free_general(p, c, true);
+        return;
+    }
+    HL_COUNT(lock_acquisitions, 1);
+    *(void **)p = l->head;
+    l->head = p;
     hl_lock_release(lock);
+    hl_stats_free(hl_class_size(c));
 }
 
 /* Over-allocate by align and hand out the aligned address inside; its own header records the

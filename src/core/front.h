@@ -16,9 +16,6 @@
 
 #include "hl.h"
 
-extern void *(*hl_front_malloc_fn)(size_t size);
-extern void (*hl_front_free_fn)(void *p);
-
 static inline void *hl_front_malloc(size_t size)
 {
     if (hl_likely(size - 1 < hl_me.small_max)) return hl_front_malloc_fn(size);

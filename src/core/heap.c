@@ -183,6 +183,12 @@ struct hl_sb *hl_heap_emptiest(struct hl_heap *h, unsigned c, double f)
 {
     struct hl_heap_class *k = &h->cls[c];
     if (k->list[HL_LIST_EMPTY]) return k->list[HL_LIST_EMPTY];
+    /* One that emptied in place (set_bounds) — move-to-front keeps it near the front. Giving
+     * away a completely empty superblock first keeps live blocks of this heap's threads out
+     * of other heaps (no false sharing through the global heap). */
+    for (unsigned g = 0; h->nempty && g < hl_heap_groups; g++)
+        for (struct hl_sb *sb = k->list[g]; sb; sb = sb->next)
+            if (hl_sb_empty(sb)) return sb;
     for (unsigned g = 0; g < hl_heap_groups; g++)
         for (struct hl_sb *sb = k->list[g]; sb; sb = sb->next)
             if ((double)hl_sb_in_use(sb) <= (1.0 - f) * (double)hl_sb_bytes(sb)) return sb;

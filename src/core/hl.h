@@ -24,6 +24,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "hoardlab.h"
+
+/* Everything declared from here on is internal to the library: hidden, so that code reaches
+ * it without going through the GOT (the public API says HL_EXPORT). */
+#pragma GCC visibility push(hidden)
+
 #include "config.h"
 
 #define HL_ALIGN      16u      /* every block is aligned to at least this */
@@ -33,6 +38,7 @@
 #define hl_likely(x)   __builtin_expect(!!(x), 1)
 #define hl_unlikely(x) __builtin_expect(!!(x), 0)
 #define HL_EXPORT      __attribute__((visibility("default")))
+#define HL_COLD        __attribute__((noinline, cold))   /* a slow path: keep it out of the fast one */
 #define HL_TLS         __thread __attribute__((tls_model("initial-exec")))
 #define HL_CACHE_ALIGNED __attribute__((aligned(HL_CACHE_LINE)))
 
@@ -192,6 +198,8 @@ void  *hl_malloc(size_t size);
 void   hl_free(void *p);
 void  *hl_malloc_slow(size_t size);     /* front.h's way out: init, size 0, large, observers */
 void   hl_free_slow(void *p);
+extern void *(*hl_front_malloc_fn)(size_t size);   /* front.h: the active row's malloc, free */
+extern void (*hl_front_free_fn)(void *p);
 void  *hl_calloc(size_t n, size_t size);
 void  *hl_realloc(void *p, size_t size);
 void  *hl_reallocarray(void *p, size_t n, size_t size);
@@ -249,5 +257,7 @@ extern bool hl_checking;
 void hl_check_init(void);
 void hl_check_alloc(void *p);
 void hl_check_free(void *p);
+
+#pragma GCC visibility pop
 
 #endif

@@ -29,9 +29,12 @@ static inline void hl_lock_acquire(hl_lock *l)
     hl_lock_slow(l);
 }
 
+/* A spin lock has no sleepers to wake: a plain release store frees it, no locked instruction. */
 static inline void hl_lock_release(hl_lock *l)
 {
-    if (hl_unlikely(atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2))
+    if (hl_likely(hl_lock_kind == HL_LOCK_SPIN))
+        atomic_store_explicit(&l->word, 0, memory_order_release);
+    else if (atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2)
         hl_unlock_wake(l);
 }
 

@@ -28,7 +28,7 @@ static void *private_malloc(size_t size)
     return hl_stats_malloc(p, hl_class_size(c));
 }
 
-static void private_free_general(void *p)
+static HL_COLD void private_free_general(void *p)
 {
     struct hl_sb *sb = hl_sb_of(p);
     p = hl_sb_block(sb, p);
@@ -53,7 +53,7 @@ static void private_free(void *p)
         return;
     }
     hl_heap_push_loose(h, sb->cls, p);
-    hl_heap_count_remote(atomic_load_explicit(&sb->owner, memory_order_relaxed));
+    if (atomic_load_explicit(&sb->owner, memory_order_relaxed) != h) HL_COUNT(remote_frees, 1);
     hl_stats_free(sb->size);
 }
 
