@@ -30,7 +30,7 @@
   X(verbose,         allocator,    BOOL,  "off",      0, 1, NULL,                              \
     "print the effective configuration to stderr at start-up")                                 \
   X(stats,           allocator,    STR,   "",         0, 0, NULL,                              \
-    "write statistics as one JSON object at exit: 'stderr' or a file path")                    \
+    "write statistics as one JSON object at exit: 'stderr', a file path, or off")                    \
   X(stats_batch,     allocator,    SIZE,  "64K",      0, 64 * HL_MB, NULL,                     \
     "bytes a thread's in-use count may drift before it is published; 0 = exact U peak")        \
   X(lock,            allocator,    ENUM,  "spin",     0, 0, hl_lock_kinds,                     \

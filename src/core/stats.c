@@ -104,7 +104,7 @@ HL_EXPORT void hoardlab_stats_reset_peaks(void)
 /* HOARD_STATS=stderr|path: one JSON object per process, appended (children append theirs). */
 void hl_stats_at_exit(void)
 {
-    if (!hl_cfg.stats || !*hl_cfg.stats) return;
+    if (!hl_cfg.stats || !*hl_cfg.stats || !strcmp(hl_cfg.stats, "off")) return;
     struct hoardlab_stats st;
     char buf[2048];
     size_t n = 0;
