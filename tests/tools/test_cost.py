@@ -62,7 +62,7 @@ def test_sweep_without_valgrind_stops_before_running(tmp_path):
     empty = tmp_path / "bin"
     empty.mkdir()
     p = subprocess.run([sys.executable, os.path.join(REPO, "tools", "hoardlab"), "sweep",
-                        str(ini), "--out", str(tmp_path / "o")], capture_output=True,
+                        str(ini), "--out", str(tmp_path / "o"), "--no-build"], capture_output=True,
                        text=True, env=dict(os.environ, PATH=str(empty),
                                            HOARDLAB_BUILD_DIR=BDIR), timeout=60)
     assert p.returncode == 2

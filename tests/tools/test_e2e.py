@@ -23,7 +23,11 @@ pytestmark = pytest.mark.skipif(
 
 
 def tool(*args, **kw):
+    """tools/hoardlab on the build under test, which `sweep` and `run` leave as it is
+    (--no-build): test_build.py shows they build first, in a copy of the tree."""
     env = dict(os.environ, HOARDLAB_BUILD_DIR=BDIR)
+    if args[0] in ("sweep", "run", "cost"):
+        args = (args[0], "--no-build") + args[1:]
     return subprocess.run([sys.executable, TOOL] + list(args), capture_output=True, text=True,
                           env=env, timeout=kw.get("timeout", 120))
 

@@ -178,3 +178,36 @@ def test_report_flags_mismatches_failures_and_noise(tmp_path):
     assert "busy or noisy" in text and "load average 9.0 on 2 cores" in text
     for k in V.RULES.values():
         assert k in text
+
+
+# --- the best production allocator ----------------------------------------------------------
+
+def prod(variant, wl, t, thr):
+    r = row(variant, wl, t, thr)
+    r["alloc_kind"] = "production"
+    return r
+
+
+def test_best_production_allocator_is_the_best_of_all_per_workload():
+    from hoardlab_lib import report
+    rows = [prod("glibc", "threadtest", 1, 50), prod("mimalloc", "threadtest", 1, 80),
+            prod("mimalloc3", "threadtest", 1, 120), prod("jemalloc", "threadtest", 1, 90),
+            prod("glibc", "larson", 1, 70), prod("mimalloc", "larson", 1, 60),
+            prod("mimalloc3", "larson", 1, 65), prod("jemalloc", "larson", 1, 10),
+            dict(prod("mimalloc3", "larson", 1, 1000), status="failed"),   # excluded
+            prod("mimalloc3", "blowup-prodcons", 2, 500),              # memory: not ranked
+            row("hoard", "threadtest", 1, 60), row("hoard", "larson", 1, 70)]
+    rank = V.production_ranking(rows)
+    assert rank[("threadtest", 1)][0] == ("mimalloc3", 120)
+    assert [v for v, _ in rank[("threadtest", 1)]] == ["mimalloc3", "jemalloc", "mimalloc",
+                                                      "glibc"]
+    assert rank[("larson", 1)][0] == ("glibc", 70)
+    assert ("blowup-prodcons", 2) not in rank
+    sec = "\n".join(report.production_section(rows))
+    assert "## Against the best production allocator" in sec
+    assert "| threadtest | 1 | mimalloc3 120 | jemalloc (0.75) | 0.50 |" in sec
+    assert "| larson | 1 | glibc 70 | mimalloc3 (0.93) | 1.00 |" in sec
+    assert "mimalloc3 1" in sec and "glibc 1" in sec and "not ranked" in sec
+    # One production allocator: the throughput tables relative to it say it all.
+    assert report.production_section([prod("glibc", "threadtest", 1, 5),
+                                      row("hoard", "threadtest", 1, 6)]) == []

@@ -3,6 +3,8 @@ import argparse
 import json
 import os
 import random
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -34,6 +36,84 @@ def do_build(bdir, jobs=None, quiet=False, targets=()):
         raise ToolError("build failed: %s (exit %d)" % (" ".join(argv), p.returncode))
 
 
+# What a sweep, `run` and `cost` measure: built (incrementally) before they run, so they
+# measure the source as it is now. hlcost only for cost tables (a sweep with cost = yes).
+MEASURED_TARGETS = ("src/libhoardlab.so", "src/hlconfig", "harness/hlbench", "harness/hlcost")
+STEP = re.compile(r"^\[\d+/\d+\] (.*)$")
+LINKED = re.compile(r"^Linking target (\S+)")      # programs and shared libraries
+
+
+def _tail(text, n=15):
+    return "\n".join(text.rstrip().splitlines()[-n:])
+
+
+def incremental_build(bdir, targets=MEASURED_TARGETS, jobs=None):
+    """Bring the measured binaries up to date with the source before a measurement: `meson
+    setup` if `bdir` is not configured yet, then ninja for `targets` (ninja does nothing
+    when nothing changed). Silent when nothing was out of date; otherwise says so on stderr.
+    A failed build raises ToolError with the compiler's last lines, so a run never measures
+    a binary older than the source without a word. Returns what meta.json records."""
+    t0 = time.time()
+    info = {"ran": True, "configured": False, "steps": 0, "rebuilt": []}
+    for prog, pkg in (("meson", "meson"), ("ninja", "ninja-build")):
+        if not shutil.which(prog):
+            raise ToolError("%s not found, needed to build before measuring (Debian package "
+                            "%s; run tools/install-deps), or pass --no-build" % (prog, pkg))
+    if not os.path.exists(os.path.join(bdir, "build.ninja")):
+        log("build: %s is not configured yet: meson setup, then ninja" % bdir)
+        p = subprocess.run(["meson", "setup", bdir, REPO], cwd=REPO, capture_output=True,
+                           text=True, errors="replace")
+        if p.returncode != 0:
+            raise ToolError("meson setup %s failed (exit %d):\n%s"
+                            % (bdir, p.returncode, _tail(p.stdout + p.stderr)))
+        info["configured"] = True
+    argv = ["ninja", "-C", bdir] + (["-j", str(jobs)] if jobs else []) + list(targets)
+    p = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, errors="replace")
+    out = []
+    for line in p.stdout:
+        out.append(line)
+        m = STEP.match(line)
+        if not m:
+            continue
+        if not info["steps"] and not info["configured"]:
+            log("build: the source changed since the last build: %s" % " ".join(argv))
+        info["steps"] += 1
+        lk = LINKED.match(m.group(1))
+        if lk:
+            info["rebuilt"].append(lk.group(1))
+    p.wait()
+    info["seconds"] = round(time.time() - t0, 1)
+    if p.returncode != 0:
+        raise ToolError("build failed: %s (exit %d); nothing was measured:\n%s"
+                        % (" ".join(argv), p.returncode, _tail("".join(out))))
+    if info["steps"]:
+        log("build: rebuilt %s (%d steps, %.1f s)" % (", ".join(info["rebuilt"]) or
+                                                     "object files", info["steps"],
+                                                     info["seconds"]))
+    return info
+
+
+def build_state(bdir, targets=MEASURED_TARGETS):
+    """--no-build: record whether the binaries were out of date with the source (`ninja -n`,
+    which runs nothing), and warn when they were."""
+    info = {"ran": False, "stale": None}
+    if os.path.exists(os.path.join(bdir, "build.ninja")) and shutil.which("ninja"):
+        p = subprocess.run(["ninja", "-n", "-C", bdir] + list(targets), cwd=REPO,
+                           capture_output=True, text=True, errors="replace")
+        if p.returncode == 0:
+            info["stale"] = any(STEP.match(ln) for ln in p.stdout.splitlines())
+    if info["stale"]:
+        log("build: --no-build, and %s is older than the source: measuring the old binaries"
+            % bdir)
+    return info
+
+
+def build_for(a, bdir, targets=MEASURED_TARGETS):
+    return build_state(bdir, targets) if a.no_build else \
+        incremental_build(bdir, targets, getattr(a, "jobs", None))
+
+
 def install_deps():
     script = os.path.join(REPO, "tools", "install-deps")
     env = dict(os.environ, PYTHON=sys.executable)
@@ -50,6 +130,7 @@ def cmd_build(a):
 
 def cmd_run(a):
     bdir = build_dir(a.build_dir)
+    build_for(a, bdir, MEASURED_TARGETS[:3])
     base, knobs = common.parse_allocator_spec(a.allocator)
     for k in a.knob or []:
         if "=" not in k:
@@ -145,7 +226,8 @@ def validate_allocators(runs, bdir):
                         % p.returncode))
 
 
-def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=False):
+def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=False,
+              build=None):
     sw = sweepmod.load(path, strategies=strategies_or_none(bdir))
     runs = sw.expand()
     if seed is None:
@@ -165,7 +247,8 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
     cost_names = cost_allocators(sw, bdir) if sw.cost else None
     outdir = out or out_dir_for(sw.name, root or os.path.join(REPO, "results"))
     os.makedirs(outdir, exist_ok=True)
-    meta = metamod.collect(bdir, sw, {"shuffle_seed": seed, "runs_planned": len(runs)})
+    meta = metamod.collect(bdir, sw, {"shuffle_seed": seed, "runs_planned": len(runs),
+                                      "build": build})
     metamod.write(os.path.join(outdir, "meta.json"), meta)
     with open(os.path.join(outdir, os.path.basename(path)), "w") as f:
         f.write(sw.text)
@@ -259,10 +342,9 @@ def make_report(outdir, baseline=None):
 
 def cmd_sweep(a):
     bdir = build_dir(a.build_dir)
-    if a.build:
-        do_build(bdir, a.jobs)
+    build = build_for(a, bdir)
     path = run_sweep(a.file, bdir, out=a.out, root=a.results, seed=a.seed, quiet=a.quiet,
-                     dry_run=a.dry_run)
+                     dry_run=a.dry_run, build=build)
     if path:
         print(path)
     return 0
@@ -281,9 +363,9 @@ def cmd_main(a):
         raise ToolError("tools/install-deps failed (exit %d); see its messages above" % rc)
     bdir = build_dir(a.build_dir)
     # Only what a sweep runs; `hoardlab build` and `hoardlab test` build everything.
-    do_build(bdir, a.jobs, targets=("src/libhoardlab.so", "src/hlconfig", "harness/hlbench"))
+    build = incremental_build(bdir, MEASURED_TARGETS, a.jobs)
     path = run_sweep(os.path.join(REPO, "configs", "sweeps", "taxonomy.ini"), bdir,
-                     root=a.results, quiet=a.quiet)
+                     root=a.results, quiet=a.quiet, build=build)
     print("report: %s" % path)
     return 0
 
@@ -292,8 +374,7 @@ def cmd_main(a):
 
 def cmd_cost(a):
     bdir = build_dir(a.build_dir)
-    if a.build:
-        do_build(bdir, a.jobs)
+    build_for(a, bdir)
     names = [n.strip() for n in a.allocators.split(",")] if a.allocators else None
     results = costmod.run(bdir, names, a.pairs, a.jobs or 2)
     print(costmod.table(results))
@@ -314,7 +395,7 @@ def cmd_strategies(a):
           % common.artifact(bdir, "lib"))
     for name, summary in common.hlconfig_strategies(bdir):
         print("  %-12s %s" % (name, summary))
-    print("production allocators (LD_PRELOAD of the Debian library):")
+    print("production allocators (LD_PRELOAD of the library shown):")
     for name in common.PRODUCTION:
         try:
             lib = common.production_library(name)
@@ -361,6 +442,12 @@ def parser():
         return _add(*args, parents=[common_opts], **kw)
     sub.add_parser = add_parser
 
+    def add_no_build(s):
+        s.add_argument("--no-build", action="store_true",
+                       help="do not run the incremental build first: measure the binaries "
+                       "as they are (meta.json records whether they were out of date)")
+        s.add_argument("--build", action="store_true", help=argparse.SUPPRESS)  # the default
+
     s = sub.add_parser("build", help="meson setup (if needed) and ninja")
     s.add_argument("-j", "--jobs", type=int)
     s.set_defaults(func=cmd_build)
@@ -381,6 +468,7 @@ def parser():
     s.add_argument("--pin", action="store_true")
     s.add_argument("--timeout", type=float, default=None)
     s.add_argument("--json", action="store_true", help="print hlbench's JSON records")
+    add_no_build(s)
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("sweep", help="run a sweep file, write results/<date>-<name>/")
@@ -389,8 +477,8 @@ def parser():
     s.add_argument("--results", help="parent of the output directory (default results/)")
     s.add_argument("--seed", type=int, help="shuffle seed (default: the file's, else random)")
     s.add_argument("--dry-run", action="store_true", help="print the runs in order; run nothing")
-    s.add_argument("--build", action="store_true", help="build first")
-    s.add_argument("-j", "--jobs", type=int)
+    add_no_build(s)
+    s.add_argument("-j", "--jobs", type=int, help="ninja jobs for the build")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     s.set_defaults(func=cmd_sweep)
 
@@ -409,7 +497,7 @@ def parser():
     s.add_argument("--functions", action="store_true",
                    help="also print the per-pair cost of every function and source file")
     s.add_argument("--json", help="write every measurement, per function, to this file")
-    s.add_argument("--build", action="store_true", help="build first")
+    add_no_build(s)
     s.add_argument("-j", "--jobs", type=int, help="callgrind runs at once (default 2)")
     s.set_defaults(func=cmd_cost)
 

@@ -2,21 +2,28 @@
 
 An allocator of a sweep is either a hoardlab strategy with knob overrides (run with
 LD_PRELOAD=libhoardlab.so, HOARD_STRATEGY and HOARD_<KNOB>) or a production allocator
-preloaded from its Debian library (glibc = no preload).
+preloaded from its library: a Debian package's, or for mimalloc3 the one the PyPI wheel
+cmeel-mimalloc installs (glibc = no preload).
 """
 import glob
 import os
 import subprocess
+import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# Production allocators: the Debian library file names, found by path.
+# Production allocators: the library file names. Debian's are found by path; mimalloc3
+# (Debian 12 ships only mimalloc 2.0) in the files of the installed PyPI package.
 PRODUCTION = {
     "glibc": None,
     "jemalloc": "libjemalloc.so.2",
     "mimalloc": "libmimalloc.so.2",
+    "mimalloc3": "libmimalloc.so.3",
     "tcmalloc": "libtcmalloc_minimal.so.4",
 }
+DEBIAN_PACKAGES = {"jemalloc": "libjemalloc2", "mimalloc": "libmimalloc2.0",
+                   "tcmalloc": "libtcmalloc-minimal4"}
+PYPI_PACKAGES = {"mimalloc3": "cmeel-mimalloc"}
 LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
             "/usr/lib", "/lib/x86_64-linux-gnu"]
 
@@ -44,12 +51,36 @@ def require(bdir, which):
     return p
 
 
+def pypi_library(dist, fname):
+    """Path of file `fname` installed by the PyPI distribution `dist` into the site-packages
+    of the python running this tool (importlib.metadata, so wherever pip put it), or None."""
+    import importlib.metadata as md
+    try:
+        files = md.distribution(dist).files or []
+    except md.PackageNotFoundError:
+        return None
+    for f in files:
+        if f.name == fname:
+            p = os.path.abspath(str(f.locate()))
+            if os.path.isfile(p):
+                return p
+    return None
+
+
 def production_library(name):
     """Absolute path of a production allocator's library, None for glibc.
-    Raises ToolError naming the Debian package when the library is missing."""
+    Raises ToolError naming the package (and how to install it) when the library is
+    missing."""
     fname = PRODUCTION[name]
     if fname is None:
         return None
+    if name in PYPI_PACKAGES:
+        dist = PYPI_PACKAGES[name]
+        p = pypi_library(dist, fname)
+        if p:
+            return p
+        raise ToolError("%s: %s not found; install the PyPI package %s: tools/install-deps, "
+                        "or %s -m pip install %s" % (name, fname, dist, sys.executable, dist))
     for d in LIB_DIRS:
         p = os.path.join(d, fname)
         if os.path.exists(p):
@@ -57,8 +88,7 @@ def production_library(name):
     hits = glob.glob("/usr/lib/*/" + fname)
     if hits:
         return hits[0]
-    pkg = {"jemalloc": "libjemalloc2", "mimalloc": "libmimalloc2.0",
-           "tcmalloc": "libtcmalloc-minimal4"}[name]
+    pkg = DEBIAN_PACKAGES[name]
     raise ToolError("%s: %s not found; install the Debian package %s (tools/install-deps)"
                     % (name, fname, pkg))
 

@@ -115,6 +115,9 @@ def allocators(bdir, names=None):
             pass
     every = strategies + production
     if names:
+        for n in names:                 # a production allocator named but not installed
+            if n in common.PRODUCTION and n not in production:
+                common.production_library(n)        # raises: how to install it
         unknown = [n for n in names if n not in every]
         if unknown:
             raise ToolError("cost: unknown or missing allocator %s; available: %s"

@@ -1,5 +1,6 @@
 """meta.json: everything needed to interpret and repeat a sweep — machine and topology
 (hwloc), cpu model, kernel, compiler, commit, the sweep file and every configuration."""
+import hashlib
 import json
 import os
 import platform
@@ -8,7 +9,8 @@ import subprocess
 import sys
 import time
 
-from .common import REPO, PRODUCTION, artifact, allocator_env, production_library, ToolError, cores
+from .common import (REPO, PRODUCTION, PYPI_PACKAGES, artifact, allocator_env,
+                     production_library, ToolError, cores)
 
 
 def _run(argv, env=None, timeout=30):
@@ -49,12 +51,27 @@ def topology():
 
 
 def git_info():
+    """The commit, and whether the tree had uncommitted changes to tracked files (`dirty`):
+    which files (`changed`, at most 50) and a hash of `git diff HEAD` (`diff_sha1`), so two
+    sweeps of the same commit tell whether they measured the same edits."""
     info = {}
     if shutil.which("git"):
         rc, out, _ = _run(["git", "-C", REPO, "rev-parse", "HEAD"])
         info["commit"] = out.strip() if rc == 0 else None
         rc, out, _ = _run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"])
         info["dirty"] = bool(out.strip()) if rc == 0 else None
+        if info["dirty"]:
+            changed = [ln[3:] for ln in out.splitlines() if len(ln) > 3]
+            info["changed"] = changed[:50]
+            if len(changed) > 50:
+                info["changed_more"] = len(changed) - 50
+            try:
+                d = subprocess.run(["git", "-C", REPO, "diff", "HEAD", "--no-ext-diff",
+                                    "--no-color"], capture_output=True, timeout=30)
+                if d.returncode == 0:
+                    info["diff_sha1"] = hashlib.sha1(d.stdout).hexdigest()
+            except (OSError, subprocess.TimeoutExpired):
+                pass
     return info
 
 
@@ -97,6 +114,15 @@ def production_versions():
             res[name] = {"library": None, "missing": str(e)}
             continue
         entry = {"library": lib}
+        if name in PYPI_PACKAGES:
+            import importlib.metadata as md
+            try:
+                entry.update(package="%s (PyPI)" % PYPI_PACKAGES[name],
+                             version=md.version(PYPI_PACKAGES[name]))
+            except md.PackageNotFoundError:
+                pass
+            res[name] = entry
+            continue
         rc, out, _ = _run(["dpkg-query", "-S", os.path.realpath(lib)])
         if rc == 0 and ":" in out:
             pkg = out.split(":")[0].strip()

@@ -85,6 +85,11 @@ def header(meta, rows, name):
         lines.append("- load average (1 min) at start / end: %s / %s on %s cores" % (
             la0[0] if la0 else "?", la1[0] if la1 else "?", m.get("cores", "?")))
     lines.append("")
+    build = meta.get("build") or {}
+    if build.get("ran") is False and build.get("stale"):
+        lines += ["> **Warning: this sweep ran with --no-build while the build was older than "
+                  "the source**: the runs measured binaries that do not match the tree above. "
+                  "Rerun without --no-build to measure the code as it is.", ""]
     cores = m.get("cores") or 1
     busy = [x[0] for x in (la0, la1) if x and x[0] > cores + 0.5]
     if busy or (noise and noise > NOISY):
@@ -449,6 +454,56 @@ def throughput_tables(rows, baseline):
     return out + [""]
 
 
+def production_section(rows):
+    """The best production allocator per workload and thread count (the fastest of all the
+    production allocators measured, by median throughput), the runner-up, and every hoardlab
+    allocator relative to the best."""
+    rank = V.production_ranking(rows)
+    prod = sorted({v for lst in rank.values() for v, _ in lst})
+    if len(prod) < 2:       # one production allocator: the throughput tables say it all
+        return []
+    tab = V.throughput_table(rows)
+    hl = [v for v in V.variants(rows) if any(
+        r["variant"] == v and r.get("alloc_kind") != "production" for r in V.timing_rows(rows))]
+    out = ["## Against the best production allocator", "",
+           "Per workload and thread count, the production allocator with the highest median "
+           "throughput among the %d measured (%s), the runner-up with its throughput relative "
+           "to the best, and each other allocator's median throughput relative to the best "
+           "(above 1: faster than every production allocator measured). Differences within "
+           "the run-to-run noise (header) are not evidence." % (len(prod), ", ".join(prod)),
+           ""]
+    rs = []
+    ratios = {v: [] for v in hl}
+    for (wl, t) in sorted(rank):
+        (best, bthr), rest = rank[(wl, t)][0], rank[(wl, t)][1:]
+        cells = [wl, t, "%s %s" % (best, si(bthr)),
+                 "%s (%.2f)" % (rest[0][0], rest[0][1] / bthr) if rest else "–"]
+        for v in hl:
+            x = tab.get((v, wl, t))
+            cells.append("%.2f" % (x / bthr) if x else "–")
+            if x:
+                ratios[v].append(x / bthr)
+        rs.append(cells)
+    out += [table(["workload", "threads", "best production (ops/s)", "runner-up"] + hl, rs),
+            ""]
+    wins = {}
+    for lst in rank.values():
+        wins[lst[0][0]] = wins.get(lst[0][0], 0) + 1
+    out.append("- best production allocator in how many of the %d cells: %s" % (
+        len(rank), ", ".join("%s %d" % (v, n)
+                             for v, n in sorted(wins.items(), key=lambda vn: (-vn[1], vn[0])))))
+    for v in hl:
+        g = V.gmean(ratios[v])
+        if g:
+            out.append("- %s / best production, geometric mean over the %d cells: %.2f"
+                       % (v, len(ratios[v]), g))
+    excluded = sorted({r["workload_label"] for r in V.timing_rows(rows)
+                       if r["workload_label"].startswith(V.TIMING_WORKLOADS_EXCLUDED)})
+    if excluded:
+        out.append("- not ranked (memory workloads): " + ", ".join(excluded))
+    return out + [""]
+
+
 def memory_tables(rows):
     okr = [r for r in V.ok(rows) if not V.is_census(r)]
     ref = V.reference_variant(rows, "serial")
@@ -535,6 +590,7 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
     lines += michael(rows, ncores)
     lines += knob_section(rows, meta)
     lines += throughput_tables(rows, baseline)
+    lines += production_section(rows)
     lines += memory_tables(rows)
     lines += cost_section(outdir, meta)
     lines += plots_section(plot_files, plot_errors)

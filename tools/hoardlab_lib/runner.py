@@ -8,6 +8,7 @@ import time
 from .common import allocator_env, require
 
 STDERR_TAIL = 600
+PRELOAD_IGNORED = "from LD_PRELOAD cannot be preloaded"     # ld.so's words, then ": ignored."
 
 
 def hlbench_argv(hlbench, run):
@@ -58,7 +59,13 @@ def run_one(run, bdir, hlbench=None):
         res["error"] = err[-STDERR_TAIL:]
         recs, _ = parse_records(p.stdout)
         res["records"] = recs
-        if p.returncode != 0:
+        if env.get("LD_PRELOAD") and PRELOAD_IGNORED in err:
+            # ld.so could not load the allocator and ran the program under glibc's malloc:
+            # whatever it measured, it was not the allocator named.
+            res["status"] = "not-loaded"
+            line = next(ln for ln in err.splitlines() if PRELOAD_IGNORED in ln)
+            res["error"] = "the allocator was not loaded: " + line.strip()
+        elif p.returncode != 0:
             res["status"] = "failed"
             if not res["error"]:
                 res["error"] = "exit status %d, no message" % p.returncode

@@ -339,6 +339,21 @@ def taxonomy(rows, rounds, ncores, strategies=None):
     return res
 
 
+def production_ranking(rows):
+    """{(workload_label, threads): [(variant, median throughput)], fastest first} over the
+    production allocators (alloc_kind `production`: glibc, jemalloc, mimalloc, mimalloc3,
+    tcmalloc, whichever the sweep measured), on the timing workloads. The first of each list
+    is the best production allocator of that workload and thread count."""
+    prod = {r["variant"] for r in rows if r.get("alloc_kind") == "production"}
+    res = {}
+    for (v, wl, t), thr in throughput_table(rows).items():
+        if v in prod and thr and not wl.startswith(TIMING_WORKLOADS_EXCLUDED):
+            res.setdefault((wl, t), []).append((v, thr))
+    for k in res:
+        res[k].sort(key=lambda vt: (-vt[1], vt[0]))
+    return res
+
+
 def variants(rows):
     """The allocator variants of rows, in order of first appearance."""
     seen = []
