@@ -14,35 +14,8 @@
 #include "hlbench.h"
 
 const struct hb_workload hb_workloads[] = {
-    { "threadtest", "t threads each allocate N/t blocks of s bytes, then free them all, "
-      "for I rounds (Hoard)", hb_threadtest_params, 1, hb_threadtest },
-    { "shbench", "each thread allocates and frees random-sized blocks in random order; "
-      "many stay live (SmartHeap)", hb_shbench_params, 1, hb_shbench },
-    { "larson", "server simulation: threads replace random slots of their table with new "
-      "random-sized blocks; successor threads inherit the table (Larson)",
-      hb_larson_params, 1, hb_larson },
-    { "active-false", "each thread allocates a small object, writes it many times, frees it "
-      "(actively induced false sharing)", hb_active_false_params, 1, hb_active_false },
-    { "passive-false", "one thread hands a small object to each thread, which frees it, "
-      "then runs active-false (passively induced false sharing)",
-      hb_passive_false_params, 1, hb_passive_false },
-    { "linux-scalability", "each thread does malloc/free pairs of s bytes in a tight loop; "
-      "samples latency", hb_linux_scalability_params, 1, hb_linux_scalability },
-    { "prodcons", "one producer allocates tasks (index block, task, queue node); consumers "
-      "do local work and free them (Michael)", hb_prodcons_params, 1, hb_prodcons },
-    { "blowup-prodcons", "producers allocate K blocks a round, their consumers free them; "
-      "memory held vs live per round", hb_blowup_prodcons_params, 2, hb_blowup_prodcons },
-    { "blowup-roundrobin", "round k: thread k mod P allocates K blocks, thread k+1 mod P "
-      "frees them (K live); memory held vs live per round", hb_blowup_roundrobin_params, 1,
-      hb_blowup_roundrobin },
-    { "ucpp-random", "threads allocate and free batches of random sizes 8..1024 "
-      "(uC++ report: free-list lock contention)", hb_ucpp_random_params, 1, hb_ucpp_random },
-    { "ucpp-unique", "each thread allocates only its own size class, so no two threads "
-      "share a free list (uC++ report)", hb_ucpp_unique_params, 1, hb_ucpp_unique },
-    { "realloc-churn", "each thread grows and shrinks many buffers with realloc, checking "
-      "their contents survive", hb_realloc_churn_params, 1, hb_realloc_churn },
-    { "replay", "replays a trace recorded with HOARD_TRACE=path (one thread, or the "
-      "original threads); reports U, A and A/U", hb_replay_params, 1, hb_replay },
+#define HB_ROW(name, fn, min_threads, summary) { name, summary, fn##_params, min_threads, fn },
+    HB_WORKLOADS(HB_ROW)
     { NULL, NULL, NULL, 0, NULL },
 };
 

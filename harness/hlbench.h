@@ -160,19 +160,43 @@ void hb_release(void *p, size_t n, uint64_t salt);
 
 /* ---- workloads (workloads/<family>.c) ---------------------------------------------------- */
 
-#define HB_WORKLOAD(fn) int fn(struct hb_run *r)
-HB_WORKLOAD(hb_threadtest);        HB_WORKLOAD(hb_shbench);
-HB_WORKLOAD(hb_larson);            HB_WORKLOAD(hb_linux_scalability);
-HB_WORKLOAD(hb_active_false);      HB_WORKLOAD(hb_passive_false);
-HB_WORKLOAD(hb_prodcons);          HB_WORKLOAD(hb_blowup_prodcons);
-HB_WORKLOAD(hb_blowup_roundrobin); HB_WORKLOAD(hb_ucpp_random);
-HB_WORKLOAD(hb_ucpp_unique);       HB_WORKLOAD(hb_realloc_churn);
-HB_WORKLOAD(hb_replay);
+/* The one list of workloads, in the order of `hlbench --list`:
+ *   X(name, function, min_threads, summary)
+ * A workload is `int function(struct hb_run *)` with its parameter table `function_params`,
+ * defined in workloads/<family>.c; the table in hlbench.c, the declarations below and the
+ * tests' list of workloads (tests/harness/meson.build reads the names here) come from it. */
+#define HB_WORKLOADS(X)                                                                        \
+  X("threadtest", hb_threadtest, 1, "t threads each allocate N/t blocks of s bytes, then "      \
+    "free them all, for I rounds (Hoard)")                                                     \
+  X("shbench", hb_shbench, 1, "each thread allocates and frees random-sized blocks in "         \
+    "random order; many stay live (SmartHeap)")                                                \
+  X("larson", hb_larson, 1, "server simulation: threads replace random slots of their table "  \
+    "with new random-sized blocks; successor threads inherit the table (Larson)")              \
+  X("active-false", hb_active_false, 1, "each thread allocates a small object, writes it "      \
+    "many times, frees it (actively induced false sharing)")                                   \
+  X("passive-false", hb_passive_false, 1, "one thread hands a small object to each thread, "    \
+    "which frees it, then runs active-false (passively induced false sharing)")               \
+  X("linux-scalability", hb_linux_scalability, 1, "each thread does malloc/free pairs of s "    \
+    "bytes in a tight loop; samples latency")                                                  \
+  X("prodcons", hb_prodcons, 1, "one producer allocates tasks (index block, task, queue "       \
+    "node); consumers do local work and free them (Michael)")                                  \
+  X("blowup-prodcons", hb_blowup_prodcons, 2, "producers allocate K blocks a round, their "     \
+    "consumers free them; memory held vs live per round")                                      \
+  X("blowup-roundrobin", hb_blowup_roundrobin, 1, "round k: thread k mod P allocates K "        \
+    "blocks, thread k+1 mod P frees them (K live); memory held vs live per round")            \
+  X("ucpp-random", hb_ucpp_random, 1, "threads allocate and free batches of random sizes "      \
+    "8..1024 (uC++ report: free-list lock contention)")                                        \
+  X("ucpp-unique", hb_ucpp_unique, 1, "each thread allocates only its own size class, so no "   \
+    "two threads share a free list (uC++ report)")                                             \
+  X("realloc-churn", hb_realloc_churn, 1, "each thread grows and shrinks many buffers with "     \
+    "realloc, checking their contents survive")                                                \
+  X("replay", hb_replay, 1, "replays a trace recorded with HOARD_TRACE=path (one thread, or "  \
+    "the original threads); reports U, A and A/U")
 
-extern const struct hb_param hb_threadtest_params[], hb_shbench_params[],
-    hb_larson_params[], hb_linux_scalability_params[], hb_active_false_params[],
-    hb_passive_false_params[], hb_prodcons_params[], hb_blowup_prodcons_params[],
-    hb_blowup_roundrobin_params[], hb_ucpp_random_params[], hb_ucpp_unique_params[],
-    hb_realloc_churn_params[], hb_replay_params[];
+#define HB_DECLARE(name, fn, min_threads, summary)                                             \
+    int fn(struct hb_run *r);                                                                  \
+    extern const struct hb_param fn##_params[];
+HB_WORKLOADS(HB_DECLARE)
+#undef HB_DECLARE
 
 #endif

@@ -59,7 +59,7 @@ static void *carve(unsigned c)
 /* Pop and push run under the list's lock; both tell the census which list head they touch. */
 static void *pop(struct ch_list *l)
 {
-    if (hl_unlikely(hl_observing)) hl_observe_touch(l);
+    if (hl_unlikely(hl_meta_touched != NULL)) hl_meta_touched(l);
     void *b = l->head;
     if (b) l->head = *(void **)b;
     return b;
@@ -67,7 +67,7 @@ static void *pop(struct ch_list *l)
 
 static void push(struct ch_list *l, void *b)
 {
-    if (hl_unlikely(hl_observing)) hl_observe_touch(l);
+    if (hl_unlikely(hl_meta_touched != NULL)) hl_meta_touched(l);
     if (hl_unlikely(hl_cfg.free_list == HL_LIST_FIFO)) {
         *(void **)b = NULL;
         if (l->head) *(void **)l->tail = b;
@@ -133,7 +133,7 @@ void *hl_ch_malloc(size_t size)
     unsigned c = hl_class_of(size);
     struct ch_list *l = list_of(c);
     hl_lock *lock = lock_of(l);
-    if (hl_unlikely(hl_observing)) return malloc_general(c, false);
+    if (hl_unlikely(hl_meta_touched != NULL)) return malloc_general(c, false);
     if (hl_unlikely(!hl_trylock(lock))) return malloc_general(c, true);
     HL_COUNT(lock_acquisitions, 1);
     void *b = l->head;
@@ -153,7 +153,7 @@ void hl_ch_free(void *p)
     unsigned c = h->cls;
     struct ch_list *l = list_of(c);
     hl_lock *lock = lock_of(l);
-    if (hl_unlikely(hl_observing || hl_cfg.free_list == HL_LIST_FIFO)) {
+    if (hl_unlikely(hl_meta_touched != NULL || hl_cfg.free_list == HL_LIST_FIFO)) {
         free_general(p, c, false);
         return;
     }
@@ -189,23 +189,20 @@ size_t hl_ch_usable_size(const void *p)
 }
 
 /* Fork: the heap lock, then every list lock in class order. */
-void hl_ch_fork_prepare(void)
+void hl_ch_fork(int phase)
 {
-    hl_lock_acquire(&ch.heap_lock);
-    if (ch.per_list_locks)
-        for (unsigned c = 0; c < hl_classes->count; c++) hl_lock_acquire(&list_of(c)->lock);
-}
-
-void hl_ch_fork_parent(void)
-{
-    if (ch.per_list_locks)
-        for (unsigned c = hl_classes->count; c-- > 0; ) hl_lock_release(&list_of(c)->lock);
-    hl_lock_release(&ch.heap_lock);
-}
-
-void hl_ch_fork_child(void)
-{
-    if (ch.per_list_locks)
-        for (unsigned c = 0; c < hl_classes->count; c++) hl_lock_init(&list_of(c)->lock);
-    hl_lock_init(&ch.heap_lock);
+    if (phase == HL_FORK_PREPARE) {
+        hl_lock_acquire(&ch.heap_lock);
+        if (ch.per_list_locks)
+            for (unsigned c = 0; c < hl_classes->count; c++) hl_lock_acquire(&list_of(c)->lock);
+        return;
+    }
+    if (ch.per_list_locks) {
+        for (unsigned c = hl_classes->count; c-- > 0; ) {
+            if (phase == HL_FORK_PARENT) hl_lock_release(&list_of(c)->lock);
+            else hl_lock_init(&list_of(c)->lock);
+        }
+    }
+    if (phase == HL_FORK_PARENT) hl_lock_release(&ch.heap_lock);
+    else hl_lock_init(&ch.heap_lock);
 }

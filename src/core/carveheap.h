@@ -11,6 +11,6 @@ void  *hl_ch_malloc(size_t size);
 void   hl_ch_free(void *p);
 void  *hl_ch_memalign(size_t align, size_t size);
 size_t hl_ch_usable_size(const void *p);
-void   hl_ch_fork_prepare(void), hl_ch_fork_parent(void), hl_ch_fork_child(void);
+void   hl_ch_fork(int phase);             /* HL_FORK_*: the heap lock, then the list locks */
 
 #endif

@@ -132,8 +132,12 @@ static void line_remove(struct table *t, size_t i)
 /* ---- the hooks --------------------------------------------------------------------------- */
 
 /* A fork while another thread holds the census lock would leave the child's copy held. */
-static void fork_prepare(void) { lock(); }
-static void fork_done(void) { unlock(); }
+void hl_census_fork(int phase)
+{
+    if (!alive) return;                     /* census off */
+    if (phase == HL_FORK_PREPARE) lock();
+    else unlock();
+}
 
 bool hl_census_init(void)
 {
@@ -143,7 +147,6 @@ bool hl_census_init(void)
         hl_say("census: out of memory; census off");
         return false;
     }
-    pthread_atfork(fork_prepare, fork_done, fork_done);
     return true;
 }
 

@@ -111,25 +111,17 @@ void hl_check_free(void *ptr)
     abort();
 }
 
-/* ---- fork: take every shard lock (after the strategy's and core's, see init.c) -------------- */
+/* ---- fork: every shard lock (fork.c orders it among the others) ------------------------------ */
 
-static void fork_prepare(void)
+void hl_checks_fork(int phase)
 {
-    for (unsigned i = 0; i < SHARDS; i++) hl_lock_acquire(&shards[i].lock);
+    if (!hl_checking) return;
+    if (phase == HL_FORK_PREPARE)
+        for (unsigned i = 0; i < SHARDS; i++) hl_lock_acquire(&shards[i].lock);
+    else if (phase == HL_FORK_PARENT)
+        for (unsigned i = SHARDS; i-- > 0;) hl_lock_release(&shards[i].lock);
+    else
+        for (unsigned i = 0; i < SHARDS; i++) hl_lock_init(&shards[i].lock);
 }
 
-static void fork_parent(void)
-{
-    for (unsigned i = SHARDS; i-- > 0;) hl_lock_release(&shards[i].lock);
-}
-
-static void fork_child(void)
-{
-    for (unsigned i = 0; i < SHARDS; i++) hl_lock_init(&shards[i].lock);
-}
-
-void hl_check_init(void)
-{
-    hl_checking = hl_cfg.checks;
-    if (hl_checking) pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
+void hl_check_init(void) { hl_checking = hl_cfg.checks; }

@@ -328,7 +328,7 @@ void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_af
 
 void *hl_heaps_memalign(size_t align, size_t size)
 {
-    return hl_sb_memalign(hl_heaps_malloc, align, size);
+    return hl_sb_memalign(hl_active->malloc, align, size);     /* the active row's malloc */
 }
 
 size_t hl_heaps_usable_size(const void *p) { return hl_sb_usable(p); }
@@ -341,6 +341,3 @@ static void add_lock_counts(struct hl_heap *h, void *arg)
 }
 
 void hl_heaps_stats(struct hoardlab_stats *s) { hl_heaps_foreach(add_lock_counts, s); }
-void hl_heaps_fork_prepare(void) { hl_heaps_fork(0); }
-void hl_heaps_fork_parent(void) { hl_heaps_fork(1); }
-void hl_heaps_fork_child(void) { hl_heaps_fork(2); }

@@ -204,7 +204,7 @@ static inline void hl_heap_count_remote(const struct hl_heap *owner)
 #endif
 }
 void hl_heaps_thread_exit(struct hl_thread *t);   /* thread mode: its heap back to the pool */
-void hl_heaps_fork(int phase);                    /* 0 prepare, 1 parent, 2 child */
+void hl_heaps_fork(int phase);                    /* HL_FORK_*: the pool, every heap */
 
 /* ---- heap.c: malloc and free of the strategies whose blocks go back to their owner -------
  * (ownership, hoard). The fast paths below serve the common call in straight-line code: the
@@ -290,9 +290,13 @@ static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
  * in the thread's heap (loose blocks first), else a fresh superblock from the OS. */
 void  *hl_heaps_malloc(size_t size);
 void  *hl_heaps_refill_from_os(struct hl_heap *h, unsigned c);   /* an hl_refill_fn */
-void  *hl_heaps_memalign(size_t align, size_t size);   /* inside a block of hl_heaps_malloc */
+void  *hl_heaps_memalign(size_t align, size_t size);   /* inside a block of the row's malloc */
 size_t hl_heaps_usable_size(const void *p);
-void   hl_heaps_fork_prepare(void), hl_heaps_fork_parent(void), hl_heaps_fork_child(void);
+/* The members every heap strategy's row shares; a row adds name, summary, init, malloc and
+ * free (and defaults). */
+#define HL_HEAP_ROW                                                                           \
+    .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,                       \
+    .thread_exit = hl_heaps_thread_exit, .fork = hl_heaps_fork, .stats = hl_heaps_stats
 /* Visit every heap (global first), without locks: for statistics and tests. */
 void hl_heaps_foreach(void (*fn)(struct hl_heap *h, void *arg), void *arg);
 void hl_heaps_stats(struct hoardlab_stats *s);   /* the heaps' lock counts, for the rows */

@@ -95,7 +95,7 @@ void hl_heaps_thread_exit(struct hl_thread *t)
 void hl_heaps_fork(int phase)
 {
     struct hl_heap *first = atomic_load_explicit(&all, memory_order_acquire);
-    if (phase == 0) {
+    if (phase == HL_FORK_PREPARE) {
         hl_lock_acquire(&pool_lock);
         for (struct hl_heap *h = first; h; h = h->all_next)
             if (h != hl_heap_global) hl_lock_acquire(&h->lock);
@@ -103,9 +103,9 @@ void hl_heaps_fork(int phase)
         return;
     }
     for (struct hl_heap *h = first; h; h = h->all_next)
-        if (phase == 1) hl_lock_release(&h->lock);
+        if (phase == HL_FORK_PARENT) hl_lock_release(&h->lock);
         else hl_lock_init(&h->lock);
-    if (phase == 1) hl_lock_release(&pool_lock);
+    if (phase == HL_FORK_PARENT) hl_lock_release(&pool_lock);
     else hl_lock_init(&pool_lock);
 }
 

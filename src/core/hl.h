@@ -63,7 +63,7 @@ struct hl_strategy {
     void  *(*memalign)(size_t align, size_t size);
     size_t (*usable_size)(const void *p);
     void   (*thread_exit)(struct hl_thread *t);   /* NULL: nothing per thread */
-    void   (*fork_prepare)(void), (*fork_parent)(void), (*fork_child)(void);
+    void   (*fork)(int phase);                    /* fork.c: take, release, reset its locks */
     void   (*stats)(struct hoardlab_stats *s);    /* add strategy-level figures; may be NULL */
 };
 
@@ -71,21 +71,37 @@ extern const struct hl_strategy *const hl_strategies[];  /* NULL-terminated */
 extern const struct hl_strategy *hl_active;
 const struct hl_strategy *hl_strategy_find(const char *name);
 
-/* ---- init.c: start-up, bootstrap arena, fork ---------------------------------------------- */
+/* Layers, bottom up (README "Layers"): a file uses only files of its own layer or below.
+ *   base         msg, os, lock, bootstrap, config, registry (the table)
+ *   parts        arena, pagemap, meta, large, sizeclass, thread, stats, superblock, heap,
+ *                heapselect, carveheap
+ *   instruments  observe, census, trace, checks
+ *   front        interpose (front.h), export, fork, init, api
+ * The strategies (src/strategies/) sit between parts and instruments. */
+
+/* ---- msg.c: messages ------------------------------------------------------------------------ */
+
+/* One line "hoardlab: <msg>" on stderr, without stdio or malloc; then _exit(2). */
+_Noreturn void hl_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same line without exiting (for checks that abort themselves). */
+void hl_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- bootstrap.c: the arena serving calls before and during init --------------------------- */
+
+void *hl_bootstrap_alloc(size_t size, size_t align);
+bool hl_bootstrap_owns(const void *p);
+size_t hl_bootstrap_usable(const void *p);
+
+/* ---- init.c: start-up and exit; fork.c: the one fork path -------------------------------- */
 
 /* 0 not started, 1 in progress, 2 done. Everything below init.c may assume 2 unless noted. */
 extern _Atomic int hl_init_state;
 void hl_init(void);                     /* idempotent; other threads wait for the first */
 void hl_init_maybe(bool force);         /* from malloc: waits for `environ` unless force */
 void hl_at_exit(void);                  /* trace and HOARD_STATS output */
-void *hl_bootstrap_alloc(size_t size, size_t align);
-bool hl_bootstrap_owns(const void *p);
-size_t hl_bootstrap_usable(const void *p);
-/* One line "hoardlab: <msg>" on stderr, without stdio or malloc; then _exit(2). */
-_Noreturn void hl_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The same line without exiting (for checks that abort themselves). */
-void hl_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int hl_nprocs(void);                    /* processors this process may run on: P */
+/* Fork phases of every lock-holding part's hl_*_fork(phase), called by fork.c only. */
+enum { HL_FORK_PREPARE, HL_FORK_PARENT, HL_FORK_CHILD };
+void hl_fork_init(void);                /* register fork.c's handlers (once, from init) */
 
 /* ---- os.c: aligned regions from the OS, counted as A --------------------------------------- */
 
@@ -93,6 +109,7 @@ int hl_nprocs(void);                    /* processors this process may run on: P
 void *hl_os_alloc(size_t size, size_t align);
 void hl_os_free(void *p, size_t size);
 void hl_os_place(void *p, size_t size); /* NUMA placement by the `numa` key */
+int hl_nprocs(void);                    /* processors this process may run on: P */
 void hl_os_account(ptrdiff_t bytes);    /* count memory obtained elsewhere (bootstrap) */
 size_t hl_os_bytes(void), hl_os_bytes_peak(void);
 void hl_os_reset_peak(void);
@@ -124,6 +141,10 @@ enum hl_owner hl_pagemap_get(const void *p);
 /* Zeroed, HL_CACHE_LINE-aligned, never freed (heaps and descriptors are pooled and reused). */
 void *hl_meta_alloc(size_t size);
 void hl_meta_fork(int phase);           /* 0 prepare, 1 parent, 2 child */
+/* Non-NULL while the census watches: a strategy touched one of its metadata objects (a
+ * free-list head), and the census counts touches of a cache line last touched by another
+ * thread for another object. Set by observe.c. */
+extern void (*hl_meta_touched)(const void *object);
 
 /* ---- large.c: objects above large_threshold, a mapping each, cached ------------------------ */
 #include "large.h"
@@ -182,7 +203,9 @@ static inline struct hl_thread *hl_self(void)
 /* Visit every live thread under the registry lock (stats aggregation). */
 void hl_thread_foreach(void (*fn)(struct hl_thread *t, void *arg), void *arg);
 unsigned hl_thread_count(void);         /* highest id ever + 1 */
-void hl_thread_fork_prepare(void), hl_thread_fork_parent(void), hl_thread_fork_child(void);
+void hl_thread_fork(int phase);
+/* Non-NULL while the census watches: told of each thread's exit. Set by observe.c. */
+extern void (*hl_thread_exit_observer)(struct hl_thread *t);
 
 /* ---- stats.h, stats.c: counters, U and A, the exit report --------------------------------- */
 
@@ -191,6 +214,8 @@ void hl_stats_init(void);               /* after config */
 void hl_stats_thread_start(struct hl_thread *t);  /* registration: nothing pending */
 void hl_stats_fold(struct hl_thread *t);/* a thread exits: keep its counts */
 void hl_stats_at_exit(void);            /* HOARD_STATS output */
+void hl_stats_sum(struct hoardlab_stats *out);   /* api.c's hoardlab_stats, after init */
+void hl_stats_reset_peaks(void);
 
 /* ---- interpose.c: the malloc family, checked once for every strategy -------------------------
  * libhoardlab.so exports these under the libc names (export.c); tests call them directly. */
@@ -220,11 +245,7 @@ extern bool hl_observing;
 void hl_observe_init(void);             /* after config; sets hl_observing */
 void hl_observe_alloc(void *p, size_t request, size_t usable, size_t align);
 void hl_observe_free(void *p, size_t usable);
-void hl_observe_thread_exit(struct hl_thread *t);
 void hl_observe_at_exit(void);          /* trace: write the file */
-/* A strategy touched one of its metadata objects (a free-list head, a heap): the census
- * counts touches of a cache line last touched by another thread for another object. */
-void hl_observe_touch(const void *object);
 
 /* census.c and trace.c, used by observe.c. */
 bool hl_census_init(void);
@@ -232,21 +253,16 @@ void hl_census_alloc(struct hl_thread *t, void *p, size_t usable);
 void hl_census_free(void *p, size_t usable);
 void hl_census_touch(struct hl_thread *t, const void *object);
 void hl_census_thread_exit(struct hl_thread *t);
+void hl_census_fork(int phase);
 bool hl_trace_init(const char *path);
 void hl_trace_alloc(struct hl_thread *t, void *p, size_t request, size_t usable, size_t align);
 void hl_trace_free(struct hl_thread *t, void *p, size_t usable);
 void hl_trace_write(void);
 
-/* ---- superblock.c, heap.c, heapselect.c: private heaps (issue 3) -------------------------------
+/* ---- superblock.c, heap.c, heapselect.c: private heaps -------------------------------------
  * Their prototypes are in superblock.h and heap.h, included by the strategies that use them:
- * `private`, `ownership`, `hoard`. */
-
-/* ---- strategies/hoard.c: the policy, callable by tests ------------------------------------ */
-struct hl_heap;
-/* Hoard's emptiness threshold (§3.1): u < a - k_s and u < (1 - f) a, k_s = K * S. */
-bool hl_hoard_crosses_threshold(size_t u, size_t a, double f, size_t k_s);
-void *hl_hoard_malloc_in(struct hl_heap *h, size_t size);   /* Figure 2 malloc, heap h */
-void hl_hoard_free(void *p);                                 /* Figure 2 free */
+ * `private`, `ownership`, `hoard`. A strategy's own functions that tests call are in its
+ * header beside it (src/strategies/hoard.h). */
 
 /* ---- checks.c: `checks = on`, double free and foreign-pointer detection for every strategy -- */
 
@@ -257,6 +273,7 @@ extern bool hl_checking;
 void hl_check_init(void);
 void hl_check_alloc(void *p);
 void hl_check_free(void *p);
+void hl_checks_fork(int phase);
 
 #pragma GCC visibility pop
 

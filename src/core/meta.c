@@ -6,6 +6,7 @@
 #define META_CHUNK (1u << 20)
 
 static hl_lock meta_lock = HL_LOCK_INIT;
+void (*hl_meta_touched)(const void *object);
 static char *cur, *end;
 
 void *hl_meta_alloc(size_t size)

@@ -9,11 +9,18 @@
 bool hl_observing;
 static bool census_on, trace_on;
 
+static void touched(const void *object) { hl_census_touch(hl_self(), object); }
+
 void hl_observe_init(void)
 {
     census_on = hl_cfg.census && hl_census_init();
     trace_on = hl_cfg.trace && hl_cfg.trace[0] && hl_trace_init(hl_cfg.trace);
     hl_observing = census_on || trace_on;
+    /* The parts below call the census through these hooks, not upward. */
+    if (census_on) {
+        hl_meta_touched = touched;
+        hl_thread_exit_observer = hl_census_thread_exit;
+    }
 }
 
 void hl_observe_alloc(void *p, size_t request, size_t usable, size_t align)
@@ -23,20 +30,10 @@ void hl_observe_alloc(void *p, size_t request, size_t usable, size_t align)
     if (trace_on) hl_trace_alloc(t, p, request, usable, align);
 }
 
-void hl_observe_touch(const void *object)
-{
-    if (census_on) hl_census_touch(hl_self(), object);
-}
-
 void hl_observe_free(void *p, size_t usable)
 {
     if (census_on) hl_census_free(p, usable);
     if (trace_on) hl_trace_free(hl_self(), p, usable);
-}
-
-void hl_observe_thread_exit(struct hl_thread *t)
-{
-    if (census_on) hl_census_thread_exit(t);
 }
 
 void hl_observe_at_exit(void)

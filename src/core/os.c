@@ -2,6 +2,8 @@
  * alignment, each counted in A (bytes held from the OS, now and at peak), placed on NUMA
  * nodes as the `numa` key says. */
 #include <errno.h>
+#include <sched.h>
+#include <unistd.h>
 #include <numa.h>
 #include <numaif.h>
 #include <sys/mman.h>
@@ -50,4 +52,13 @@ void hl_os_free(void *p, size_t size)
 {
     munmap(p, size);
     hl_os_account(-(ptrdiff_t)size);
+}
+
+int hl_nprocs(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }

@@ -76,11 +76,10 @@ static void sum_thread(struct hl_thread *t, void *arg)
     s->unpublished += unpublished(t);
 }
 
-HL_EXPORT void hoardlab_stats(struct hoardlab_stats *out)
+void hl_stats_sum(struct hoardlab_stats *out)
 {
     struct sum s = { 0 };
     memset(out, 0, sizeof *out);
-    if (atomic_load(&hl_init_state) != 2) return;
     hl_thread_foreach(sum_thread, &s);          /* holds the registry lock: retired is stable */
     add_counters(&s.c, &retired);
 #define HL_COPY(name) out->name = LOAD(s.c.name);
@@ -95,7 +94,7 @@ HL_EXPORT void hoardlab_stats(struct hoardlab_stats *out)
     if (hl_active->stats) hl_active->stats(out);
 }
 
-HL_EXPORT void hoardlab_stats_reset_peaks(void)
+void hl_stats_reset_peaks(void)
 {
     atomic_store(&in_use_peak, atomic_load(&in_use_published));
     hl_os_reset_peak();
@@ -108,7 +107,7 @@ void hl_stats_at_exit(void)
     struct hoardlab_stats st;
     char buf[2048];
     size_t n = 0;
-    hoardlab_stats(&st);
+    hl_stats_sum(&st);
     n += (size_t)snprintf(buf + n, sizeof buf - n, "{\"strategy\": \"%s\", \"pid\": %d",
                           hl_active->name, (int)getpid());
 #define HL_JSON(name, help) \

@@ -17,6 +17,7 @@ static uint64_t id_used[MAX_IDS / 64];
 static unsigned ids_high;                /* highest id ever + 1 */
 static pthread_key_t exit_key;
 static bool key_made;
+void (*hl_thread_exit_observer)(struct hl_thread *t);
 
 static unsigned take_lowest_id(void)
 {
@@ -32,7 +33,7 @@ static unsigned take_lowest_id(void)
 static void on_thread_exit(void *arg)
 {
     struct hl_thread *t = arg;
-    hl_observe_thread_exit(t);
+    if (hl_thread_exit_observer) hl_thread_exit_observer(t);
     if (hl_active->thread_exit) hl_active->thread_exit(t);
     hl_lock_acquire(&reg_lock);
     hl_stats_fold(t);
@@ -68,9 +69,12 @@ void hl_thread_foreach(void (*fn)(struct hl_thread *t, void *arg), void *arg)
 
 unsigned hl_thread_count(void) { return __atomic_load_n(&ids_high, __ATOMIC_RELAXED); }
 
-void hl_thread_fork_prepare(void) { hl_lock_acquire(&reg_lock); }
-void hl_thread_fork_parent(void)  { hl_lock_release(&reg_lock); }
 
 /* In the child only the forking thread runs on; the others' TLS blocks stay mapped, so their
  * entries (and counts) stay, but their ids are never freed: a child's heaps stay consistent. */
-void hl_thread_fork_child(void)   { hl_lock_init(&reg_lock); }
+void hl_thread_fork(int phase)
+{
+    if (phase == HL_FORK_PREPARE) hl_lock_acquire(&reg_lock);
+    else if (phase == HL_FORK_PARENT) hl_lock_release(&reg_lock);
+    else hl_lock_init(&reg_lock);
+}

@@ -12,7 +12,7 @@
  * gives the same exclusion with one lock fewer. Lock order: a per-processor heap, then the
  * global heap; never the reverse. */
 #include <stdlib.h>
-#include "heap.h"
+#include "hoard.h"
 
 static double f;                 /* empty fraction */
 static size_t k_bytes;           /* K * S: free memory a heap may hold regardless of f */
@@ -155,10 +155,6 @@ static int hoard_init(void)
 }
 
 static void *hoard_malloc(size_t size) { return hl_heap_malloc_fast(size, refill); }
-static void *hoard_memalign(size_t align, size_t size)
-{
-    return hl_sb_memalign(hoard_malloc, align, size);
-}
 
 
 const struct hl_strategy hl_strategy_hoard = {
@@ -167,11 +163,5 @@ const struct hl_strategy hl_strategy_hoard = {
     .init = hoard_init,
     .malloc = hoard_malloc,
     .free = hl_hoard_free,
-    .memalign = hoard_memalign,
-    .usable_size = hl_heaps_usable_size,
-    .thread_exit = hl_heaps_thread_exit,
-    .fork_prepare = hl_heaps_fork_prepare,
-    .fork_parent = hl_heaps_fork_parent,
-    .fork_child = hl_heaps_fork_child,
-    .stats = hl_heaps_stats,
+    HL_HEAP_ROW,
 };

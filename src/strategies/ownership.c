@@ -41,11 +41,5 @@ const struct hl_strategy hl_strategy_ownership = {
     .init = ownership_init,
     .malloc = ownership_malloc,
     .free = ownership_free,
-    .memalign = hl_heaps_memalign,
-    .usable_size = hl_heaps_usable_size,
-    .thread_exit = hl_heaps_thread_exit,
-    .fork_prepare = hl_heaps_fork_prepare,
-    .fork_parent = hl_heaps_fork_parent,
-    .fork_child = hl_heaps_fork_child,
-    .stats = hl_heaps_stats,
+    HL_HEAP_ROW,
 };

@@ -64,11 +64,5 @@ const struct hl_strategy hl_strategy_private = {
     .init = private_init,
     .malloc = private_malloc,
     .free = private_free,
-    .memalign = hl_heaps_memalign,
-    .usable_size = hl_heaps_usable_size,
-    .thread_exit = hl_heaps_thread_exit,
-    .fork_prepare = hl_heaps_fork_prepare,
-    .fork_parent = hl_heaps_fork_parent,
-    .fork_child = hl_heaps_fork_child,
-    .stats = hl_heaps_stats,
+    HL_HEAP_ROW,
 };

@@ -15,7 +15,5 @@ const struct hl_strategy hl_strategy_serial = {
     .free = hl_ch_free,
     .memalign = hl_ch_memalign,
     .usable_size = hl_ch_usable_size,
-    .fork_prepare = hl_ch_fork_prepare,
-    .fork_parent = hl_ch_fork_parent,
-    .fork_child = hl_ch_fork_child,
+    .fork = hl_ch_fork,
 };

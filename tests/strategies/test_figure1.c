@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "heap.h"
+#include "hoard.h"
 
 static struct hl_heap *heap[3];               /* 0 global, 1 and 2 per-processor */
 

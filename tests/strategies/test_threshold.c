@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
-#include "hl.h"
+#include "hoard.h"
 
 #define S 8192u
 

@@ -1,0 +1,12 @@
+/* hoard.h — the policy of `hoard` (hoard.c), callable by tests. */
+#ifndef HL_HOARD_H
+#define HL_HOARD_H
+
+#include "heap.h"
+
+/* Hoard's emptiness threshold (§3.1): u < a - k_s and u < (1 - f) a, k_s = K * S. */
+bool hl_hoard_crosses_threshold(size_t u, size_t a, double f, size_t k_s);
+void *hl_hoard_malloc_in(struct hl_heap *h, size_t size);   /* Figure 2 malloc, heap h */
+void hl_hoard_free(void *p);                                 /* Figure 2 free */
+
+#endif
