@@ -19,9 +19,11 @@ import tempfile
 KEYS = ["schema", "workload", "label", "strategy", "threads", "seed", "scale", "repeat",
         "pinned", "params", "wall_s", "ops", "throughput", "peak_rss_kb", "cache_line",
         "cores", "hoardlab", "extra"]
-WORKLOADS = ["threadtest", "shbench", "larson", "active-false", "passive-false",
-             "linux-scalability", "prodcons", "blowup-prodcons", "blowup-roundrobin",
-             "ucpp-random", "ucpp-unique", "realloc-churn", "replay"]
+# The one list of workloads, HB_WORKLOADS in harness/hlbench.h: `X("name", ...` lines.
+HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness",
+                      "hlbench.h")
+WORKLOADS = [line.strip().split('"')[1] for line in open(HEADER)
+             if line.strip().startswith('X("')]
 
 
 def fail(msg):
