@@ -45,9 +45,11 @@ void hl_heap_lock_slow(struct hl_heap *h)
 /* The range of `used` that keeps sb in `list`: group g of the partly used ones holds
  * used * G / capacity == g, i.e. used in [ceil(g cap / G), ceil((g + 1) cap / G)). Kept in
  * sb so that the fast paths compare instead of dividing. The lowest group also keeps a
- * superblock that empties (the paper's lowest bin runs "to completely empty"), so a
- * superblock going 1 -> 0 -> 1 blocks in use stays put; the EMPTY list holds superblocks
- * that arrive empty, and take_empty finds the others through nempty. */
+ * superblock that empties while it is alone there (the paper's lowest bin runs "to completely
+ * empty"), so a lone superblock going 1 -> 0 -> 1 blocks in use stays put; beside others it
+ * goes to the EMPTY list (hl_heap_must_regroup), so that malloc, taking the first of the
+ * lowest group, never picks an empty superblock over a partly used one. take_empty and
+ * hl_heap_emptiest find a lone emptied one through nempty. */
 static void set_bounds(struct hl_sb *sb, unsigned list)
 {
     uint64_t cap = sb->capacity, g = list, G = hl_heap_groups;
@@ -319,7 +321,7 @@ void hl_heap_free_general(void *p, hl_after_free_fn after)
 
 void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_after_free_fn after)
 {
-    if (sb->used < sb->group_lo) hl_heap_regroup(h, sb);
+    if (hl_heap_must_regroup(sb)) hl_heap_regroup(h, sb);
     else hl_heap_to_front(h, sb);
     after(h, sb);
     hl_heap_unlock(h);

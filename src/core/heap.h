@@ -113,6 +113,13 @@ void hl_heap_list_push(struct hl_heap *h, struct hl_sb *sb, unsigned list);
 void hl_heap_list_unlink(struct hl_heap *h, struct hl_sb *sb);
 /* sb's `used` left [group_lo, group_hi): to the front of the list of its new group. */
 void hl_heap_regroup(struct hl_heap *h, struct hl_sb *sb);
+/* After a free: sb's `used` fell below group_lo, or sb emptied beside other superblocks of its
+ * group (set_bounds lets it stay only alone): it must change lists. */
+static inline bool hl_heap_must_regroup(const struct hl_sb *sb)
+{
+    return sb->used < sb->group_lo || (sb->used == 0 && (sb->prev || sb->next));
+}
+
 /* sb to the front of its list (§3.1 move-to-front), where it already is in the common case. */
 void hl_heap_move_to_front(struct hl_heap *h, struct hl_sb *sb);
 static inline void hl_heap_to_front(struct hl_heap *h, struct hl_sb *sb)
@@ -162,7 +169,7 @@ static inline void hl_heap_free(struct hl_heap *h, struct hl_sb *sb, void *p)
     hl_sb_push(sb, p);
     h->cls[sb->cls].u -= sb->size;
     if (hl_unlikely(sb->used == 0)) h->nempty++;
-    if (hl_unlikely(sb->used < sb->group_lo)) hl_heap_regroup(h, sb);
+    if (hl_unlikely(hl_heap_must_regroup(sb))) hl_heap_regroup(h, sb);
     else hl_heap_to_front(h, sb);
 }
 
@@ -275,7 +282,7 @@ static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
     hl_sb_push(sb, p);
     k->u -= size;
     h->nempty += sb->used == 0;
-    if (hl_unlikely(sb->used < sb->group_lo || k->list[sb->list] != sb || k->u < k->u_floor ||
+    if (hl_unlikely(hl_heap_must_regroup(sb) || k->list[sb->list] != sb || k->u < k->u_floor ||
                     (sb->used == 0 && hl_cfg.release_empty))) {
         hl_heap_free_finish(h, sb, size, after);
         return;
