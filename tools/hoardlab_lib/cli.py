@@ -3,122 +3,21 @@ import argparse
 import json
 import os
 import random
-import re
-import shutil
 import subprocess
 import sys
 import time
 
 from . import common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
-from . import cost as costmod
-from .common import REPO, ToolError, build_dir, require
-
-
-def log(msg):
-    sys.stderr.write(msg + "\n")
-    sys.stderr.flush()
+from . import cost as costmod, layers as layersmod, selftest
+from .build import MEASURED_TARGETS, do_build, incremental_build, build_state, install_deps
+from .common import REPO, ToolError, build_dir, require, log
 
 
 # --- build ---------------------------------------------------------------------------------
 
-def do_build(bdir, jobs=None, quiet=False, targets=()):
-    configured = os.path.exists(os.path.join(bdir, "build.ninja"))
-    out = None if not quiet else subprocess.DEVNULL
-    if not configured:
-        log("meson setup %s" % bdir)
-        p = subprocess.run(["meson", "setup", bdir, REPO], cwd=REPO, stdout=out)
-        if p.returncode != 0:
-            raise ToolError("meson setup %s failed (exit %d)" % (bdir, p.returncode))
-    argv = ["ninja", "-C", bdir] + (["-j", str(jobs)] if jobs else []) + list(targets)
-    log(" ".join(argv))
-    p = subprocess.run(argv, cwd=REPO, stdout=out)
-    if p.returncode != 0:
-        raise ToolError("build failed: %s (exit %d)" % (" ".join(argv), p.returncode))
-
-
-# What a sweep, `run` and `cost` measure: built (incrementally) before they run, so they
-# measure the source as it is now. hlcost only for cost tables (a sweep with cost = yes).
-MEASURED_TARGETS = ("src/libhoardlab.so", "src/hlconfig", "harness/hlbench", "harness/hlcost")
-STEP = re.compile(r"^\[\d+/\d+\] (.*)$")
-LINKED = re.compile(r"^Linking target (\S+)")      # programs and shared libraries
-
-
-def _tail(text, n=15):
-    return "\n".join(text.rstrip().splitlines()[-n:])
-
-
-def incremental_build(bdir, targets=MEASURED_TARGETS, jobs=None):
-    """Bring the measured binaries up to date with the source before a measurement: `meson
-    setup` if `bdir` is not configured yet, then ninja for `targets` (ninja does nothing
-    when nothing changed). Silent when nothing was out of date; otherwise says so on stderr.
-    A failed build raises ToolError with the compiler's last lines, so a run never measures
-    a binary older than the source without a word. Returns what meta.json records."""
-    t0 = time.time()
-    info = {"ran": True, "configured": False, "steps": 0, "rebuilt": []}
-    for prog, pkg in (("meson", "meson"), ("ninja", "ninja-build")):
-        if not shutil.which(prog):
-            raise ToolError("%s not found, needed to build before measuring (Debian package "
-                            "%s; run tools/install-deps), or pass --no-build" % (prog, pkg))
-    if not os.path.exists(os.path.join(bdir, "build.ninja")):
-        log("build: %s is not configured yet: meson setup, then ninja" % bdir)
-        p = subprocess.run(["meson", "setup", bdir, REPO], cwd=REPO, capture_output=True,
-                           text=True, errors="replace")
-        if p.returncode != 0:
-            raise ToolError("meson setup %s failed (exit %d):\n%s"
-                            % (bdir, p.returncode, _tail(p.stdout + p.stderr)))
-        info["configured"] = True
-    argv = ["ninja", "-C", bdir] + (["-j", str(jobs)] if jobs else []) + list(targets)
-    p = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, errors="replace")
-    out = []
-    for line in p.stdout:
-        out.append(line)
-        m = STEP.match(line)
-        if not m:
-            continue
-        if not info["steps"] and not info["configured"]:
-            log("build: the source changed since the last build: %s" % " ".join(argv))
-        info["steps"] += 1
-        lk = LINKED.match(m.group(1))
-        if lk:
-            info["rebuilt"].append(lk.group(1))
-    p.wait()
-    info["seconds"] = round(time.time() - t0, 1)
-    if p.returncode != 0:
-        raise ToolError("build failed: %s (exit %d); nothing was measured:\n%s"
-                        % (" ".join(argv), p.returncode, _tail("".join(out))))
-    if info["steps"]:
-        log("build: rebuilt %s (%d steps, %.1f s)" % (", ".join(info["rebuilt"]) or
-                                                     "object files", info["steps"],
-                                                     info["seconds"]))
-    return info
-
-
-def build_state(bdir, targets=MEASURED_TARGETS):
-    """--no-build: record whether the binaries were out of date with the source (`ninja -n`,
-    which runs nothing), and warn when they were."""
-    info = {"ran": False, "stale": None}
-    if os.path.exists(os.path.join(bdir, "build.ninja")) and shutil.which("ninja"):
-        p = subprocess.run(["ninja", "-n", "-C", bdir] + list(targets), cwd=REPO,
-                           capture_output=True, text=True, errors="replace")
-        if p.returncode == 0:
-            info["stale"] = any(STEP.match(ln) for ln in p.stdout.splitlines())
-    if info["stale"]:
-        log("build: --no-build, and %s is older than the source: measuring the old binaries"
-            % bdir)
-    return info
-
-
 def build_for(a, bdir, targets=MEASURED_TARGETS):
     return build_state(bdir, targets) if a.no_build else \
         incremental_build(bdir, targets, getattr(a, "jobs", None))
-
-
-def install_deps():
-    script = os.path.join(REPO, "tools", "install-deps")
-    env = dict(os.environ, PYTHON=sys.executable)
-    p = subprocess.run(["bash", script], env=env)
-    return p.returncode
 
 
 def cmd_build(a):
@@ -132,17 +31,8 @@ def cmd_run(a):
     bdir = build_dir(a.build_dir)
     build_for(a, bdir, MEASURED_TARGETS[:3])
     base, knobs = common.parse_allocator_spec(a.allocator)
-    for k in a.knob or []:
-        if "=" not in k:
-            raise ToolError("--knob %r: expected key=value" % k)
-        key, val = k.split("=", 1)
-        knobs[key.strip().lower().replace("-", "_")] = val.strip()
-    params = {}
-    for p in a.param or []:
-        if "=" not in p:
-            raise ToolError("--param %r: expected name=value" % p)
-        key, val = p.split("=", 1)
-        params[key.strip()] = val.strip()
+    knobs.update(common.parse_key_values(a.knob or [], "--knob"))
+    params = common.parse_key_values(a.param or [], "--param", knobs=False, form="name=value")
     run = {"index": 0, "allocator": base, "variant": a.allocator, "base": base,
            "kind": common.allocator_kind(base), "knobs": knobs, "swept": {},
            "workload_label": a.workload, "workload": a.workload, "params": params,
@@ -387,7 +277,7 @@ def cmd_cost(a):
     return 0
 
 
-# --- strategies, config -------------------------------------------------------------------
+# --- strategies, config, layers, test ------------------------------------------------------
 
 def cmd_strategies(a):
     bdir = build_dir(a.build_dir)
@@ -418,8 +308,15 @@ def cmd_config(a):
     return subprocess.run([hlconfig, flag], env=env).returncode
 
 
+def cmd_layers(a):
+    bdir = build_dir(a.build_dir)
+    build_for(a, bdir, layersmod.TARGETS)
+    bad, text = layersmod.report(bdir)
+    print(text)
+    return 1 if bad else 0
+
+
 def cmd_test(a):
-    from . import selftest
     return selftest.main(build_dir(a.build_dir), a.jobs, skip_deps=a.no_deps)
 
 
@@ -513,6 +410,11 @@ def parser():
     g.add_argument("--classes", action="store_true", help="size classes (with -a)")
     s.add_argument("-a", "--allocator", help="strategy with knobs: 'hoard, empty_fraction=1/8'")
     s.set_defaults(func=cmd_config)
+
+    s = sub.add_parser("layers", help="check that every file of libhoardlab uses only files "
+                       "of its own layer or below (nm); exit 1 on an upward edge")
+    add_no_build(s)
+    s.set_defaults(func=cmd_layers)
 
     s = sub.add_parser("test", help="install deps, build, C tests and tool tests; one "
                        "summary line")

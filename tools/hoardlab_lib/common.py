@@ -1,4 +1,5 @@
-"""Paths, the build directory, and allocator specs.
+"""Paths, the build directory, allocator specs, and the parsers of key=value lists and
+on/off values that specs, sweep files and the command line share.
 
 An allocator of a sweep is either a hoardlab strategy with knob overrides (run with
 LD_PRELOAD=libhoardlab.so, HOARD_STRATEGY and HOARD_<KNOB>) or a production allocator
@@ -93,24 +94,63 @@ def production_library(name):
                     % (name, fname, pkg))
 
 
+def log(msg):
+    """A line on stderr (progress, warnings): stdout is kept for what a command prints."""
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
 def knob_env_name(key):
     return "HOARD_" + key.upper().replace("-", "_")
 
 
+def knob_key(key):
+    """A knob's name as the tool keys it: ' Empty-Fraction' -> 'empty_fraction'."""
+    return key.strip().lower().replace("-", "_")
+
+
+def split_commas(text):
+    """'a, b,, c' -> ['a', 'b', 'c']."""
+    return [p.strip() for p in (text or "").split(",") if p.strip()]
+
+
+BOOL_TRUE = {"on", "1", "true", "yes"}
+BOOL_FALSE = {"off", "0", "false", "no"}
+
+
+def parse_bool(text, where):
+    t = str(text).strip().lower()
+    if t in BOOL_TRUE:
+        return True
+    if t in BOOL_FALSE:
+        return False
+    raise ToolError("%s: %r is not on/off (or yes/no, true/false, 1/0)" % (where, text))
+
+
+def parse_key_values(items, where, knobs=True, form="key=value"):
+    """The one key=value parser (allocator specs, a sweep's `knobs =`, --knob, --param):
+    `items` is a comma-separated string or a list of 'key=value' strings; returns a dict in
+    their order, keyed by knob_key(key) (by the key as written if knobs=False). A part
+    without '=' raises ToolError '<where>: <part> is not key=value' (or `form`)."""
+    if isinstance(items, str):
+        items = split_commas(items)
+    res = {}
+    for item in items:
+        if "=" not in item:
+            raise ToolError("%s: %r is not %s" % (where, item, form))
+        k, v = item.split("=", 1)
+        res[knob_key(k) if knobs else k.strip()] = v.strip()
+    return res
+
+
 def parse_allocator_spec(spec):
     """'concurrent, padding=on' -> ('concurrent', {'padding': 'on'})."""
-    parts = [p.strip() for p in spec.split(",") if p.strip()]
+    parts = split_commas(spec)
     if not parts:
         raise ToolError("empty allocator spec")
-    base, knobs = parts[0], {}
-    if "=" in base:
+    if "=" in parts[0]:
         raise ToolError("allocator spec %r must start with a strategy or allocator name" % spec)
-    for p in parts[1:]:
-        if "=" not in p:
-            raise ToolError("allocator spec %r: %r is not key=value" % (spec, p))
-        k, v = p.split("=", 1)
-        knobs[k.strip().lower().replace("-", "_")] = v.strip()
-    return base, knobs
+    return parts[0], parse_key_values(parts[1:], "allocator spec %r" % spec)
 
 
 def allocator_kind(base):

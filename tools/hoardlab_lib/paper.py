@@ -54,4 +54,4 @@ TABLE5 = {"threadtest": (1.27, 1.28, 1.19), "shbench": (1.45, 1.50, 1.44),
           "larson": (4407654, 4416303, 4352163)}
 TABLE6 = {"threadtest": (1.22, 1.24, 1.22), "shbench": (3.17, 3.17, 3.16),
           "larson": (1.22, 1.22, 1.61)}
-F_VALUES = ("1/8", "1/4", "1/2")
+F_VALUES = ("1/8", "1/4", "1/2")      # the f of each column of TABLE5 and TABLE6

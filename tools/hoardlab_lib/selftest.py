@@ -10,6 +10,7 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+from .build import do_build, install_deps
 from .common import REPO, ToolError
 
 
@@ -49,7 +50,6 @@ def run_tee(argv, env=None):
 
 
 def main(bdir, jobs=None, skip_deps=False):
-    from .cli import install_deps, do_build
     passed = failed = 0
     notes = []
     if not skip_deps:

@@ -37,14 +37,13 @@ import itertools
 import random
 import re
 
-from .common import ToolError, PRODUCTION, allocator_kind, parse_allocator_spec, cores
+from .common import (ToolError, PRODUCTION, allocator_kind, parse_allocator_spec, cores,
+                     knob_key, parse_bool, parse_key_values, split_commas)
 
 SWEEP_KEYS = {"name", "description", "strategies", "threads", "repetitions", "scale", "seed",
               "workload_seed", "baseline", "timeout", "pin", "cost"}
 WORKLOAD_KEYS = {"workload", "threads", "repetitions", "scale", "knobs", "allocators",
                  "timeout", "pin", "workload_seed"}
-BOOL_TRUE = {"on", "1", "true", "yes"}
-BOOL_FALSE = {"off", "0", "false", "no"}
 
 
 def split_list(text):
@@ -71,177 +70,187 @@ def parse_threads(text, ncores=None, where="threads"):
     return sorted(set(vals))
 
 
-def parse_bool(text, where):
-    t = str(text).strip().lower()
-    if t in BOOL_TRUE:
-        return True
-    if t in BOOL_FALSE:
-        return False
-    raise ToolError("%s: %r is not on/off (or yes/no, true/false, 1/0)" % (where, text))
+def parse_int(v, where, lo):
+    try:
+        x = int(str(v).strip())
+    except ValueError:
+        raise ToolError("%s: %r is not an integer" % (where, v))
+    if x < lo:
+        raise ToolError("%s: must be at least %d" % (where, lo))
+    return x
 
 
-def parse_knob_list(text, where):
-    """'census=on, padding=off' -> dict."""
-    res = {}
-    for part in [p.strip() for p in (text or "").split(",") if p.strip()]:
-        if "=" not in part:
-            raise ToolError("%s: %r is not key=value" % (where, part))
-        k, v = part.split("=", 1)
-        res[k.strip().lower().replace("-", "_")] = v.strip()
-    return res
+def parse_positive(v, where):
+    try:
+        x = float(str(v).strip())
+    except ValueError:
+        raise ToolError("%s: %r is not a number" % (where, v))
+    if x <= 0:
+        raise ToolError("%s: must be positive" % where)
+    return x
+
+
+# The settings of a run: [sweep] sets them (else the default here), a [workload] section
+# may override them. key: (default, parse(text, where, ncores)).
+RUN_SETTINGS = {
+    "threads": ("1", lambda t, where, n: parse_threads(t, n, where)),
+    "repetitions": ("1", lambda t, where, n: parse_int(t, where, 1)),
+    "scale": ("1", lambda t, where, n: parse_positive(t, where)),
+    "workload_seed": ("42", lambda t, where, n: parse_int(t, where, 0)),
+    "timeout": ("300", lambda t, where, n: parse_positive(t, where)),
+    "pin": ("off", lambda t, where, n: parse_bool(t, where)),
+}
 
 
 class Sweep:
-    """A parsed sweep file. `expand()` gives the runs."""
+    """A parsed sweep file. `expand()` gives the runs. Each section is read by a method of
+    its own, in this order (which is the order of the checks)."""
 
     def __init__(self, text, path="<sweep>", ncores=None, strategies=None):
         self.path, self.text = path, text
         self.ncores = ncores or cores()
+        cp = self._read_ini()
+        self._read_sweep(cp)
+        self._read_allocators(cp, strategies)
+        self._read_knobs(cp)
+        self._check_baseline()
+        self._read_workloads(cp)
+
+    def _error(self, msg):
+        return ToolError("%s: %s" % (self.path, msg))
+
+    def _read_ini(self):
         cp = configparser.ConfigParser(inline_comment_prefixes=(";", "#"), interpolation=None,
                                        strict=True)
         cp.optionxform = str
         try:
-            cp.read_string(text, source=path)
+            cp.read_string(self.text, source=self.path)
         except configparser.Error as e:
-            raise ToolError("%s: %s" % (path, str(e).splitlines()[0]))
+            raise self._error(str(e).splitlines()[0])
+        return cp
+
+    def _settings(self, sec, where, inherited=None):
+        """RUN_SETTINGS of a section: each key it sets, else `inherited`, else the default."""
+        res = {}
+        for key, (default, parse) in RUN_SETTINGS.items():
+            if key in sec or inherited is None:
+                res[key] = parse(sec.get(key, default), "%s %s" % (where, key), self.ncores)
+            else:
+                res[key] = inherited[key]
+        return res
+
+    def _read_sweep(self, cp):
+        """[sweep]: the name, the run settings (also self.threads, self.pin, ...), seed,
+        cost, baseline."""
         if not cp.has_section("sweep"):
-            raise ToolError("%s: no [sweep] section" % path)
+            raise self._error("no [sweep] section")
         s = dict(cp["sweep"])
         for k in s:
             if k not in SWEEP_KEYS:
-                raise ToolError("%s: [sweep] unknown key %r (known: %s)"
-                                % (path, k, ", ".join(sorted(SWEEP_KEYS))))
-        self.name = s.get("name") or re.sub(r"\.ini$", "", path.rsplit("/", 1)[-1])
+                raise self._error("[sweep] unknown key %r (known: %s)"
+                                  % (k, ", ".join(sorted(SWEEP_KEYS))))
+        self.name = s.get("name") or re.sub(r"\.ini$", "", self.path.rsplit("/", 1)[-1])
         if not re.fullmatch(r"[A-Za-z0-9._+-]+", self.name):
-            raise ToolError("%s: name %r: use letters, digits, . _ + -" % (path, self.name))
+            raise self._error("name %r: use letters, digits, . _ + -" % self.name)
         self.description = s.get("description", "")
-        self.threads = parse_threads(s.get("threads", "1"), self.ncores, "[sweep] threads")
-        self.repetitions = self._int(s.get("repetitions", "1"), "[sweep] repetitions", 1)
-        self.scale = self._float(s.get("scale", "1"), "[sweep] scale")
-        self.seed = self._int(s["seed"], "[sweep] seed", 0) if "seed" in s else None
-        self.workload_seed = self._int(s.get("workload_seed", "42"), "[sweep] workload_seed", 0)
-        self.timeout = self._float(s.get("timeout", "300"), "[sweep] timeout")
-        self.pin = parse_bool(s.get("pin", "off"), "[sweep] pin")
-        self.cost = parse_bool(s.get("cost", "no"), "%s: [sweep] cost" % path)
+        self.settings = self._settings(s, "[sweep]")
+        vars(self).update(self.settings)
+        self.seed = parse_int(s["seed"], "[sweep] seed", 0) if "seed" in s else None
+        self.cost = parse_bool(s.get("cost", "no"), "%s: [sweep] cost" % self.path)
         self.baseline = s.get("baseline", "").strip() or None
 
-        # Allocators: strategies first (in hlconfig's order), then the labelled ones.
-        self.allocators = []          # [(label, base, knobs)]
-        strat = s.get("strategies", "none").strip()
+    def _strategy_names(self, text, strategies):
+        """[sweep] strategies: all, none, or a list (checked against `strategies`)."""
+        strat = text.strip()
         if strat == "all":
             if strategies is None:
-                raise ToolError("%s: strategies = all needs the built hlconfig "
-                                "(run tools/hoardlab build)" % path)
-            names = list(strategies)
-        elif strat in ("", "none"):
-            names = []
-        else:
-            names = split_list(strat)
-            if strategies is not None:
-                for n in names:
-                    if n not in strategies:
-                        raise ToolError("%s: [sweep] strategies: unknown strategy %r (known: %s)"
-                                        % (path, n, ", ".join(strategies)))
-        explicit = dict(cp["allocators"]) if cp.has_section("allocators") else {}
+                raise self._error("strategies = all needs the built hlconfig "
+                                  "(run tools/hoardlab build)")
+            return list(strategies)
+        names = [] if strat in ("", "none") else split_list(strat)
         for n in names:
-            if n not in explicit:
-                self.allocators.append((n, n, {}))
-        for label, spec in explicit.items():
-            base, knobs = parse_allocator_spec(spec)
-            kind = allocator_kind(base)
-            if kind == "production" and knobs:
-                raise ToolError("%s: [allocators] %s: %s is a production allocator; "
-                                "knobs do not apply" % (path, label, base))
-            if kind == "hoardlab" and strategies is not None and base not in strategies:
-                raise ToolError("%s: [allocators] %s: unknown strategy or allocator %r "
-                                "(strategies: %s; production: %s)"
-                                % (path, label, base, ", ".join(strategies),
-                                   ", ".join(PRODUCTION)))
-            self.allocators.append((label, base, knobs))
+            if strategies is not None and n not in strategies:
+                raise self._error("[sweep] strategies: unknown strategy %r (known: %s)"
+                                  % (n, ", ".join(strategies)))
+        return names
+
+    def _allocator(self, label, spec, strategies):
+        """One line of [allocators]: (label, base, knobs)."""
+        base, knobs = parse_allocator_spec(spec)
+        kind = allocator_kind(base)
+        if kind == "production" and knobs:
+            raise self._error("[allocators] %s: %s is a production allocator; knobs do not "
+                              "apply" % (label, base))
+        if kind == "hoardlab" and strategies is not None and base not in strategies:
+            raise self._error("[allocators] %s: unknown strategy or allocator %r "
+                              "(strategies: %s; production: %s)"
+                              % (label, base, ", ".join(strategies), ", ".join(PRODUCTION)))
+        return label, base, knobs
+
+    def _read_allocators(self, cp, strategies):
+        """self.allocators = [(label, base, knobs)]: the [sweep] strategies first (in
+        hlconfig's order; a label of [allocators] replaces one), then [allocators]."""
+        explicit = dict(cp["allocators"]) if cp.has_section("allocators") else {}
+        names = self._strategy_names(cp["sweep"].get("strategies", "none"), strategies)
+        self.allocators = [(n, n, {}) for n in names if n not in explicit]
+        self.allocators += [self._allocator(label, spec, strategies)
+                            for label, spec in explicit.items()]
         if not self.allocators:
-            raise ToolError("%s: no allocators (set [sweep] strategies or an [allocators] "
-                            "section)" % path)
-        labels = [a[0] for a in self.allocators]
+            raise self._error("no allocators (set [sweep] strategies or an [allocators] "
+                              "section)")
+        self.labels = [a[0] for a in self.allocators]
 
-        # Swept knobs: ordered {knob: [values]}, plus an optional allocator subset.
+    def _allocator_subset(self, text, where):
+        """`allocators = a, b` of [knobs] or a workload: labels of self.allocators."""
+        names = split_list(text)
+        for a in names:
+            if a not in self.labels:
+                raise self._error("%s allocators: %r is not an allocator (%s)"
+                                  % (where, a, ", ".join(self.labels)))
+        return names
+
+    def _read_knobs(self, cp):
+        """[knobs]: swept knobs, ordered {knob: [values]}, and an optional allocator subset."""
         self.knob_values, self.knob_allocators = {}, None
-        if cp.has_section("knobs"):
-            for k, v in cp["knobs"].items():
-                if k == "allocators":
-                    self.knob_allocators = split_list(v)
-                    for a in self.knob_allocators:
-                        if a not in labels:
-                            raise ToolError("%s: [knobs] allocators: %r is not an allocator"
-                                            % (path, a))
-                    continue
-                vals = [x.strip() for x in v.split(",") if x.strip()]
-                if not vals:
-                    raise ToolError("%s: [knobs] %s has no values" % (path, k))
-                self.knob_values[k.lower().replace("-", "_")] = vals
+        for k, v in (cp["knobs"].items() if cp.has_section("knobs") else ()):
+            if k == "allocators":
+                self.knob_allocators = self._allocator_subset(v, "[knobs]")
+                continue
+            vals = split_commas(v)
+            if not vals:
+                raise self._error("[knobs] %s has no values" % k)
+            self.knob_values[knob_key(k)] = vals
 
+    def _check_baseline(self):
         variants = [v[4] for v in self.variants()]
         if self.baseline and self.baseline not in variants:
-            raise ToolError("%s: baseline %r is not one of the allocators (%s)"
-                            % (path, self.baseline, ", ".join(variants)))
+            raise self._error("baseline %r is not one of the allocators (%s)"
+                              % (self.baseline, ", ".join(variants)))
 
-        # Workloads.
-        self.workloads = []           # dicts
+    def _workload(self, sec, w):
+        """One [workload LABEL] section: a dict (the run settings inherit [sweep]'s)."""
+        label = sec[len("workload"):].strip()
+        if not label:
+            raise self._error("[workload] needs a name: [workload threadtest]")
+        where = "[%s]" % sec
+        wl = {"label": label, "workload": w.get("workload", label)}
+        wl.update(self._settings(w, where, inherited=self.settings))
+        wl["knobs"] = parse_key_values(w.get("knobs", ""), where + " knobs")
+        wl["allocators"] = self._allocator_subset(w["allocators"], where) \
+            if "allocators" in w else None
+        wl["params"] = {k: v for k, v in w.items() if k not in WORKLOAD_KEYS}
+        return wl
+
+    def _read_workloads(self, cp):
+        """self.workloads: one dict per [workload LABEL]; any other section is an error."""
+        self.workloads = []
         for sec in cp.sections():
-            if not sec.startswith("workload"):
-                if sec not in ("sweep", "allocators", "knobs"):
-                    raise ToolError("%s: unknown section [%s]" % (path, sec))
-                continue
-            label = sec[len("workload"):].strip()
-            if not label:
-                raise ToolError("%s: [workload] needs a name: [workload threadtest]" % path)
-            w = dict(cp[sec])
-            where = "[%s]" % sec
-            wl = {
-                "label": label,
-                "workload": w.get("workload", label),
-                "threads": parse_threads(w["threads"], self.ncores, where + " threads")
-                if "threads" in w else self.threads,
-                "repetitions": self._int(w["repetitions"], where + " repetitions", 1)
-                if "repetitions" in w else self.repetitions,
-                "scale": self._float(w["scale"], where + " scale") if "scale" in w
-                else self.scale,
-                "timeout": self._float(w["timeout"], where + " timeout") if "timeout" in w
-                else self.timeout,
-                "pin": parse_bool(w["pin"], where + " pin") if "pin" in w else self.pin,
-                "workload_seed": self._int(w["workload_seed"], where, 0)
-                if "workload_seed" in w else self.workload_seed,
-                "knobs": parse_knob_list(w.get("knobs", ""), where + " knobs"),
-                "allocators": split_list(w["allocators"]) if "allocators" in w else None,
-                "params": {k: v for k, v in w.items() if k not in WORKLOAD_KEYS},
-            }
-            if wl["allocators"]:
-                for a in wl["allocators"]:
-                    if a not in labels:
-                        raise ToolError("%s: %s allocators: %r is not an allocator (%s)"
-                                        % (path, where, a, ", ".join(labels)))
-            self.workloads.append(wl)
+            if sec.startswith("workload"):
+                self.workloads.append(self._workload(sec, dict(cp[sec])))
+            elif sec not in ("sweep", "allocators", "knobs"):
+                raise self._error("unknown section [%s]" % sec)
         if not self.workloads:
-            raise ToolError("%s: no [workload NAME] sections" % path)
-
-    @staticmethod
-    def _int(v, where, lo):
-        try:
-            x = int(str(v).strip())
-        except ValueError:
-            raise ToolError("%s: %r is not an integer" % (where, v))
-        if x < lo:
-            raise ToolError("%s: must be at least %d" % (where, lo))
-        return x
-
-    @staticmethod
-    def _float(v, where):
-        try:
-            x = float(str(v).strip())
-        except ValueError:
-            raise ToolError("%s: %r is not a number" % (where, v))
-        if x <= 0:
-            raise ToolError("%s: must be positive" % where)
-        return x
+            raise self._error("no [workload NAME] sections")
 
     def variants(self):
         """[(label, base, knobs, swept, variant)] after applying [knobs]."""

@@ -10,6 +10,9 @@ decide — too few cores, a workload not measured, runs that failed.
 import math
 import statistics
 
+from . import paper
+from .common import BOOL_TRUE
+
 FAST_MIN_RATIO = 0.8          # fast: 1-thread throughput >= 80% of serial's
 SCALE_YES_GAIN = 0.5          # scalable yes: at least half the ideal extra speedup
 SCALE_NO_GAIN = 0.15          # scalable no: less than 15% of it
@@ -56,7 +59,7 @@ def verdict(value, evidence, note=""):
 
 
 def truthy(v):
-    return str(v).strip().lower() in ("on", "1", "true", "yes")
+    return str(v).strip().lower() in BOOL_TRUE
 
 
 def ok(rows):
@@ -81,13 +84,18 @@ def gmean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-def throughput_table(rows):
-    """{(variant, workload_label, threads): median throughput} over timing rows."""
+def throughput_groups(rows):
+    """{(variant, workload_label, threads): [throughput of each timing row]}."""
     acc = {}
     for r in timing_rows(rows):
         acc.setdefault((r["variant"], r["workload_label"], r["threads"]), []).append(
             r["throughput"])
-    return {k: median(v) for k, v in acc.items()}
+    return acc
+
+
+def throughput_table(rows):
+    """{(variant, workload_label, threads): median throughput} over timing rows."""
+    return {k: median(v) for k, v in throughput_groups(rows).items()}
 
 
 def reference_variant(rows, strategy="serial"):
@@ -141,11 +149,8 @@ def speedups(rows, variant, workloads, max_threads=None):
 def rep_spread(rows):
     """Run-to-run noise: {(variant, workload_label, threads): max/min throughput over
     repetitions} for groups with at least 2 repetitions."""
-    acc = {}
-    for r in timing_rows(rows):
-        acc.setdefault((r["variant"], r["workload_label"], r["threads"]), []).append(
-            r["throughput"])
-    return {k: max(x) / min(x) for k, x in acc.items() if len(x) >= 2 and min(x) > 0}
+    return {k: max(x) / min(x) for k, x in throughput_groups(rows).items()
+            if len(x) >= 2 and min(x) > 0}
 
 
 def gain(s, ideal):
@@ -311,7 +316,6 @@ def blowup(rows, rounds, variant, reference):
 
 def taxonomy(rows, rounds, ncores, strategies=None):
     """One entry per strategy variant without knob overrides (the taxonomy rows)."""
-    from . import paper
     ref = reference_variant(rows, "serial")
     res = []
     seen = []
