@@ -64,7 +64,8 @@ static void set_bounds(struct hl_sb *sb, unsigned list)
     }
 }
 
-void hl_heap_list_push(struct hl_heap *h, struct hl_sb *sb, unsigned list)
+/* sb at the front of list, its bounds untouched. */
+static void link_front(struct hl_heap *h, struct hl_sb *sb, unsigned list)
 {
     struct hl_sb **head = &h->cls[sb->cls].list[list];
     sb->prev = NULL;
@@ -73,6 +74,11 @@ void hl_heap_list_push(struct hl_heap *h, struct hl_sb *sb, unsigned list)
     *head = sb;
     sb->list = (uint8_t)list;
     if (list < hl_heap_groups) h->cls[sb->cls].groups |= 1ull << list;
+}
+
+void hl_heap_list_push(struct hl_heap *h, struct hl_sb *sb, unsigned list)
+{
+    link_front(h, sb, list);
     set_bounds(sb, list);
 }
 
@@ -90,7 +96,7 @@ void hl_heap_move_to_front(struct hl_heap *h, struct hl_sb *sb)
 {
     unsigned list = sb->list;
     hl_heap_list_unlink(h, sb);
-    hl_heap_list_push(h, sb, list);
+    link_front(h, sb, list);            /* same list: same bounds */
 }
 
 void hl_heap_regroup(struct hl_heap *h, struct hl_sb *sb)
