@@ -11,8 +11,14 @@
  *   global heap  heap 0 of `hoard`: where per-processor heaps park mostly-empty superblocks.
  *   fullness group  a bin of superblocks whose fraction in use lies in one range.
  *   u_i, a_i     bytes in use in heap i, bytes held by heap i (Hoard §3).
- *   large object a request above large_threshold: one OS mapping of its own (large.c).
- *   page map     which mechanism owns each OS page: how free() routes a pointer (pagemap.c).
+ *   large object a request above large_threshold: one OS mapping of its own, kept in a bounded
+ *                cache when freed (large.c).
+ *   arena        the one reserved address range holding every strategy block (arena.c):
+ *                free() knows a strategy block by one subtraction and comparison.
+ *   page map     which mechanism owns each OS page outside the arena: how free() routes a
+ *                large object or a foreign pointer (pagemap.c).
+ *   front        the inline fast path of malloc and free (front.h): one comparison, one
+ *                indirect call; everything else is interpose.c's slow path.
  *   bootstrap    a static arena serving calls that arrive while init is in progress.
  *   strategy     one row of the dispatch table: a complete allocator built from the above.
  */
