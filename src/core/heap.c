@@ -329,7 +329,9 @@ void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_af
 {
     if (hl_heap_must_regroup(sb)) hl_heap_regroup(h, sb);
     else hl_heap_to_front(h, sb);
-    after(h, sb);
+    /* The policies act only below the floor or on an empty superblock (heap.h). */
+    struct hl_heap_class *k = &h->cls[sb->cls];
+    if (HL_INVARIANT_CHECKS || k->u < k->u_floor || sb->used == 0) after(h, sb);
     hl_heap_unlock(h);
     hl_stats_free(size);
 }

@@ -224,7 +224,9 @@ void hl_heaps_fork(int phase);                    /* HL_FORK_*: the pool, every 
  * heap, then the OS; ownership: the OS), with its superblock attached to h, or NULL. */
 typedef void *(*hl_refill_fn)(struct hl_heap *h, unsigned c);
 /* h locked, a block of sb was just freed into it and sb is in its right group: the strategy's
- * policy after a free (hoard: the emptiness threshold; release_empty), invariant checks. */
+ * policy after a free (hoard: the emptiness threshold; release_empty), invariant checks. The
+ * fast path calls it only when its class's u fell below u_floor or sb is empty (or in the
+ * checks build); the general path always. */
 typedef void (*hl_after_free_fn)(struct hl_heap *h, struct hl_sb *sb);
 
 void *hl_heap_malloc_general(unsigned c, hl_refill_fn refill);
