@@ -139,8 +139,7 @@ void *hl_ch_malloc(size_t size)
     void *b = l->head;
     if (hl_unlikely(!b)) return malloc_carve(c);
     l->head = *(void **)b;
-    hl_lock_release(lock);
-    return hl_stats_malloc(b, hl_class_size(c));
+    return hl_release_count(lock, b, hl_class_size(c), false);
 }
 
 void hl_ch_free(void *p)
@@ -164,8 +163,7 @@ void hl_ch_free(void *p)
     HL_COUNT(lock_acquisitions, 1);
     *(void **)p = l->head;
     l->head = p;
-    hl_lock_release(lock);
-    hl_stats_free(hl_class_size(c));
+    hl_release_count(lock, NULL, hl_class_size(c), true);
 }
 
 /* Over-allocate by align and hand out the aligned address inside; its own header records the

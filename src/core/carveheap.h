@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+
 /* per_list_locks: false = one heap lock (serial), true = a lock per free list (concurrent). */
 int    hl_ch_init(bool per_list_locks);
 void  *hl_ch_malloc(size_t size);
@@ -12,5 +14,7 @@ void   hl_ch_free(void *p);
 void  *hl_ch_memalign(size_t align, size_t size);
 size_t hl_ch_usable_size(const void *p);
 void   hl_ch_fork(int phase);             /* HL_FORK_*: the heap lock, then the list locks */
+
+#pragma GCC visibility pop
 
 #endif

@@ -303,6 +303,18 @@ void *hl_heap_malloc_general(unsigned c, hl_refill_fn refill)
     return hl_likely(p != NULL) ? hl_stats_malloc(p, hl_class_size(c)) : NULL;
 }
 
+void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill)
+{
+    hl_heap_unlock(h);
+    return hl_heap_malloc_general(c, refill);
+}
+
+void hl_heap_free_retry(struct hl_heap *h, void *p, hl_after_free_fn after)
+{
+    hl_heap_unlock(h);
+    hl_heap_free_general(p, after);
+}
+
 void *hl_heap_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p)
 {
     size_t size = sb->size;

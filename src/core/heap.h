@@ -25,6 +25,8 @@
 
 #include "superblock.h"
 
+#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+
 /* -Dchecks=true: verify the heap and superblock after every operation. A constant, so that
  * `if (HL_INVARIANT_CHECKS)` compiles away when off. (Not the `checks` config key, hl_checking,
  * which checks frees in interpose.c.) */
@@ -230,6 +232,9 @@ typedef void *(*hl_refill_fn)(struct hl_heap *h, unsigned c);
 typedef void (*hl_after_free_fn)(struct hl_heap *h, struct hl_sb *sb);
 
 void *hl_heap_malloc_general(unsigned c, hl_refill_fn refill);
+/* Unlock h (taken by a fast path that cannot go on), then the general path. */
+void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill);
+void hl_heap_free_retry(struct hl_heap *h, void *p, hl_after_free_fn after);
 void *hl_heap_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p);
 void hl_heap_free_general(void *p, hl_after_free_fn after);
 void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_after_free_fn after);
@@ -249,17 +254,13 @@ static inline void *hl_heap_malloc_fast(size_t size, hl_refill_fn refill)
     if (hl_unlikely(HL_INVARIANT_CHECKS || !h || !hl_heap_trylock(h)))
         return hl_heap_malloc_general(c, refill);
     struct hl_heap_class *k = &h->cls[c];
-    if (hl_unlikely(!k->groups)) {
-        hl_heap_unlock(h);
-        return hl_heap_malloc_general(c, refill);
-    }
+    if (hl_unlikely(!k->groups)) return hl_heap_malloc_retry(h, c, refill);
     struct hl_sb *sb = k->list[63 - __builtin_clzll(k->groups)];   /* the fullest group */
     void *p = hl_sb_pop(sb);
     k->u += sb->size;
     h->nempty -= sb->used == 1;
     if (hl_unlikely(sb->used >= sb->group_hi)) return hl_heap_malloc_finish(h, sb, p);
-    hl_heap_unlock(h);
-    return hl_stats_malloc(p, sb->size);
+    return hl_release_count(&h->lock, p, sb->size, false);
 }
 
 static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
@@ -274,8 +275,7 @@ static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
         return;
     }
     if (hl_unlikely(atomic_load_explicit(&sb->owner, memory_order_relaxed) != h)) {
-        hl_heap_unlock(h);                  /* it moved while we locked: the general path */
-        hl_heap_free_general(p, after);
+        hl_heap_free_retry(h, p, after);    /* it moved while we locked: the general path */
         return;
     }
     if (h != mine) HL_COUNT(remote_frees, 1);
@@ -289,8 +289,7 @@ static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
         hl_heap_free_finish(h, sb, size, after);
         return;
     }
-    hl_heap_unlock(h);
-    hl_stats_free(size);
+    hl_release_count(&h->lock, NULL, size, true);
 }
 
 /* ---- heap.c: the rows of the dispatch table the heap strategies share ------------------- */
@@ -316,5 +315,7 @@ void hl_heaps_stats(struct hoardlab_stats *s);   /* the heaps' lock counts, for 
 /* Verify class c of h: every list's links, owners, classes and groups; nsb, u and a against
  * the superblocks; the heap's totals. c = -1: every class. Aborts with a message. */
 void hl_heap_check(const struct hl_heap *h, int c);
+
+#pragma GCC visibility pop
 
 #endif

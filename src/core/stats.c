@@ -45,6 +45,14 @@ void hl_stats_publish(void)
     hl_stats_thread_start(&hl_me);
 }
 
+void *hl_release_count_slow(hl_lock *l, void *p, size_t size, bool freed)
+{
+    hl_lock_release(l);
+    if (!freed) return hl_stats_malloc(p, size);
+    hl_stats_free(size);
+    return NULL;
+}
+
 void *hl_stats_publish_and_return(void *p)
 {
     hl_stats_publish();

@@ -49,6 +49,23 @@ static inline void *hl_stats_malloc(void *p, size_t bytes)
     return p;
 }
 
+/* The same counts, for fast paths that must make no call: done and true when no publication
+ * is due, else nothing done and false (the caller then uses hl_stats_malloc / _free). */
+static inline bool hl_stats_quick(size_t bytes, bool freed)
+{
+#ifdef HL_STATS
+    uint64_t pending = atomic_load_explicit(&hl_me.ctr.in_use_pending, memory_order_relaxed);
+    pending = freed ? pending + bytes : pending - bytes;
+    if (hl_unlikely(pending > hl_stats_twice_batch)) return false;
+    atomic_store_explicit(&hl_me.ctr.in_use_pending, pending, memory_order_relaxed);
+    if (freed) HL_COUNT(frees, 1);
+    else HL_COUNT(mallocs, 1);
+#else
+    (void)bytes, (void)freed;
+#endif
+    return true;
+}
+
 /* A block of `bytes` taken back by the calling thread. */
 static inline void hl_stats_free(size_t bytes)
 {

@@ -12,6 +12,8 @@
 
 #include "hl.h"
 
+#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+
 struct hl_heap;
 
 struct hl_sb {
@@ -124,5 +126,7 @@ static inline size_t hl_sb_usable(const void *p)
 void hl_sb_check_free(const struct hl_sb *sb, const void *p);
 /* Checks build: header fields and free-list length agree (O(capacity)). */
 void hl_sb_check(const struct hl_sb *sb);
+
+#pragma GCC visibility pop
 
 #endif

@@ -4,9 +4,13 @@
 
 #include "heap.h"
 
+#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+
 /* Hoard's emptiness threshold (§3.1): u < a - k_s and u < (1 - f) a, k_s = K * S. */
 bool hl_hoard_crosses_threshold(size_t u, size_t a, double f, size_t k_s);
 void *hl_hoard_malloc_in(struct hl_heap *h, size_t size);   /* Figure 2 malloc, heap h */
 void hl_hoard_free(void *p);                                 /* Figure 2 free */
+
+#pragma GCC visibility pop
 
 #endif
