@@ -129,12 +129,27 @@ static inline void hl_heap_to_front(struct hl_heap *h, struct hl_sb *sb)
     if (hl_unlikely(h->cls[sb->cls].list[sb->list] != sb)) hl_heap_move_to_front(h, sb);
 }
 
-/* One block of sb, which h owns and which is not full. */
-static inline void *hl_heap_alloc_from(struct hl_heap *h, struct hl_sb *sb)
+/* A block out of sb (which h owns, not full) / back into it, with h's counts; sb's list is
+ * the caller's to settle (hl_heap_regroup, hl_heap_to_front). */
+static inline void *hl_heap_take_block(struct hl_heap *h, struct hl_sb *sb)
 {
     void *p = hl_sb_pop(sb);
     h->cls[sb->cls].u += sb->size;
-    if (hl_unlikely(sb->used == 1)) h->nempty--;
+    h->nempty -= sb->used == 1;
+    return p;
+}
+
+static inline void hl_heap_put_block(struct hl_heap *h, struct hl_sb *sb, void *p)
+{
+    hl_sb_push(sb, p);
+    h->cls[sb->cls].u -= sb->size;
+    h->nempty += sb->used == 0;
+}
+
+/* One block of sb, which h owns and which is not full. */
+static inline void *hl_heap_alloc_from(struct hl_heap *h, struct hl_sb *sb)
+{
+    void *p = hl_heap_take_block(h, sb);
     if (hl_unlikely(sb->used >= sb->group_hi)) hl_heap_regroup(h, sb);
     return p;
 }
@@ -168,9 +183,7 @@ static inline void *hl_heap_alloc(struct hl_heap *h, unsigned c)
  * group (§3.1 move-to-front). */
 static inline void hl_heap_free(struct hl_heap *h, struct hl_sb *sb, void *p)
 {
-    hl_sb_push(sb, p);
-    h->cls[sb->cls].u -= sb->size;
-    if (hl_unlikely(sb->used == 0)) h->nempty++;
+    hl_heap_put_block(h, sb, p);
     if (hl_unlikely(hl_heap_must_regroup(sb))) hl_heap_regroup(h, sb);
     else hl_heap_to_front(h, sb);
 }
@@ -256,9 +269,7 @@ static inline void *hl_heap_malloc_fast(size_t size, hl_refill_fn refill)
     struct hl_heap_class *k = &h->cls[c];
     if (hl_unlikely(!k->groups)) return hl_heap_malloc_retry(h, c, refill);
     struct hl_sb *sb = k->list[63 - __builtin_clzll(k->groups)];   /* the fullest group */
-    void *p = hl_sb_pop(sb);
-    k->u += sb->size;
-    h->nempty -= sb->used == 1;
+    void *p = hl_heap_take_block(h, sb);
     if (hl_unlikely(sb->used >= sb->group_hi)) return hl_heap_malloc_finish(h, sb, p);
     return hl_release_count(&h->lock, p, sb->size, false);
 }
@@ -281,9 +292,7 @@ static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
     if (h != mine) HL_COUNT(remote_frees, 1);
     size_t size = sb->size;
     struct hl_heap_class *k = &h->cls[sb->cls];
-    hl_sb_push(sb, p);
-    k->u -= size;
-    h->nempty += sb->used == 0;
+    hl_heap_put_block(h, sb, p);
     if (hl_unlikely(hl_heap_must_regroup(sb) || k->list[sb->list] != sb || k->u < k->u_floor ||
                     (sb->used == 0 && hl_cfg.release_empty))) {
         hl_heap_free_finish(h, sb, size, after);

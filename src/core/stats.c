@@ -39,10 +39,16 @@ void hl_stats_thread_start(struct hl_thread *t)
     atomic_store_explicit(&t->ctr.in_use_pending, hl_cfg.stats_batch, memory_order_relaxed);
 }
 
-void hl_stats_publish(void)
+void *hl_stats_count_publish(void *p, size_t bytes, bool freed)
 {
+    if (freed) HL_COUNT(frees, 1);
+    else HL_COUNT(mallocs, 1);
+    uint64_t pending = LOAD(hl_me.ctr.in_use_pending);
+    atomic_store_explicit(&hl_me.ctr.in_use_pending, freed ? pending + bytes : pending - bytes,
+                          memory_order_relaxed);
     publish(unpublished(&hl_me));
     hl_stats_thread_start(&hl_me);
+    return p;
 }
 
 void *hl_release_count_slow(hl_lock *l, void *p, size_t size, bool freed)
@@ -53,11 +59,6 @@ void *hl_release_count_slow(hl_lock *l, void *p, size_t size, bool freed)
     return NULL;
 }
 
-void *hl_stats_publish_and_return(void *p)
-{
-    hl_stats_publish();
-    return p;
-}
 
 static void add_counters(struct hl_counters *to, const struct hl_counters *from)
 {

@@ -23,35 +23,14 @@
 #endif
 
 extern size_t hl_stats_twice_batch;     /* 2 x stats_batch */
-void hl_stats_publish(void);            /* out of line: the thread's change into the shared U */
+/* Out of line: count the block and publish the thread's change into the shared U; returns p. */
+void *hl_stats_count_publish(void *p, size_t bytes, bool freed);
 
-static inline void hl_stats_change(uint64_t pending)
-{
-    atomic_store_explicit(&hl_me.ctr.in_use_pending, pending, memory_order_relaxed);
-    if (hl_unlikely(pending > hl_stats_twice_batch)) hl_stats_publish();
-}
-
-void *hl_stats_publish_and_return(void *p);
-
-/* Block p of `bytes` handed out by the calling thread; returns p, so that a malloc can end in
- * `return hl_stats_malloc(p, size)` and the rare publication is a tail call. */
-static inline void *hl_stats_malloc(void *p, size_t bytes)
-{
-#ifdef HL_STATS
-    HL_COUNT(mallocs, 1);
-    uint64_t pending = atomic_load_explicit(&hl_me.ctr.in_use_pending, memory_order_relaxed)
-                       - bytes;
-    atomic_store_explicit(&hl_me.ctr.in_use_pending, pending, memory_order_relaxed);
-    if (hl_unlikely(pending > hl_stats_twice_batch)) return hl_stats_publish_and_return(p);
-#else
-    (void)bytes;
-#endif
-    return p;
-}
-
-/* The same counts, for fast paths that must make no call: done and true when no publication
- * is due, else nothing done and false (the caller then uses hl_stats_malloc / _free). */
-static inline bool hl_stats_quick(size_t bytes, bool freed)
+/* Count a block of `bytes` handed out (freed = false) or taken back by the calling thread, if
+ * no publication is due: true, done. Else false and nothing done: the caller then calls
+ * hl_stats_count_publish, directly or through the two below. Fast paths that must make no
+ * call use it alone (lock.h's hl_release_count). */
+static inline __attribute__((always_inline)) bool hl_stats_quick(size_t bytes, bool freed)
 {
 #ifdef HL_STATS
     uint64_t pending = atomic_load_explicit(&hl_me.ctr.in_use_pending, memory_order_relaxed);
@@ -66,16 +45,18 @@ static inline bool hl_stats_quick(size_t bytes, bool freed)
     return true;
 }
 
-/* A block of `bytes` taken back by the calling thread. */
+/* Block p of `bytes` handed out; returns p, so that a malloc can end in
+ * `return hl_stats_malloc(p, size)` and the rare publication is a tail call. */
+static inline void *hl_stats_malloc(void *p, size_t bytes)
+{
+    if (hl_likely(hl_stats_quick(bytes, false))) return p;
+    return hl_stats_count_publish(p, bytes, false);
+}
+
+/* A block of `bytes` taken back. */
 static inline void hl_stats_free(size_t bytes)
 {
-#ifdef HL_STATS
-    HL_COUNT(frees, 1);
-    hl_stats_change(atomic_load_explicit(&hl_me.ctr.in_use_pending, memory_order_relaxed)
-                    + bytes);
-#else
-    (void)bytes;
-#endif
+    if (hl_unlikely(!hl_stats_quick(bytes, true))) hl_stats_count_publish(NULL, bytes, true);
 }
 
 #endif
