@@ -24,7 +24,19 @@
     X(global_to,          "superblocks moved to the global heap")                          \
     X(global_from,        "superblocks taken from the global heap")                        \
     X(remote_frees,       "frees of a block owned by another heap")                        \
-    X(cas_retries,        "failed compare-and-swap attempts (lock-free strategies)")       \
+    X(cas_attempts,       "compare-and-swap (or exchange) operations on shared allocator "  \
+                          "structures (lock-free strategies, remote_free = list | queue)") \
+    X(cas_retries,        "of those, attempts that failed and were repeated")              \
+    X(cas_free_attempts,  "of cas_attempts, those made by free (the rest: malloc)")        \
+    X(cas_free_retries,   "of cas_retries, those made by free")                            \
+    X(remote_pending,     "bytes freed by a thread other than the owner's and not yet "    \
+                          "collected by the owner heap (remote_free = list | queue)")      \
+    X(tlab_bytes,         "bytes of free blocks held in threads' TLABs (hoard tlab = on)") \
+    X(sb_active,          "lockfree: superblocks in state ACTIVE")                          \
+    X(sb_partial,         "lockfree: superblocks in state PARTIAL")                         \
+    X(sb_full,            "lockfree: superblocks in state FULL")                            \
+    X(sb_empty,           "lockfree: superblocks in state EMPTY, not yet retired")          \
+    X(descriptors,        "lockfree: superblock descriptors in use")                        \
     X(census_false_blocks,"blocks handed to a thread while another thread held a live "    \
                           "block on the same cache line")                                  \
     X(census_false_lines, "cache lines on which that happened at least once")              \

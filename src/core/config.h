@@ -68,6 +68,17 @@
     "bins of superblocks by fraction in use; allocation takes from the fullest")               \
   X(release_empty,   superblock,   BOOL,  "off",      0, 1, NULL,                              \
     "return completely empty superblocks to the OS instead of keeping them for reuse")         \
+  X(remote_free,     heaps,        ENUM,  "lock",     0, 0, hl_remote_frees,                   \
+    "ownership, hoard: a free by a thread other than the owner's: lock the owner heap (the "   \
+    "paper), push onto the superblock's atomic list, or post to the owner heap's queue")       \
+  X(tlab,            tlab,         BOOL,  "off",      0, 1, NULL,                              \
+    "hoard: a thread-local allocation buffer per size class in front of the heap (Hoard 2026)") \
+  X(tlab_budget,     tlab,         SIZE,  "64K",      0, 64 * HL_MB, NULL,                     \
+    "hoard tlab: free bytes a thread's TLAB may hold per size class before it overflows")      \
+  X(global_shards,   heaps,        INT,   "1",        1, 64, NULL,                             \
+    "hoard: the global heap split into this many shards, each with its lock (1 = the paper)")  \
+  X(partial_list,    lockfree,     ENUM,  "fifo",     0, 0, hl_list_orders,                    \
+    "lockfree: order of a size class's list of PARTIAL superblocks (Michael 2004 prefers fifo)") \
   X(census,          observe,      BOOL,  "off",      0, 1, NULL,                              \
     "count allocator-induced false sharing: blocks on a cache line another thread holds")      \
   X(trace,           observe,      STR,   "",         0, 0, NULL,                              \
@@ -77,13 +88,14 @@
 
 /* Choice lists, NULL-terminated. */
 extern const char *const hl_lock_kinds[], *const hl_numa_modes[], *const hl_class_tables[],
-                  *const hl_list_orders[], *const hl_heap_selects[];
+                  *const hl_list_orders[], *const hl_heap_selects[], *const hl_remote_frees[];
 
 enum hl_lock_kind  { HL_LOCK_SPIN, HL_LOCK_MUTEX };
 enum hl_numa_mode  { HL_NUMA_OFF, HL_NUMA_LOCAL, HL_NUMA_INTERLEAVE };
 enum hl_class_table{ HL_CLASSES_GEOMETRIC, HL_CLASSES_POW2 };
 enum hl_list_order { HL_LIST_LIFO, HL_LIST_FIFO };
 enum hl_heap_select{ HL_SELECT_THREAD, HL_SELECT_HASH, HL_SELECT_CPU };
+enum hl_remote_free{ HL_REMOTE_LOCK, HL_REMOTE_LIST, HL_REMOTE_QUEUE };
 
 #define HL_CTYPE_BOOL   int
 #define HL_CTYPE_INT    long

@@ -175,7 +175,8 @@ static inline size_t hl_class_size(unsigned c) { return hl_classes->size[c]; }
  * path never writes a shared cache line; hoardlab_stats() sums them. */
 #define HL_COUNTERS(X)                                                                        \
     X(mallocs) X(frees) X(large_allocs) X(lock_acquisitions) X(lock_contended)                \
-    X(global_to) X(global_from) X(remote_frees) X(cas_retries)                                \
+    X(global_to) X(global_from) X(remote_frees) X(cas_attempts) X(cas_retries)                \
+    X(cas_free_attempts) X(cas_free_retries)                                                  \
     X(census_false_blocks) X(census_false_lines) X(census_meta_false)
 
 struct hl_counters {
