@@ -6,6 +6,9 @@
 
 unsigned hl_heap_groups;
 size_t (*hl_heap_floor)(const struct hl_heap *h, size_t a);
+hl_after_free_fn hl_heap_after_free;
+
+void hl_remote_thread_exit(struct hl_thread *t) { (void)t; }   /* remote.c will replace it */
 
 void hl_heap_init(void)
 {

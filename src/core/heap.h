@@ -244,6 +244,12 @@ typedef void *(*hl_refill_fn)(struct hl_heap *h, unsigned c);
  * checks build); the general path always. */
 typedef void (*hl_after_free_fn)(struct hl_heap *h, struct hl_sb *sb);
 
+/* The active strategy's after-free policy, for frees collected from other threads
+ * (remote_free = list | queue: remote.c), which reach a heap outside any free call. */
+extern hl_after_free_fn hl_heap_after_free;
+/* A thread exits (hl_heaps_thread_exit): post the remote frees it still buffers (remote.c). */
+void hl_remote_thread_exit(struct hl_thread *t);
+
 void *hl_heap_malloc_general(unsigned c, hl_refill_fn refill);
 /* Unlock h (taken by a fast path that cannot go on), then the general path. */
 void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill);

@@ -81,6 +81,7 @@ struct hl_heap *hl_heap_current(void)
 
 void hl_heaps_thread_exit(struct hl_thread *t)
 {
+    hl_remote_thread_exit(t);
     struct hl_heap *h = t->heap;
     if (mode != HL_SELECT_THREAD || !h) return;
     t->heap = NULL;

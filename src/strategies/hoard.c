@@ -150,6 +150,7 @@ static int hoard_init(void)
     check_k_bytes = (hl_cfg.release_threshold ? (size_t)hl_cfg.release_threshold : 1)
                     * hl_cfg.superblock_size;
     hl_heap_floor = u_floor;
+    hl_heap_after_free = after_free;
     hl_heaps_init(true, false);
     return 0;
 }

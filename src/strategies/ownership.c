@@ -8,9 +8,12 @@
  * heap); `hoard` adds only the emptiness threshold and the global heap. */
 #include "heap.h"
 
+static void after_free(struct hl_heap *h, struct hl_sb *sb);
+
 static int ownership_init(void)
 {
     hl_heap_floor = NULL;
+    hl_heap_after_free = after_free;
     hl_heaps_init(false, false);
     return 0;
 }
