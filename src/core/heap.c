@@ -8,11 +8,10 @@ unsigned hl_heap_groups;
 size_t (*hl_heap_floor)(const struct hl_heap *h, size_t a);
 hl_after_free_fn hl_heap_after_free;
 
-void hl_remote_thread_exit(struct hl_thread *t) { (void)t; }   /* remote.c will replace it */
-
 void hl_heap_init(void)
 {
     hl_heap_groups = (unsigned)hl_cfg.fullness_groups;
+    hl_remote_init();
 }
 
 struct hl_heap *hl_heap_new(unsigned index, bool shared)
@@ -180,6 +179,7 @@ void *hl_heap_alloc_empty(struct hl_heap *h, unsigned c)
 
 struct hl_sb *hl_heap_take(struct hl_heap *h, unsigned c)
 {
+    if (hl_remote_pending(h)) hl_remote_collect(h);
     struct hl_heap_class *k = &h->cls[c];
     for (unsigned g = hl_heap_groups; g-- > 0;)
         if (k->list[g]) {
@@ -295,10 +295,12 @@ void *hl_heaps_refill_from_os(struct hl_heap *h, unsigned c)
 
 /* ---- malloc and free to the owner: the general paths (heap.h has the fast ones) ----------- */
 
-void *hl_heap_malloc_general(unsigned c, hl_refill_fn refill)
+void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill)
 {
-    struct hl_heap *h = hl_heap_mine();
-    hl_heap_lock(h);
+    if (hl_remote_mode) {
+        if (hl_remote_pending(h)) hl_remote_collect(h);
+        if (hl_remote_mode == HL_REMOTE_QUEUE) hl_remote_flush();
+    }
     void *p = hl_heap_alloc_sb(h, c);
     if (!p) p = refill(h, c);
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, -1);
@@ -306,10 +308,11 @@ void *hl_heap_malloc_general(unsigned c, hl_refill_fn refill)
     return hl_likely(p != NULL) ? hl_stats_malloc(p, hl_class_size(c)) : NULL;
 }
 
-void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill)
+void *hl_heap_malloc_general(unsigned c, hl_refill_fn refill)
 {
-    hl_heap_unlock(h);
-    return hl_heap_malloc_general(c, refill);
+    struct hl_heap *h = hl_heap_mine();
+    hl_heap_lock(h);
+    return hl_heap_malloc_retry(h, c, refill);
 }
 
 void hl_heap_free_retry(struct hl_heap *h, void *p, hl_after_free_fn after)
@@ -330,6 +333,12 @@ void hl_heap_free_general(void *p, hl_after_free_fn after)
 {
     struct hl_sb *sb = hl_sb_of(p);
     p = hl_sb_block(sb, p);
+    if (hl_remote_mode && atomic_load_explicit(&sb->owner, memory_order_relaxed) !=
+                          hl_heap_current()) {
+        if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
+        hl_remote_free(sb, p);
+        return;
+    }
     struct hl_heap *h = hl_heap_lock_owner(sb);
     if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
     hl_heap_count_remote(h);
@@ -347,6 +356,7 @@ void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_af
     /* The policies act only below the floor or on an empty superblock (heap.h). */
     struct hl_heap_class *k = &h->cls[sb->cls];
     if (HL_INVARIANT_CHECKS || k->u < k->u_floor || sb->used == 0) after(h, sb);
+    if (hl_remote_pending(h)) hl_remote_collect(h);
     hl_heap_unlock(h);
     hl_stats_free(size);
 }

@@ -54,7 +54,11 @@ struct hl_heap {
     _Atomic uint64_t acquisitions, contended;   /* this heap's lock, written under it */
     struct hl_heap *pool_next;           /* heapselect.c: free pool of exited threads' heaps */
     struct hl_heap *all_next;            /* heapselect.c: every heap, newest first */
-    struct hl_heap_class cls[];          /* hl_classes->count */
+    /* remote_free = list | queue (remote.c): what other threads freed into this heap and it
+     * has not collected; a line of its own, since other threads write it. */
+    _Alignas(HL_CACHE_LINE) _Atomic uintptr_t inbox;
+    _Atomic size_t inbox_bytes;          /* queue: bytes posted to inbox, not yet collected */
+    _Alignas(HL_CACHE_LINE) struct hl_heap_class cls[];   /* hl_classes->count */
 };
 
 extern unsigned hl_heap_groups;          /* G */
@@ -247,11 +251,22 @@ typedef void (*hl_after_free_fn)(struct hl_heap *h, struct hl_sb *sb);
 /* The active strategy's after-free policy, for frees collected from other threads
  * (remote_free = list | queue: remote.c), which reach a heap outside any free call. */
 extern hl_after_free_fn hl_heap_after_free;
-/* A thread exits (hl_heaps_thread_exit): post the remote frees it still buffers (remote.c). */
-void hl_remote_thread_exit(struct hl_thread *t);
+
+/* remote.c: frees by a thread whose heap does not own the block (remote_free = list | queue;
+ * `lock` is the locked free below). hl_remote_mode is HL_REMOTE_LOCK, _LIST or _QUEUE. */
+extern int hl_remote_mode;
+void hl_remote_init(void);                          /* hl_heap_init: the key, the limits */
+void hl_remote_free(struct hl_sb *sb, void *p);     /* p: a block of sb; counts the free */
+void hl_remote_collect(struct hl_heap *h);          /* h locked: take back what is pending */
+void hl_remote_flush(void);       /* queue: post this thread's buffers (no lock is taken) */
+void hl_remote_thread_exit(struct hl_thread *t);    /* post its buffers, collect its heap */
+static inline bool hl_remote_pending(const struct hl_heap *h)
+{
+    return atomic_load_explicit(&h->inbox, memory_order_relaxed) != 0;
+}
 
 void *hl_heap_malloc_general(unsigned c, hl_refill_fn refill);
-/* Unlock h (taken by a fast path that cannot go on), then the general path. */
+/* The general path for h, locked by a fast path that cannot go on. */
 void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill);
 void hl_heap_free_retry(struct hl_heap *h, void *p, hl_after_free_fn after);
 void *hl_heap_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p);
@@ -273,7 +288,7 @@ static inline void *hl_heap_malloc_fast(size_t size, hl_refill_fn refill)
     if (hl_unlikely(HL_INVARIANT_CHECKS || !h || !hl_heap_trylock(h)))
         return hl_heap_malloc_general(c, refill);
     struct hl_heap_class *k = &h->cls[c];
-    if (hl_unlikely(!k->groups)) return hl_heap_malloc_retry(h, c, refill);
+    if (hl_unlikely(!k->groups || hl_remote_pending(h))) return hl_heap_malloc_retry(h, c, refill);
     struct hl_sb *sb = k->list[63 - __builtin_clzll(k->groups)];   /* the fullest group */
     void *p = hl_heap_take_block(h, sb);
     if (hl_unlikely(sb->used >= sb->group_hi)) return hl_heap_malloc_finish(h, sb, p);
@@ -287,7 +302,7 @@ static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
     struct hl_heap *mine = hl_me.heap;
     if (hl_unlikely(HL_INVARIANT_CHECKS || !mine ||
                     atomic_load_explicit(&sb->interior, memory_order_relaxed) ||
-                    !hl_heap_trylock(h))) {
+                    (h != mine && hl_remote_mode) || !hl_heap_trylock(h))) {
         hl_heap_free_general(p, after);
         return;
     }
@@ -300,7 +315,7 @@ static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
     struct hl_heap_class *k = &h->cls[sb->cls];
     hl_heap_put_block(h, sb, p);
     if (hl_unlikely(hl_heap_must_regroup(sb) || k->list[sb->list] != sb || k->u < k->u_floor ||
-                    (sb->used == 0 && hl_cfg.release_empty))) {
+                    (sb->used == 0 && hl_cfg.release_empty) || hl_remote_pending(h))) {
         hl_heap_free_finish(h, sb, size, after);
         return;
     }

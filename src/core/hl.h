@@ -176,7 +176,7 @@ static inline size_t hl_class_size(unsigned c) { return hl_classes->size[c]; }
 #define HL_COUNTERS(X)                                                                        \
     X(mallocs) X(frees) X(large_allocs) X(lock_acquisitions) X(lock_contended)                \
     X(global_to) X(global_from) X(remote_frees) X(cas_attempts) X(cas_retries)                \
-    X(cas_free_attempts) X(cas_free_retries)                                                  \
+    X(cas_free_attempts) X(cas_free_retries) X(remote_pending)                                \
     X(census_false_blocks) X(census_false_lines) X(census_meta_false)
 
 struct hl_counters {

@@ -35,6 +35,8 @@ struct hl_sb *hl_sb_new(unsigned c)
     if (!sb) return NULL;
     sb->next = sb->prev = NULL;
     atomic_store_explicit(&sb->owner, NULL, memory_order_relaxed);
+    atomic_store_explicit(&sb->remote, 0, memory_order_relaxed);
+    sb->inbox_next = NULL;
     hl_sb_format(sb, c);
     return sb;
 }

@@ -29,6 +29,12 @@ struct hl_sb {
     uint8_t list;                        /* which of the owner's lists holds it (heap.c) */
     _Atomic uint8_t interior;            /* memalign handed out a pointer inside a block */
     uint32_t magic;                      /* HL_SB_MAGIC while formatted (checks build) */
+    /* remote_free = list (remote.c): blocks other threads freed, not yet back in the free
+     * list (still counted in `used`), pushed with one CAS each; bit 0: sb is announced in a
+     * heap's inbox (linked through inbox_next). On its own cache line: other threads write
+     * it while the owner works on the fields above. */
+    _Alignas(HL_CACHE_LINE) _Atomic uintptr_t remote;
+    struct hl_sb *inbox_next;
 };
 
 #define HL_SB_MAGIC 0x48534231u          /* "HSB1" */
@@ -95,6 +101,21 @@ static inline void hl_sb_push(struct hl_sb *sb, void *p)
         sb->free_head = p;
     }
     sb->used--;
+}
+
+/* A chain of n blocks (head .. tail, linked through their first word) back into sb at once. */
+static inline void hl_sb_push_chain(struct hl_sb *sb, void *head, void *tail, uint32_t n)
+{
+    if (hl_unlikely(hl_sb_fifo)) {
+        *(void **)tail = NULL;
+        if (sb->free_head) *(void **)sb->free_tail = head;
+        else sb->free_head = head;
+        sb->free_tail = tail;
+    } else {
+        *(void **)tail = sb->free_head;
+        sb->free_head = head;
+    }
+    sb->used -= n;
 }
 
 /* Checks build: is p a block boundary of sb? Aborts with a message naming `what` if the

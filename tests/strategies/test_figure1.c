@@ -194,6 +194,7 @@ int main(void)
     setenv("HOARD_HEAP_SELECT", "hash", 1);
     setenv("HOARD_HEAPS", "2", 1);
     setenv("HOARD_RELEASE_EMPTY", "off", 1);
+    setenv("HOARD_REMOTE_FREE", "lock", 1);             /* the paper's trace: locked frees */
     hl_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(figure1),

@@ -1,0 +1,269 @@
+/* remote.c — remote frees: a block freed by a thread whose heap does not own the block's
+ * superblock. The `remote_free` key chooses how it reaches the owner heap (ownership, hoard):
+ *
+ *   lock   the paper: lock the owner heap and put the block back into its superblock
+ *          (heap.h's free paths; nothing here).
+ *   list   one CAS pushes the block onto its superblock's `remote` list. The push that finds
+ *          the list not yet announced (bit 0 clear) also pushes the superblock onto the owner
+ *          heap's `inbox`, so the owner learns of it without scanning its superblocks.
+ *   queue  the block goes into a small buffer of the freeing thread, one per destination heap
+ *          (direct-mapped by heap number); a full buffer, or one whose slot another heap
+ *          needs, is posted to the owner heap's `inbox` as a chain in one CAS.
+ *
+ * Until collected, a pending block stays counted in its superblock's `used` and the owner's
+ * u (so a superblock with pending blocks is never empty, released, or re-formatted), and in
+ * A; it is out of U (the freeing thread counts the free at once) and in `remote_pending`.
+ *
+ * When pending frees are collected (hl_remote_collect, always under the heap's lock):
+ *   - the owner heap's next malloc: its fast path sees a non-empty inbox and goes to the
+ *     general path, which collects first (heap.c);
+ *   - the owner heap's next free that reaches its lock (heap.h, heap.c);
+ *   - hl_heap_take: a heap giving superblocks away (hoard's global heap) collects first;
+ *   - a thread's exit collects its own heap; a heap left by an exited thread is collected by
+ *     the next thread that takes it (its first malloc sees the inbox);
+ * so a superblock whose blocks are all pending is back to empty, and hoard's threshold has
+ * acted on it, within one operation of the owner heap. Blocks still in a freeing thread's
+ * queue buffer wait for that thread: at most SLOTS x BATCH of them, posted when a buffer
+ * fills, when the thread's malloc takes its general path, and when the thread exits.
+ *
+ * A superblock may change owner while blocks of it are pending (hoard moves superblocks to
+ * the global heap). Collection checks the owner under the collector's lock (an owner changes
+ * only under the old owner's lock) and forwards what is no longer its own to the current
+ * owner's inbox, lock-free, so no lock is taken inside another and nothing is stranded.
+ *
+ * Both lists only ever gain by CAS push and lose everything at once by exchange, so there
+ * is no ABA. Fork: no lock is involved; a thread other than the forking one dies in the
+ * child in the middle of a push at worst, which leaves its block pending for ever there (a
+ * leak in the child, never a corrupt list), and its queue buffers are lost with it (leaked).
+ */
+#include <stdlib.h>
+#include "heap.h"
+
+int hl_remote_mode;                      /* enum hl_remote_free */
+
+#define SLOTS 8                          /* queue: destination heaps buffered per thread */
+#define BATCH 32                         /* queue: blocks per post */
+
+/* list: a superblock's `remote` word is the top block (bits 4..47; blocks are 16-aligned and
+ * the arena lies below 2^47), the number of blocks on the list (bits 48..63, saturating) and
+ * ANNOUNCED (bit 0), so one CAS pushes a block, counts it and tells whether to announce. */
+#define ANNOUNCED   ((uintptr_t)1)
+#define COUNT_SHIFT 48
+#define COUNT_MAX   ((uintptr_t)0xffff)
+#define TOP(word)   ((void *)((word) & (((uintptr_t)1 << COUNT_SHIFT) - 16)))
+
+/* Pending frees the owner has not collected are free memory Hoard's threshold cannot see.
+ * To keep them bounded whatever the owner does, the freeing thread collects for it (under
+ * its lock, once per many frees) when they reach: list, f x capacity blocks in one
+ * superblock (help_at, per class), so pending memory stays below f x a in every heap; queue,
+ * max(K, 1) x S bytes posted to one heap (help_bytes). */
+static uint32_t *help_at;
+static size_t help_bytes;
+
+struct outbox { struct hl_heap *heap; void *head, *tail; uint32_t n; size_t bytes; };
+static HL_TLS struct outbox outbox[SLOTS];
+
+void hl_remote_init(void)
+{
+    hl_remote_mode = hl_cfg.remote_free;
+    help_at = hl_meta_alloc(hl_classes->count * sizeof *help_at);
+    for (unsigned c = 0; c < hl_classes->count; c++) {
+        double n = (double)hl_sb_capacity_of(c) * hl_cfg.empty_fraction;
+        help_at[c] = n < 1 ? 1 : n > COUNT_MAX ? (uint32_t)COUNT_MAX : (uint32_t)n;
+    }
+    help_bytes = (hl_cfg.release_threshold ? (size_t)hl_cfg.release_threshold : 1) * hl_sb_size;
+}
+
+static inline void *next_of(void *p) { return *(void **)p; }
+
+/* Push the chain head .. tail onto *stack (a heap's inbox), linking tail to the old top. */
+static void push_chain(_Atomic uintptr_t *stack, void *head, void **tail_link)
+{
+    uintptr_t old = atomic_load_explicit(stack, memory_order_relaxed);
+    HL_COUNT(cas_attempts, 1);
+    HL_COUNT(cas_free_attempts, 1);
+    for (;;) {
+        *tail_link = (void *)old;
+        if (atomic_compare_exchange_weak_explicit(stack, &old, (uintptr_t)head,
+                                                  memory_order_release, memory_order_relaxed))
+            return;
+        HL_COUNT(cas_retries, 1);
+        HL_COUNT(cas_free_retries, 1);
+    }
+}
+
+static void announce(struct hl_sb *sb)
+{
+    struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_acquire);
+    push_chain(&h->inbox, sb, (void **)&sb->inbox_next);
+}
+
+/* queue: the chain head .. tail of `bytes` to h's inbox, counted in h's inbox_bytes; true
+ * when they have reached help_bytes. */
+static bool send(struct hl_heap *h, void *head, void *tail, size_t bytes)
+{
+    push_chain(&h->inbox, head, (void **)tail);
+    return atomic_fetch_add_explicit(&h->inbox_bytes, bytes, memory_order_relaxed) + bytes
+           >= help_bytes;
+}
+
+static void collect_for(struct hl_heap *h)
+{
+    hl_heap_lock(h);
+    hl_remote_collect(h);
+    hl_heap_unlock(h);
+}
+
+/* may_help: the caller holds no lock, so it may collect for the heap it posted to. */
+static void post(struct outbox *o, bool may_help)
+{
+    struct hl_heap *h = o->heap;
+    bool help = send(h, o->head, o->tail, o->bytes);
+    o->heap = NULL;
+    o->n = 0;
+    o->bytes = 0;
+    if (help && may_help) collect_for(h);
+}
+
+/* list: one CAS puts p on sb's list; the push that finds it unannounced announces sb. Once
+ * p is on the list, sb may be collected, emptied and re-formatted at any moment unless this
+ * push announces it, so what the help needs is read before. */
+static void push_block(struct hl_sb *sb, void *p)
+{
+    _Atomic uintptr_t *list = &sb->remote;
+    uintptr_t help = help_at[sb->cls];
+    struct hl_heap *owner = atomic_load_explicit(&sb->owner, memory_order_relaxed);
+    uintptr_t old = atomic_load_explicit(list, memory_order_relaxed), n;
+    HL_COUNT(cas_attempts, 1);
+    HL_COUNT(cas_free_attempts, 1);
+    for (;;) {
+        n = (old >> COUNT_SHIFT) + ((old >> COUNT_SHIFT) < COUNT_MAX);
+        *(void **)p = TOP(old);
+        /* acq_rel: the collector's exchange that emptied the list happens before this push,
+         * so its last reads of sb->inbox_next come before our announce writes it. */
+        if (atomic_compare_exchange_weak_explicit(list, &old,
+                                                  (uintptr_t)p | n << COUNT_SHIFT | ANNOUNCED,
+                                                  memory_order_acq_rel, memory_order_relaxed))
+            break;
+        HL_COUNT(cas_retries, 1);
+        HL_COUNT(cas_free_retries, 1);
+    }
+    if (!(old & ANNOUNCED)) announce(sb);
+    /* The owner read before the push: if sb moved since, its new owner collects it, and
+     * collecting a heap that has nothing pending costs an exchange. Heaps are never freed. */
+    if (hl_unlikely(n == help)) collect_for(owner);
+}
+
+void hl_remote_free(struct hl_sb *sb, void *p)
+{
+    size_t size = sb->size;
+    HL_COUNT(remote_frees, 1);
+    HL_COUNT(remote_pending, size);
+    hl_stats_free(size);
+    if (hl_remote_mode == HL_REMOTE_LIST) {
+        push_block(sb, p);
+        return;
+    }
+    struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_relaxed);
+    struct outbox *o = &outbox[h->index % SLOTS];
+    if (o->heap != h) {
+        if (o->n) post(o, true);
+        o->heap = h;
+    }
+    if (o->n == 0) o->tail = p;
+    *(void **)p = o->head;               /* the first block's link is set when posted */
+    o->head = p;
+    o->bytes += size;
+    if (++o->n == BATCH || hl_me.state != 1) post(o, true);   /* past its exit hook: at once */
+}
+
+void hl_remote_flush(void)
+{
+    for (unsigned i = 0; i < SLOTS; i++)
+        if (outbox[i].n) post(&outbox[i], false);
+}
+
+/* ---- collection, under the lock of h ------------------------------------------------------ */
+
+/* sb, which h owns, got n blocks back (head .. tail): settle its list and run the policy. */
+static void returned(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail, uint32_t n)
+{
+    struct hl_heap_class *k = &h->cls[sb->cls];
+    if (HL_INVARIANT_CHECKS)
+        for (void *p = head; ; p = next_of(p)) {
+            hl_sb_check_free(sb, p);
+            if (p == tail) break;
+        }
+    hl_sb_push_chain(sb, head, tail, n);
+    k->u -= (size_t)n * sb->size;
+    h->nempty += sb->used == 0;
+    HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)n * sb->size);
+    if (hl_heap_must_regroup(sb)) hl_heap_regroup(h, sb);
+    else hl_heap_to_front(h, sb);
+    if (HL_INVARIANT_CHECKS || k->u < k->u_floor || sb->used == 0) hl_heap_after_free(h, sb);
+}
+
+static bool owns(const struct hl_heap *h, const struct hl_sb *sb)
+{
+    return atomic_load_explicit(&sb->owner, memory_order_relaxed) == h;
+}
+
+/* list: the announced superblocks. One that left h keeps its ANNOUNCED bit and moves on to
+ * its owner's inbox; h's own give their whole list back. */
+static void collect_lists(struct hl_heap *h, struct hl_sb *sb)
+{
+    while (sb) {
+        struct hl_sb *next = sb->inbox_next;
+        if (!owns(h, sb)) {
+            announce(sb);
+        } else {
+            uintptr_t list = atomic_exchange_explicit(&sb->remote, 0, memory_order_acq_rel);
+            void *head = TOP(list), *tail = head;
+            uint32_t n = 1;
+            while (next_of(tail)) {
+                tail = next_of(tail);
+                if (hl_unlikely(++n > sb->capacity)) {
+                    hl_say("remote list of superblock %p has more blocks than it holds: a "
+                           "block was freed twice", (void *)sb);
+                    abort();
+                }
+            }
+            returned(h, sb, head, tail, n);
+        }
+        sb = next;
+    }
+}
+
+/* queue: the posted blocks, each back into its superblock, or on to its current owner. */
+static void collect_blocks(struct hl_heap *h, void *p)
+{
+    size_t bytes = 0;
+    while (p) {
+        void *next = next_of(p);
+        struct hl_sb *sb = hl_sb_of(p);
+        bytes += sb->size;
+        if (owns(h, sb)) {
+            returned(h, sb, p, p, 1);
+        } else {                         /* its superblock left h: on to the owner */
+            struct hl_heap *to = atomic_load_explicit(&sb->owner, memory_order_acquire);
+            send(to, p, p, sb->size);
+        }
+        p = next;
+    }
+    atomic_fetch_sub_explicit(&h->inbox_bytes, bytes, memory_order_relaxed);
+}
+
+void hl_remote_collect(struct hl_heap *h)
+{
+    uintptr_t all = atomic_exchange_explicit(&h->inbox, 0, memory_order_acquire);
+    if (hl_remote_mode == HL_REMOTE_LIST) collect_lists(h, (struct hl_sb *)all);
+    else collect_blocks(h, (void *)all);
+}
+
+void hl_remote_thread_exit(struct hl_thread *t)
+{
+    if (hl_remote_mode == HL_REMOTE_LOCK) return;
+    hl_remote_flush();
+    struct hl_heap *h = t->heap;
+    if (h && hl_remote_pending(h)) collect_for(h);
+}

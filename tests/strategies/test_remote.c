@@ -1,0 +1,176 @@
+/* test_remote.c — remote frees (remote_free = lock | list | queue, set by meson per run, under
+ * ownership and hoard): pending frees are collected, whoever exits, forks or stays idle.
+ *   to_exited     a thread allocates and exits; another frees its blocks: the thread that
+ *                 takes the exited thread's heap collects them at its first malloc
+ *   from_exited   a thread frees the main thread's blocks and exits: what it still buffered
+ *                 reaches the main heap, whose next malloc collects it
+ *   bounded       a superblock whose blocks are all freed by another thread is empty (hoard
+ *                 with K = 0: in the global heap) after one malloc of its owner
+ *   fork_pending  fork while another thread holds frees pending and buffered; the child
+ *                 allocates, the parent collects afterwards
+ * After each: remote_pending is 0 and every heap's lists and counts agree (hl_heap_check). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "heap.h"
+
+#define N 3000                  /* blocks per test: several superblocks of 64 bytes */
+
+static void *blocks[N];
+static int nblocks = N;         /* how many of blocks[] alloc_all and free_all handle */
+
+static void check_heap(struct hl_heap *h, void *arg) { (void)arg; hl_heap_check(h, -1); }
+
+static void expect_settled(void)
+{
+    struct hoardlab_stats s;
+    hoardlab_stats(&s);
+    assert_int_equal(s.remote_pending, 0);
+    hl_heaps_foreach(check_heap, NULL);
+}
+
+static void *alloc_all(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < nblocks; i++) memset(blocks[i] = hl_malloc(64), 0x5a, 64);
+    return NULL;
+}
+
+static void *free_all(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < nblocks; i++) hl_free(blocks[i]);
+    return NULL;
+}
+
+static void *malloc_once(void *arg)
+{
+    *(struct hl_heap **)arg = NULL;
+    hl_free(hl_malloc(1000));            /* another class: collection alone empties class 64 */
+    *(struct hl_heap **)arg = hl_heap_mine();
+    return NULL;
+}
+
+static void run(void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, fn, arg), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+}
+
+static size_t u_of_class(struct hl_heap *h, size_t size)
+{
+    return h->cls[hl_class_of(size)].u;
+}
+
+static void to_exited(void **state)
+{
+    (void)state;
+    run(alloc_all, NULL);                /* its heap goes to the pool (thread mode) */
+    struct hl_heap *owner = atomic_load(&hl_sb_of(blocks[0])->owner);
+    free_all(NULL);                      /* remote frees into the exited thread's heap */
+    hl_remote_flush();                   /* queue: what this thread still buffers */
+    struct hl_heap *taker;
+    run(malloc_once, &taker);            /* takes the pooled heap: collects at its malloc */
+    if (hl_cfg.heap_select == HL_SELECT_THREAD) assert_ptr_equal(taker, owner);
+    if (taker != owner) {                /* hash, cpu: the owner collects at its next malloc */
+        hl_heap_lock(owner);
+        hl_remote_collect(owner);
+        hl_heap_unlock(owner);
+    }
+    assert_int_equal(u_of_class(owner, 64), 0);
+    expect_settled();
+}
+
+static void from_exited(void **state)
+{
+    (void)state;
+    alloc_all(NULL);
+    struct hl_heap *mine = hl_heap_mine();
+    run(free_all, NULL);                 /* its buffers are posted when it exits */
+    hl_free(hl_malloc(1000));            /* the owner's next malloc collects */
+    assert_int_equal(u_of_class(mine, 64), 0);
+    expect_settled();
+}
+
+static void bounded(void **state)
+{
+    (void)state;
+    /* Whole superblocks, so that the last one holds only these blocks. */
+    nblocks = 2 * (int)hl_sb_capacity_of(hl_class_of(64));
+    alloc_all(NULL);
+    struct hl_sb *sb = hl_sb_of(blocks[nblocks - 1]);
+    struct hl_heap *mine = hl_heap_mine();
+    run(free_all, NULL);
+    nblocks = N;
+    hl_free(hl_malloc(1000));            /* one operation of the owner */
+    hl_heap_lock(mine);
+    if (!strcmp(hoardlab_strategy(), "hoard"))
+        assert_ptr_equal(atomic_load(&sb->owner), hl_heap_global);
+    else
+        assert_int_equal(sb->used, 0);
+    hl_heap_unlock(mine);
+    expect_settled();
+}
+
+static pthread_barrier_t freed, forked;
+
+static void *free_half_and_wait(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < N / 2; i++) hl_free(blocks[i]);
+    pthread_barrier_wait(&freed);       /* frees pending (list) or buffered (queue) now */
+    pthread_barrier_wait(&forked);
+    for (int i = N / 2; i < N; i++) hl_free(blocks[i]);
+    return NULL;
+}
+
+static void fork_pending(void **state)
+{
+    (void)state;
+    alloc_all(NULL);
+    pthread_barrier_init(&freed, NULL, 2);
+    pthread_barrier_init(&forked, NULL, 2);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, free_half_and_wait, NULL), 0);
+    pthread_barrier_wait(&freed);
+    pid_t pid = fork();
+    if (pid == 0) {
+        void *p[500];
+        for (int r = 0; r < 20; r++) {
+            for (int i = 0; i < 500; i++) memset(p[i] = hl_malloc(64), r, 64);
+            for (int i = 0; i < 500; i++) hl_free(p[i]);
+        }
+        _exit(0);
+    }
+    assert_true(pid > 0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    pthread_barrier_wait(&forked);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    hl_free(hl_malloc(1000));
+    assert_int_equal(u_of_class(hl_heap_mine(), 64), 0);
+    expect_settled();
+}
+
+int main(void)
+{
+    /* Strategy and remote_free come from meson; threads on distinct heaps. */
+    setenv("HOARD_HEAPS", "8", 0);
+    setenv("HOARD_RELEASE_THRESHOLD", "0", 1);   /* hoard: an empty superblock moves at once */
+    hl_free(hl_malloc(1));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(to_exited),
+        cmocka_unit_test(from_exited),
+        cmocka_unit_test(bounded),
+        cmocka_unit_test(fork_pending),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
