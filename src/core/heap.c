@@ -335,7 +335,6 @@ void hl_heap_free_general(void *p, hl_after_free_fn after)
     p = hl_sb_block(sb, p);
     if (hl_remote_mode && atomic_load_explicit(&sb->owner, memory_order_relaxed) !=
                           hl_heap_current()) {
-        if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
         hl_remote_free(sb, p);
         return;
     }

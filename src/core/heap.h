@@ -300,9 +300,13 @@ static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
     struct hl_sb *sb = hl_sb_of(p);
     struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_acquire);
     struct hl_heap *mine = hl_me.heap;
+    if (hl_unlikely(h != mine) && hl_remote_mode && mine) {    /* remote_free = list, queue */
+        hl_remote_free(sb, hl_sb_block(sb, p));
+        return;
+    }
     if (hl_unlikely(HL_INVARIANT_CHECKS || !mine ||
                     atomic_load_explicit(&sb->interior, memory_order_relaxed) ||
-                    (h != mine && hl_remote_mode) || !hl_heap_trylock(h))) {
+                    !hl_heap_trylock(h))) {
         hl_heap_free_general(p, after);
         return;
     }
@@ -315,7 +319,7 @@ static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
     struct hl_heap_class *k = &h->cls[sb->cls];
     hl_heap_put_block(h, sb, p);
     if (hl_unlikely(hl_heap_must_regroup(sb) || k->list[sb->list] != sb || k->u < k->u_floor ||
-                    (sb->used == 0 && hl_cfg.release_empty) || hl_remote_pending(h))) {
+                    (sb->used == 0 && hl_cfg.release_empty))) {
         hl_heap_free_finish(h, sb, size, after);
         return;
     }

@@ -17,7 +17,7 @@
  * When pending frees are collected (hl_remote_collect, always under the heap's lock):
  *   - the owner heap's next malloc: its fast path sees a non-empty inbox and goes to the
  *     general path, which collects first (heap.c);
- *   - the owner heap's next free that reaches its lock (heap.h, heap.c);
+ *   - a free into the owner heap that takes its general path (heap.c);
  *   - hl_heap_take: a heap giving superblocks away (hoard's global heap) collects first;
  *   - a thread's exit collects its own heap; a heap left by an exited thread is collected by
  *     the next thread that takes it (its first malloc sees the inbox);
@@ -156,6 +156,7 @@ static void push_block(struct hl_sb *sb, void *p)
 
 void hl_remote_free(struct hl_sb *sb, void *p)
 {
+    if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
     size_t size = sb->size;
     HL_COUNT(remote_frees, 1);
     HL_COUNT(remote_pending, size);
@@ -234,19 +235,22 @@ static void collect_lists(struct hl_heap *h, struct hl_sb *sb)
     }
 }
 
-/* queue: the posted blocks, each back into its superblock, or on to its current owner. */
+/* queue: the posted blocks back into their superblocks, or on to their current owner; each
+ * run of blocks of one superblock (a thread tends to free neighbours) in one step. */
 static void collect_blocks(struct hl_heap *h, void *p)
 {
     size_t bytes = 0;
     while (p) {
-        void *next = next_of(p);
         struct hl_sb *sb = hl_sb_of(p);
-        bytes += sb->size;
+        void *tail = p, *next = next_of(p);
+        uint32_t n = 1;
+        for (; next && hl_sb_of(next) == sb; n++) next = next_of(tail = next);
+        bytes += (size_t)n * sb->size;
         if (owns(h, sb)) {
-            returned(h, sb, p, p, 1);
+            returned(h, sb, p, tail, n);
         } else {                         /* its superblock left h: on to the owner */
             struct hl_heap *to = atomic_load_explicit(&sb->owner, memory_order_acquire);
-            send(to, p, p, sb->size);
+            send(to, p, tail, (size_t)n * sb->size);
         }
         p = next;
     }

@@ -387,7 +387,8 @@ def parser():
     s = sub.add_parser("cost", help="instructions per malloc+free pair (callgrind), per "
                        "allocator and case, with the core's share")
     s.add_argument("-a", "--allocators", help="comma-separated (default: every strategy and "
-                   "every production allocator present)")
+                   "every production allocator present); a strategy may carry knobs: "
+                   "hoard:remote_free=list")
     s.add_argument("--pairs", type=int, default=costmod.PAIRS,
                    help="pairs of the shorter run; the longer runs 3x (default %d)"
                    % costmod.PAIRS)

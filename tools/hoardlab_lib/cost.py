@@ -77,7 +77,9 @@ def measure(bdir, allocator, size, mode, pairs, workdir):
             env["LD_PRELOAD"] = lib
     else:
         env["LD_PRELOAD"] = common.require(bdir, "lib")
-        env["HOARD_STRATEGY"] = allocator
+        strategy, knobs = parse_variant(allocator)
+        env["HOARD_STRATEGY"] = strategy
+        env.update({"HOARD_" + k.upper(): v for k, v in knobs.items()})
     runs = [callgrind_functions([hlcost, size, str(n), mode], env, workdir)
             for n in (pairs, 3 * pairs)]
     (f1, t1), (f2, t2) = runs
@@ -104,6 +106,20 @@ def split(result):
     return parts
 
 
+def parse_variant(name):
+    """'hoard:remote_free=list:tlab=on' -> ('hoard', {'remote_free': 'list', 'tlab': 'on'}):
+    a strategy with knobs, measured under its own name."""
+    base, *knobs = name.split(":")
+    out = {}
+    for kv in knobs:
+        k, sep, v = kv.partition("=")
+        if not sep or not k or not v:
+            raise ToolError("cost: %r in %r is not key=value (e.g. hoard:remote_free=list)"
+                            % (kv, name))
+        out[k.strip()] = v.strip()
+    return base, out
+
+
 def allocators(bdir, names=None):
     strategies = [s for s, _ in common.hlconfig_strategies(bdir)]
     production = []
@@ -118,11 +134,14 @@ def allocators(bdir, names=None):
         for n in names:                 # a production allocator named but not installed
             if n in common.PRODUCTION and n not in production:
                 common.production_library(n)        # raises: how to install it
-        unknown = [n for n in names if n not in every]
+        unknown = [n for n in names if parse_variant(n)[0] not in every
+                   or (parse_variant(n)[1] and n.split(":")[0] not in strategies)]
         if unknown:
-            raise ToolError("cost: unknown or missing allocator %s; available: %s"
+            raise ToolError("cost: unknown or missing allocator %s; available: %s (a strategy "
+                            "may carry knobs: hoard:remote_free=list)"
                             % (", ".join(unknown), ", ".join(every)))
-        return [n for n in every if n in names], strategies
+        variants = [n for n in names if ":" in n]
+        return [n for n in every if n in names] + variants, strategies + variants
     return every, strategies
 
 
