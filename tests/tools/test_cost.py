@@ -106,3 +106,20 @@ def test_report_says_why_cost_is_missing(tmp_path):
     meta = {"cost": {"error": "callgrind failed (exit 1)"}}
     path, _ = report.write(str(tmp_path), [], [], meta, [], [])
     assert "Not measured: callgrind failed (exit 1)" in open(path).read()
+
+
+def test_parse_variant():
+    assert cost.parse_variant("hoard") == ("hoard", {})
+    assert cost.parse_variant("hoard:remote_free=list:tlab=on") == (
+        "hoard", {"remote_free": "list", "tlab": "on"})
+    with pytest.raises(cost.ToolError):
+        cost.parse_variant("hoard:remote_free")
+
+
+@needs_build
+def test_variant_knob_reaches_the_strategy():
+    """A variant's knobs are set for its run: a bad value must fail, not measure defaults."""
+    need_valgrind()
+    s = strategy()
+    with pytest.raises(cost.ToolError, match="remote_free"):
+        cost.measure(BDIR, s + ":remote_free=bogus", "8", "local", 1000, "/tmp")
