@@ -191,7 +191,13 @@ void hb_release(void *p, size_t n, uint64_t salt);
   X("realloc-churn", hb_realloc_churn, 1, "each thread grows and shrinks many buffers with "     \
     "realloc, checking their contents survive")                                                \
   X("replay", hb_replay, 1, "replays a trace recorded with HOARD_TRACE=path (one thread, or "  \
-    "the original threads); reports U, A and A/U")
+    "the original threads); reports U, A and A/U")                                              \
+  X("xfree", hb_xfree, 1, "T producers allocate batches of blocks, T consumers (2T threads) "   \
+    "free each batch at once: remote frees per second (issue 18)")                             \
+  X("stall", hb_stall, 2, "thread 0 is stopped for delay_us inside malloc/free again and "     \
+    "again; the other threads' throughput delayed / undelayed (issue 11)")                     \
+  X("signal-malloc", hb_signal_malloc, 1, "a signal handler mallocs and frees while threads "  \
+    "allocate; a watchdog reports a deadlock instead of hanging (Michael)")
 
 #define HB_DECLARE(name, fn, min_threads, summary)                                             \
     int fn(struct hb_run *r);                                                                  \

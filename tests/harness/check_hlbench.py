@@ -2,12 +2,18 @@
 """Drive hlbench and check what it writes against harness/README.md.
 
     check_hlbench.py run    HLBENCH HEADER [--preload LIB --strategy S] [--env K=V]...
-                            [--census zero|positive] -- WORKLOAD ARGS...
+                            [--census zero|positive] [--deadlock expected|any]
+                            [--timeout SECONDS] -- WORKLOAD ARGS...
     check_hlbench.py replay HLBENCH HEADER [--preload LIB --strategy S] --record-lib LIB
     check_hlbench.py cli    HLBENCH
     check_hlbench.py broken HLBENCH BROKEN_MALLOC_LIB -- WORKLOAD ARGS...
 
 Exit status 0 when every check holds; otherwise the failed check on stderr and status 1.
+
+signal-malloc may end in a deadlock its watchdog reports: that record (the last; later
+--repeat runs do not happen) has extra.deadlocked true and hoardlab null. --deadlock expected
+requires it (the watchdog's own record, written without malloc, is what is tested); any
+accepts either outcome. A run that does not end within --timeout fails.
 """
 import json
 import os
@@ -51,9 +57,12 @@ def stats_fields(header):
     return re.findall(r"X\(\s*(\w+)\s*,", block)
 
 
-def run(cmd, env):
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True, timeout=300)
+def run(cmd, env, timeout=300):
+    try:
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        fail("%s did not end within %g s" % (" ".join(cmd), timeout))
     if p.returncode != 0:
         fail("%s exited %d\nstderr: %s" % (" ".join(cmd), p.returncode, p.stderr[-2000:]))
     return p.stdout
@@ -74,10 +83,13 @@ def check_record(rec, workload, strategy, fields, hlbench):
     expect(rec["workload"] == workload, "workload %r" % rec["workload"])
     expect(isinstance(rec["label"], str), "label not a string")
     expect(rec["strategy"] == strategy, "strategy %r, expected %r" % (rec["strategy"], strategy))
+    extra = rec["extra"]
+    expect(isinstance(extra, dict), "extra not an object")
+    deadlocked = workload == "signal-malloc" and extra.get("deadlocked") is True
     for k in ("threads", "seed", "repeat", "ops", "peak_rss_kb", "cache_line", "cores"):
         expect(is_int(rec[k]) and rec[k] >= 0, "%s = %r is not a count" % (k, rec[k]))
     expect(rec["threads"] >= 1 and rec["cores"] >= 1 and rec["cache_line"] >= 16, "topology")
-    expect(rec["ops"] > 0, "no operations counted")
+    expect(rec["ops"] > 0 or deadlocked, "no operations counted")
     expect(rec["peak_rss_kb"] > 0, "peak_rss_kb is 0")
     for k in ("scale", "wall_s", "throughput"):
         expect(isinstance(rec[k], float) and rec[k] >= 0, "%s = %r is not a float" % (k, rec[k]))
@@ -89,7 +101,7 @@ def check_record(rec, workload, strategy, fields, hlbench):
     for k, v in params.items():
         expect(is_num(v) or isinstance(v, str), "param %s = %r" % (k, v))
     h = rec["hoardlab"]
-    if strategy is None:
+    if strategy is None or deadlocked:      # a deadlocked allocator's statistics are not read
         expect(h is None, "hoardlab statistics without libhoardlab")
     else:
         expect(isinstance(h, dict), "hoardlab statistics missing under libhoardlab")
@@ -100,8 +112,6 @@ def check_record(rec, workload, strategy, fields, hlbench):
         fr = h["fragmentation"]
         expect(fr is None or (isinstance(fr, float) and fr > 0), "fragmentation %r" % fr)
         expect(h["in_use_peak"] > 0 and h["os_bytes_peak"] >= h["os_bytes"], "U/A levels")
-    extra = rec["extra"]
-    expect(isinstance(extra, dict), "extra not an object")
     if workload.startswith("blowup-"):
         rounds = extra.get("rounds")
         expect(isinstance(rounds, list) and len(rounds) == params["rounds"],
@@ -112,6 +122,33 @@ def check_record(rec, workload, strategy, fields, hlbench):
             expect(r["round"] == i and is_int(r["live_bytes"]) and r["live_bytes"] > 0, "round %s" % r)
             expect((r["os_bytes"] is None) == (strategy is None), "os_bytes %r" % r["os_bytes"])
             expect(is_int(r["rss_kb"]), "rss_kb %r" % r["rss_kb"])
+    if workload == "xfree":
+        expect(extra.get("frees") == rec["ops"] and extra["producers"] == rec["threads"] ==
+               extra["consumers"], "xfree extra %r" % extra)
+        for k in ("a_bytes", "u_bytes", "lock_acquisitions", "remote_frees", "locks_per_free",
+                  "cas_attempts_per_free", "remote_fraction"):
+            expect(k in extra and (extra[k] is None) == (strategy is None), "extra.%s" % k)
+    if workload == "stall":
+        for k in ("throughput_undelayed", "throughput_outside", "throughput_delayed"):
+            expect(isinstance(extra.get(k), float) and extra[k] >= 0, "extra.%s" % k)
+        for k in ("ratio", "ratio_outside"):
+            expect(k in extra and (extra[k] is None or isinstance(extra[k], float)), "extra.%s" % k)
+        for k in ("signals", "pauses_outside", "delays", "signals_inside", "signals_outside"):
+            expect(is_int(extra.get(k)) and extra[k] >= 0, "extra.%s = %r" % (k, extra.get(k)))
+        if params["where"] == "inside":
+            expect(extra["delays"] == extra["signals_inside"], "a delay outside the allocator")
+    if workload == "signal-malloc":
+        expect(list(extra) == ["deadlocked", "signals_sent", "signals_handled", "handler_ops",
+                               "stalled_threads", "stalled_after_s"], "extra keys %s" % list(extra))
+        expect(isinstance(extra["deadlocked"], bool), "deadlocked %r" % extra["deadlocked"])
+        for k in ("signals_sent", "signals_handled", "handler_ops", "stalled_threads"):
+            expect(is_int(extra[k]) and extra[k] >= 0, "extra.%s = %r" % (k, extra[k]))
+        if deadlocked:
+            expect(extra["stalled_threads"] >= 1 and isinstance(extra["stalled_after_s"], float),
+                   "a deadlock without a stalled thread: %r" % extra)
+        else:
+            expect(extra["stalled_threads"] == 0 and extra["stalled_after_s"] is None,
+                   "no deadlock, yet %r" % extra)
     if workload == "linux-scalability":
         lat = extra.get("latency_ns")
         expect(isinstance(lat, dict) and lat["p50"] <= lat["p99"] <= lat["max"], "latency %r" % lat)
@@ -162,12 +199,22 @@ def mode_run(hlbench, header, args):
     rest = args["rest"]
     workload = rest[0]
     repeat = int(rest[rest.index("--repeat") + 1]) if "--repeat" in rest else 1
-    out = run([hlbench] + rest, environment(args))
+    out = run([hlbench] + rest, environment(args), float(args.get("timeout", 300)))
     fields = stats_fields(header)
-    recs = records(out, repeat)
+    recs = records(out)
+    deadlocked = bool(recs) and recs[-1]["extra"].get("deadlocked") is True
+    # A deadlock ends the process: the runs after it do not happen.
+    expect(len(recs) == repeat or (deadlocked and 1 <= len(recs) <= repeat),
+           "%d records, expected %d" % (len(recs), repeat))
     for i, rec in enumerate(recs):
         check_record(rec, workload, args.get("strategy"), fields, hlbench)
         expect(rec["repeat"] == i, "repeat %r, expected %d" % (rec["repeat"], i))
+        if "--label" in rest:
+            expect(rec["label"] == rest[rest.index("--label") + 1], "label %r" % rec["label"])
+    if args.get("deadlock") == "expected":
+        expect(deadlocked, "expected the watchdog's deadlock record, got %r" % recs[-1]["extra"])
+    if workload == "signal-malloc":
+        print("signal-malloc: deadlocked %s after %d records" % (deadlocked, len(recs)))
     census = args.get("census")
     if census:
         h = recs[0]["hoardlab"]
@@ -253,7 +300,9 @@ def mode_cli(hlbench):
         expect(h.returncode == 0 and "--threads" in h.stdout, "%s --help" % w)
     for bad in (["nosuch"], ["threadtest", "--nosuch", "1"], ["threadtest", "--rounds", "x"],
                 ["threadtest", "--threads", "0"], ["threadtest", "--scale", "0"],
-                ["blowup-prodcons", "--threads", "1"], ["replay"],
+                ["blowup-prodcons", "--threads", "1"], ["replay"], ["stall", "--threads", "1"],
+                ["stall", "--where", "nowhere"], ["signal-malloc", "--handler-sizes", "1,x"],
+                ["xfree", "--batch", "0"],
                 ["shbench", "--min-size", "50", "--max-size", "10"]):
         b = subprocess.run([hlbench] + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)

@@ -6,7 +6,7 @@ flagged as MISMATCH, never smoothed over."""
 import json
 import os
 
-from . import cost, paper, verdicts as V
+from . import cost, paper, report_remote, verdicts as V
 
 NEAR = 0.25          # Table 4: "agrees" when within 25% of the paper's A/U
 FLAT = 1.15          # Table 5: runtime "nearly unchanged" when max/min throughput <= 1.15
@@ -588,6 +588,7 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
     lines += table56(rows)
     lines += ucpp(rows, ncores)
     lines += michael(rows, ncores)
+    lines += report_remote.remote_free_section(rows, rounds)
     lines += knob_section(rows, meta)
     lines += throughput_tables(rows, baseline)
     lines += production_section(rows)
