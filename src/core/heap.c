@@ -25,6 +25,7 @@ struct hl_heap *hl_heap_new(unsigned index, bool shared)
     hl_lock_init(&h->lock);
     h->index = index;
     h->shared = shared;
+    h->collect_in = HL_COLLECT_EVERY;
     return h;
 }
 
@@ -297,6 +298,7 @@ void *hl_heaps_refill_from_os(struct hl_heap *h, unsigned c)
 
 void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill)
 {
+    h->collect_in = HL_COLLECT_EVERY;
     if (hl_remote_mode) {
         if (hl_remote_pending(h)) hl_remote_collect(h);
         if (hl_remote_mode == HL_REMOTE_QUEUE) hl_remote_flush();
@@ -325,6 +327,7 @@ void *hl_heap_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p)
 {
     size_t size = sb->size;
     hl_heap_regroup(h, sb);
+    if (hl_remote_pending(h)) hl_remote_collect(h);     /* on its way to full: blocks back */
     hl_heap_unlock(h);
     return hl_stats_malloc(p, size);
 }

@@ -49,6 +49,7 @@ struct hl_heap {
     hl_lock lock;
     bool shared;                         /* other threads may touch it: lock it */
     unsigned index;                      /* 0 = hoard's global heap; stable, for stats */
+    uint32_t collect_in;                 /* mallocs until it collects remote frees (remote.c) */
     size_t a;                            /* a_i: the sum over classes (u_i: hl_heap_u) */
     uint32_t nsb, nempty;                /* superblocks held; of those, completely empty */
     _Atomic uint64_t acquisitions, contended;   /* this heap's lock, written under it */
@@ -260,6 +261,8 @@ void hl_remote_free(struct hl_sb *sb, void *p);     /* p: a block of sb; counts 
 void hl_remote_collect(struct hl_heap *h);          /* h locked: take back what is pending */
 void hl_remote_flush(void);       /* queue: post this thread's buffers (no lock is taken) */
 void hl_remote_thread_exit(struct hl_thread *t);    /* post its buffers, collect its heap */
+/* The owner collects on its slow paths, and at least every HL_COLLECT_EVERY mallocs. */
+#define HL_COLLECT_EVERY 64
 static inline bool hl_remote_pending(const struct hl_heap *h)
 {
     return atomic_load_explicit(&h->inbox, memory_order_relaxed) != 0;
@@ -288,7 +291,7 @@ static inline void *hl_heap_malloc_fast(size_t size, hl_refill_fn refill)
     if (hl_unlikely(HL_INVARIANT_CHECKS || !h || !hl_heap_trylock(h)))
         return hl_heap_malloc_general(c, refill);
     struct hl_heap_class *k = &h->cls[c];
-    if (hl_unlikely(!k->groups || hl_remote_pending(h))) return hl_heap_malloc_retry(h, c, refill);
+    if (hl_unlikely(!k->groups || --h->collect_in == 0)) return hl_heap_malloc_retry(h, c, refill);
     struct hl_sb *sb = k->list[63 - __builtin_clzll(k->groups)];   /* the fullest group */
     void *p = hl_heap_take_block(h, sb);
     if (hl_unlikely(sb->used >= sb->group_hi)) return hl_heap_malloc_finish(h, sb, p);

@@ -15,16 +15,20 @@
  * A; it is out of U (the freeing thread counts the free at once) and in `remote_pending`.
  *
  * When pending frees are collected (hl_remote_collect, always under the heap's lock):
- *   - the owner heap's next malloc: its fast path sees a non-empty inbox and goes to the
- *     general path, which collects first (heap.c);
- *   - a free into the owner heap that takes its general path (heap.c);
+ *   - on the owner heap's slow paths: a malloc that finds no room in its class, or whose
+ *     superblock changes fullness group (e.g. fills up: "when it needs blocks of that
+ *     superblock"), a free that takes the general path (heap.c);
+ *   - and at the latest every HL_COLLECT_EVERY (64) mallocs of the owner heap (a countdown in
+ *     its malloc fast path), so a superblock whose blocks are all pending is empty again, and
+ *     hoard's threshold has acted on it, within 64 of the owner's mallocs;
+ *   - by the freeing thread, for the owner, when what is pending reaches a limit (help_at,
+ *     help_bytes below), so pending memory stays bounded whatever the owner does;
  *   - hl_heap_take: a heap giving superblocks away (hoard's global heap) collects first;
- *   - a thread's exit collects its own heap; a heap left by an exited thread is collected by
- *     the next thread that takes it (its first malloc sees the inbox);
- * so a superblock whose blocks are all pending is back to empty, and hoard's threshold has
- * acted on it, within one operation of the owner heap. Blocks still in a freeing thread's
- * queue buffer wait for that thread: at most SLOTS x BATCH of them, posted when a buffer
- * fills, when the thread's malloc takes its general path, and when the thread exits.
+ *   - a thread's exit collects its own heap; a heap left by an exited thread is collected
+ *     by the next thread that takes it, on the same terms as its own;
+ * Blocks still in a freeing thread's queue buffer wait for that thread: at most SLOTS x BATCH
+ * of them, posted when a buffer fills, when the thread's malloc takes its slow path, and
+ * when the thread exits.
  *
  * A superblock may change owner while blocks of it are pending (hoard moves superblocks to
  * the global heap). Collection checks the owner under the collector's lock (an owner changes
