@@ -365,7 +365,7 @@ void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_af
 
 void *hl_heaps_memalign(size_t align, size_t size)
 {
-    return hl_sb_memalign(hl_active->malloc, align, size);     /* the active row's malloc */
+    return hl_sb_memalign(hl_front_malloc_fn, align, size);    /* the strategy's malloc */
 }
 
 size_t hl_heaps_usable_size(const void *p) { return hl_sb_usable(p); }

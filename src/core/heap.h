@@ -230,6 +230,18 @@ static inline void hl_heap_count_remote(const struct hl_heap *owner)
     (void)owner;
 #endif
 }
+/* global_shards: hoard's global heap as n heaps, shard 0 being hl_heap_global (heap 0); the
+ * others are numbered after the per-processor heaps made at init, so per-processor heaps
+ * keep the numbers 1, 2, ... Lock order: a per-processor heap, then shards in ascending shard
+ * number. */
+extern struct hl_heap **hl_heap_shards;
+extern unsigned hl_heap_nshards;        /* 0 without a global heap */
+bool hl_heap_is_shard(const struct hl_heap *h);
+/* heap_select = cpu: the thread caches its CPU's heap in hl_me.heap (so the fast paths below
+ * apply) and re-reads the CPU here, at points that already leave the fast path (a TLAB batch,
+ * a superblock to or from the global heap). Other modes: nothing. */
+void hl_heap_recheck_cpu(void);
+int hl_heap_cpu(void);                  /* sched_getcpu, 0 if it fails */
 void hl_heaps_thread_exit(struct hl_thread *t);   /* thread mode: its heap back to the pool */
 void hl_heaps_fork(int phase);                    /* HL_FORK_*: the pool, every heap */
 

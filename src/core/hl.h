@@ -76,6 +76,10 @@ struct hl_strategy {
 extern const struct hl_strategy *const hl_strategies[];  /* NULL-terminated */
 extern const struct hl_strategy *hl_active;
 const struct hl_strategy *hl_strategy_find(const char *name);
+/* The malloc and free every call reaches (front.h, interpose.c): the active row's, set before
+ * its init runs, which may choose other paths for its knobs (hoard: tlab = on). */
+extern void *(*hl_front_malloc_fn)(size_t size);
+extern void (*hl_front_free_fn)(void *p);
 
 /* Layers, bottom up (README "Layers"): a file uses only files of its own layer or below.
  *   base         msg, os, lock, bootstrap, config, registry (the table)
@@ -230,8 +234,6 @@ void  *hl_malloc(size_t size);
 void   hl_free(void *p);
 void  *hl_malloc_slow(size_t size);     /* front.h's way out: init, size 0, large, observers */
 void   hl_free_slow(void *p);
-extern void *(*hl_front_malloc_fn)(size_t size);   /* front.h: the active row's malloc, free */
-extern void (*hl_front_free_fn)(void *p);
 void  *hl_calloc(size_t n, size_t size);
 void  *hl_realloc(void *p, size_t size);
 void  *hl_reallocarray(void *p, size_t n, size_t size);

@@ -30,9 +30,9 @@ static void init_now(void)
     hl_stats_init();
     hl_observe_init();
     hl_arena_init();
-    if (hl_active->init && hl_active->init()) _exit(2);
-    hl_front_malloc_fn = hl_active->malloc;
+    hl_front_malloc_fn = hl_active->malloc;     /* the row's; its init may choose others */
     hl_front_free_fn = hl_active->free;
+    if (hl_active->init && hl_active->init()) _exit(2);
     hl_fork_init();
 }
 

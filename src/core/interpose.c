@@ -9,9 +9,6 @@
 #include <string.h>
 #include "front.h"
 
-void *(*hl_front_malloc_fn)(size_t size);
-void (*hl_front_free_fn)(void *p);
-
 /* Checks or observers on: every call takes the slow path, which shows it to them. */
 static bool watching(void) { return hl_checking || hl_observing; }
 
@@ -45,7 +42,7 @@ static void *obtain(size_t size, size_t request, size_t align, bool zero)
     void *p;
     enum hl_owner owner = HL_OWNER_STRATEGY;
     if (align <= HL_ALIGN && size <= hl_large_threshold) {
-        p = hl_active->malloc(size);
+        p = hl_front_malloc_fn(size);
     } else if (align > HL_ALIGN && hl_active->memalign && size <= hl_large_threshold &&
                align <= hl_large_threshold - size) {
         p = hl_active->memalign(align, size);
@@ -81,7 +78,7 @@ void hl_free_slow(void *p)
     ready();                                      /* registers a thread whose first call this is */
     if (hl_unlikely(hl_observing)) hl_observe_free(p, usable_of(p, owner));
     if (owner == HL_OWNER_STRATEGY) {
-        hl_active->free(p);
+        hl_front_free_fn(p);
     } else {
         hl_stats_free(hl_large_usable(p));
         hl_large_free(p);
@@ -108,13 +105,26 @@ size_t hl_malloc_usable_size(const void *p)
     return p ? usable_of(p, hl_pagemap_get(p)) : 0;
 }
 
+/* realloc keeps the block when the new size fits its usable size and would waste under half
+ * of it: growth within the block, and shrinking by less than half (within its size class for
+ * the power-of-two tables; geometric classes are closer than that, so such a shrink keeps
+ * the block one or more classes above the new size's, never more than twice it). A smaller
+ * request moves to a block of its own size, so that shrinking frees memory. */
+static bool realloc_in_place(size_t size, size_t usable)
+{
+    return size <= usable && size > usable / 2;
+}
+
+/* One size lookup per call: the block's usable size, through the strategy for its own blocks
+ * (the arena test, inline) and the page map otherwise. Kept in place: no other work. Moved:
+ * malloc, copy of the smaller size, free. */
 void *hl_realloc(void *p, size_t size)
 {
     if (!p) return hl_front_malloc(size);
     if (size == 0) { hl_front_free(p); return NULL; }      /* as glibc does */
-    enum hl_owner owner = hl_pagemap_get(p);
+    enum hl_owner owner = hl_arena_owns(p) ? HL_OWNER_STRATEGY : hl_pagemap_get(p);
     size_t old = usable_of(p, owner);
-    if (size <= old && size > old / 2) {                   /* fits, and wastes under half */
+    if (realloc_in_place(size, old)) {
         if (hl_unlikely(hl_checking)) { hl_check_free(p); hl_check_alloc(p); }  /* live? */
         return p;
     }

@@ -14,6 +14,8 @@ const struct hl_strategy *const hl_strategies[] = {
 };
 
 const struct hl_strategy *hl_active;
+void *(*hl_front_malloc_fn)(size_t size);
+void (*hl_front_free_fn)(void *p);
 
 const struct hl_strategy *hl_strategy_find(const char *name)
 {

@@ -10,7 +10,13 @@
  * Figure 2 locks the superblock and then its owner heap; here the owner heap's lock guards
  * its superblocks too, and free re-reads the owner after locking (hl_heap_lock_owner), which
  * gives the same exclusion with one lock fewer. Lock order: a per-processor heap, then the
- * global heap; never the reverse. */
+ * global heap; never the reverse.
+ *
+ * The 2026 Hoard's knobs (docs/hoard2026.md), each usable alone:
+ *   tlab            a thread-local buffer per size class in front of the heap (core tlab.c);
+ *   global_shards   the global heap as n heaps, each with its lock (shards_put, shards_get);
+ *   heap_select=cpu the heap of the CPU the thread runs on (core heapselect.c).
+ * `hoard2026` (hoard2026.c) is this code with those on by default. */
 #include <stdlib.h>
 #include "hoard.h"
 
@@ -34,7 +40,7 @@ bool hl_hoard_crosses_threshold(size_t u, size_t a, double f_, size_t k_s)
  * monotone in u, so start from the closed form and settle on the exact boundary. */
 static size_t u_floor(const struct hl_heap *h, size_t a)
 {
-    if (h == hl_heap_global || a <= k_bytes) return 0;
+    if (hl_heap_is_shard(h) || a <= k_bytes) return 0;
     size_t fl = a - k_bytes, by_f = (size_t)((1.0 - f) * (double)a);
     if (by_f < fl) fl = by_f;
     while (fl > 0 && !hl_hoard_crosses_threshold(fl - 1, a, f, k_bytes)) fl--;
@@ -47,7 +53,7 @@ static size_t u_floor(const struct hl_heap *h, size_t a)
 static void hoard_check(struct hl_heap *h, int c)
 {
     hl_heap_check(h, c);
-    if (h == hl_heap_global) return;
+    if (hl_heap_is_shard(h)) return;
     unsigned first = c < 0 ? 0 : (unsigned)c, end = c < 0 ? hl_classes->count : first + 1;
     for (unsigned k = first; k < end; k++) {
         const struct hl_heap_class *hc = &h->cls[k];
@@ -60,21 +66,83 @@ static void hoard_check(struct hl_heap *h, int c)
     }
 }
 
-/* The rest of Figure 2's malloc, lines 5-14: heap i has no room for class c. Take a
- * superblock from the global heap (the fullest of class c, else an empty one of any class),
- * and only if there is none, a new one from the OS. A superblock taken from the global heap
- * becomes h's before the global heap's lock is released, so a concurrent free finds it in h. */
-static void *refill(struct hl_heap *h, unsigned c)
+/* ---- the global heap, as one heap or as shards (global_shards) ------------------------- */
+
+/* The shard of the CPU the thread runs on: where put() goes and get() looks first. */
+static struct hl_heap *shard_here(void)
 {
-    struct hl_heap *g = hl_heap_global;
-    hl_heap_lock(g);
+    return hl_heap_shards[(unsigned)hl_heap_cpu() % hl_heap_nshards];
+}
+
+/* A superblock of class c from shard g (locked) into h: the fullest of class c, else an empty
+ * one of any class (hl_heap_take). It becomes h's before g's lock is released, so a concurrent
+ * free finds it in h. */
+static struct hl_sb *take_from(struct hl_heap *g, struct hl_heap *h, unsigned c)
+{
     struct hl_sb *sb = hl_heap_take(g, c);
     if (sb) {
         hl_heap_attach(h, sb);
         HL_COUNT(global_from, 1);
     }
     if (HL_INVARIANT_CHECKS) hl_heap_check(g, -1);
+    return sb;
+}
+
+static struct hl_sb *take_locked(struct hl_heap *g, struct hl_heap *h, unsigned c)
+{
+    hl_heap_lock(g);
+    struct hl_sb *sb = take_from(g, h, c);
     hl_heap_unlock(g);
+    return sb;
+}
+
+/* What shard g (locked) could give class c: its superblocks of c and its empty ones. */
+static uint32_t stock(const struct hl_heap *g, unsigned c) { return g->cls[c].nsb + g->nempty; }
+
+static HL_TLS uint32_t rnd_state;        /* per thread: the two random shards of get() */
+static uint32_t rnd(void)
+{
+    uint32_t x = rnd_state ? rnd_state : hl_me.id * 2654435761u + 1;
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    return rnd_state = x;
+}
+
+/* get(): the thread's CPU's shard; then two random shards, taking from the fuller (two
+ * choices concentrate the parked superblocks in few shards); then every shard in turn, so a
+ * superblock parked anywhere is found before the OS is asked (none is stranded, and the
+ * bound of §4.1 holds over the sum of the shards). Two shards are locked together only in
+ * ascending shard number. */
+static struct hl_sb *shards_get(struct hl_heap *h, unsigned c)
+{
+    unsigned n = hl_heap_nshards;
+    if (n == 1) return take_locked(hl_heap_global, h, c);
+    struct hl_heap *here = shard_here();
+    struct hl_sb *sb = take_locked(here, h, c);
+    if (sb) return sb;
+    if (n > 2) {
+        unsigned i = rnd() % n, j = rnd() % (n - 1);
+        j += j >= i;                                     /* distinct from i */
+        struct hl_heap *a = hl_heap_shards[i < j ? i : j], *b = hl_heap_shards[i < j ? j : i];
+        hl_heap_lock(a);
+        hl_heap_lock(b);
+        struct hl_heap *fuller = stock(a, c) >= stock(b, c) ? a : b;
+        if (!(sb = take_from(fuller, h, c))) sb = take_from(fuller == a ? b : a, h, c);
+        hl_heap_unlock(b);
+        hl_heap_unlock(a);
+        if (sb) return sb;
+    }
+    for (unsigned k = 0; k < n && !sb; k++)
+        if (hl_heap_shards[k] != here) sb = take_locked(hl_heap_shards[k], h, c);
+    return sb;
+}
+
+/* The rest of Figure 2's malloc, lines 5-14: heap i has no room for class c. Take a
+ * superblock from the global heap (shards_get), and only if there is none, a new one from the
+ * OS. (cpu selection: the thread re-reads its CPU here, for its next call.) */
+static void *refill(struct hl_heap *h, unsigned c)
+{
+    hl_heap_recheck_cpu();
+    struct hl_sb *sb = shards_get(h, c);
     if (!sb) {
         if (!(sb = hl_sb_new(c))) return NULL;
         hl_heap_attach(h, sb);
@@ -87,12 +155,13 @@ static void *refill(struct hl_heap *h, unsigned c)
 /* Figure 2, free, lines 10-12: move a superblock of class c that is at least f empty from h
  * to the global heap (or, with release_empty, a completely empty one to the OS). One always
  * exists while the threshold is crossed: if every superblock were less than f empty, u would
- * be at least (1 - f) a. */
+ * be at least (1 - f) a. Sharded: put() goes to the shard of the thread's CPU, near the
+ * memory it last touched. */
 static bool give_to_global(struct hl_heap *h, unsigned c)
 {
     struct hl_sb *s1 = hl_heap_emptiest(h, c, f);
     if (!s1) return false;
-    struct hl_heap *g = hl_heap_global;
+    struct hl_heap *g = shard_here();
     hl_heap_lock(g);
     hl_heap_detach(h, s1);
     if (hl_cfg.release_empty && hl_sb_empty(s1)) hl_sb_release(s1);
@@ -123,7 +192,7 @@ static void after_free(struct hl_heap *h, struct hl_sb *sb)
 {
     unsigned c = sb->cls;
     if (HL_INVARIANT_CHECKS) hl_sb_check(sb);
-    if (h == hl_heap_global) {                           /* line 8 */
+    if (hl_heap_is_shard(h)) {                           /* line 8 */
         if (hl_cfg.release_empty && hl_sb_empty(sb)) {
             hl_heap_detach(h, sb);
             hl_sb_release(sb);
@@ -138,8 +207,15 @@ static void after_free(struct hl_heap *h, struct hl_sb *sb)
 }
 
 void hl_hoard_free(void *p) { hl_heap_free_fast(p, after_free); }
+void *hl_hoard_malloc(size_t size) { return hl_heap_malloc_fast(size, refill); }
 
-static int hoard_init(void)
+/* tlab = on: the TLAB in front of the heap (tlab.h), the heap's paths behind it. */
+static void *tlab_malloc(size_t size) { return hl_tlab_malloc(size, refill, hl_hoard_malloc); }
+static void tlab_free(void *p) { hl_tlab_free(p, after_free, hl_hoard_free); }
+
+/* The row's malloc and free are the heap's (Figure 2); with tlab = on, init puts the TLAB's
+ * in front, so neither setting pays a test of the other on its fast path. */
+int hl_hoard_init(void)
 {
     f = hl_cfg.empty_fraction;
     k_bytes = (size_t)hl_cfg.release_threshold * hl_cfg.superblock_size;
@@ -152,17 +228,45 @@ static int hoard_init(void)
     hl_heap_floor = u_floor;
     hl_heap_after_free = after_free;
     hl_heaps_init(true, false);
+    hl_tlab_init(hl_cfg.tlab);
+    if (hl_cfg.tlab) {
+        hl_front_malloc_fn = tlab_malloc;
+        hl_front_free_fn = tlab_free;
+    }
     return 0;
 }
 
-static void *hoard_malloc(size_t size) { return hl_heap_malloc_fast(size, refill); }
+/* A thread exits: its TLAB's blocks back to their owners, then its heap (thread mode). */
+void hl_hoard_thread_exit(struct hl_thread *t)
+{
+    hl_tlab_thread_exit(after_free);
+    hl_heaps_thread_exit(t);
+}
 
+/* Fork: the heaps' locks, then the TLAB registry's (a leaf lock). */
+void hl_hoard_fork(int phase)
+{
+    if (phase == HL_FORK_PREPARE) {
+        hl_heaps_fork(phase);
+        hl_tlab_fork(phase);
+    } else {
+        hl_tlab_fork(phase);
+        hl_heaps_fork(phase);
+    }
+}
+
+void hl_hoard_stats(struct hoardlab_stats *s)
+{
+    hl_heaps_stats(s);
+    s->tlab_bytes += hl_tlab_bytes();
+}
 
 const struct hl_strategy hl_strategy_hoard = {
     .name = "hoard",
     .summary = "Hoard: per-processor heaps with an emptiness threshold and a global heap",
-    .init = hoard_init,
-    .malloc = hoard_malloc,
+    .init = hl_hoard_init,
+    .malloc = hl_hoard_malloc,
     .free = hl_hoard_free,
-    HL_HEAP_ROW,
+    .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,
+    .thread_exit = hl_hoard_thread_exit, .fork = hl_hoard_fork, .stats = hl_hoard_stats,
 };

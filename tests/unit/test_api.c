@@ -96,6 +96,42 @@ static void realloc_keeps_contents(void **state)
     hl_free(p);
 }
 
+/* realloc in place (interpose.c): a new size that fits the usable size and wastes under half
+ * of it keeps the block and its contents, with no other work (U unchanged); growth past the
+ * usable size and shrinking to half or less move it, contents kept. */
+static void realloc_in_place_grows_and_shrinks(void **state)
+{
+    (void)state;
+    size_t sizes[] = { 24, 100, 1000, 5000, 100000 };
+    for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        unsigned char *p = hl_malloc(sizes[i]);
+        size_t u = hl_malloc_usable_size(p);
+        fill(p, u, 3);
+        struct hoardlab_stats a, b;
+        hoardlab_stats(&a);
+        assert_ptr_equal(hl_realloc(p, u), p);                 /* grows within the block */
+        assert_ptr_equal(hl_realloc(p, u / 2 + 1), p);         /* shrinks by under half */
+        assert_ptr_equal(hl_realloc(p, u), p);
+        hoardlab_stats(&b);
+        assert_int_equal(b.mallocs, a.mallocs);                /* no other work */
+        assert_int_equal(b.frees, a.frees);
+        assert_true(intact(p, u, 3));
+        assert_int_equal(hl_malloc_usable_size(p), u);
+        unsigned char *q = hl_realloc(p, u + 1);               /* grows past it: moves */
+        assert_non_null(q);
+        assert_ptr_not_equal(q, p);
+        assert_true(intact(q, u, 3));
+        size_t v = hl_malloc_usable_size(q);
+        fill(q, v, 5);
+        bool small = hl_arena_owns(q);                          /* (mremap may keep a large one) */
+        unsigned char *r = hl_realloc(q, v / 2);               /* shrinks to half: moves */
+        assert_non_null(r);
+        if (small) assert_ptr_not_equal(r, q);
+        assert_true(intact(r, v / 2, 5));
+        hl_free(r);
+    }
+}
+
 static void memalign_family_rules(void **state)
 {
     (void)state;
@@ -231,6 +267,7 @@ int main(void)
         cmocka_unit_test(overflow_and_huge_sizes_fail_with_enomem),
         cmocka_unit_test(calloc_zeroes_reused_memory),
         cmocka_unit_test(realloc_keeps_contents),
+        cmocka_unit_test(realloc_in_place_grows_and_shrinks),
         cmocka_unit_test(memalign_family_rules),
         cmocka_unit_test(live_blocks_never_overlap),
         cmocka_unit_test(threads_allocate_and_free_remotely),

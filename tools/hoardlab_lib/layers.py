@@ -15,7 +15,7 @@ from .common import ToolError
 LAYERS = [
     ("base", ["msg", "os", "lock", "bootstrap", "config", "registry"]),
     ("parts", ["arena", "pagemap", "meta", "large", "sizeclass", "thread", "stats",
-               "superblock", "heap", "heapselect", "remote", "carveheap"]),
+               "superblock", "heap", "heapselect", "tlab", "remote", "carveheap", "hazard"]),
     ("strategies", ["strategies/*"]),
     ("instruments", ["observe", "census", "trace", "checks"]),
     ("front", ["interpose", "export", "fork", "init", "api"]),

@@ -1,0 +1,241 @@
+/* tlab.c — the slow halves of the thread-local allocation buffers (tlab.h has the fast ones
+ * and the accounting): setting a thread's bins up, refilling a bin from the heap, giving a
+ * batch back to the blocks' owners, the flush at thread exit, the gauge and fork. */
+#include "tlab.h"
+
+bool hl_tlab_on;
+/* Threads without bins of their own point here: heap NULL, no blocks, limit 0, so both fast
+ * paths leave at once. Never written. */
+static struct {
+    struct hl_tlab t;
+    struct hl_tlab_bin bin[HL_MAX_CLASSES];
+} none_tlab;
+#define none (none_tlab.bin)
+HL_TLS struct hl_tlab_bin *hl_tlab_bins = none;
+
+static uint32_t limit[HL_MAX_CLASSES];   /* tlab_budget / class size */
+/* A leaf lock: nothing else is taken while it is held (hl_meta_alloc runs outside it). */
+static hl_lock reg_lock = HL_LOCK_INIT;
+static struct hl_tlab *live, *pool;
+
+void hl_tlab_init(bool on)
+{
+    hl_tlab_on = on;
+    for (unsigned c = 0; c < hl_classes->count; c++) {
+        size_t n = hl_cfg.tlab_budget / hl_class_size(c);
+        limit[c] = n > INT32_MAX ? INT32_MAX : (uint32_t)n;   /* room is signed */
+    }
+}
+
+static struct hl_tlab *mine(void) { return hl_tlab_of(hl_tlab_bins); }
+static struct hl_tlab_bin *bins_of(struct hl_tlab *t) { return (struct hl_tlab_bin *)(t + 1); }
+
+/* The heap to refill from and give back to: the thread's (cpu selection: re-read now). */
+static struct hl_heap *heap_now(void)
+{
+    hl_heap_recheck_cpu();
+    struct hl_heap *h = hl_heap_mine();
+    mine()->heap = h;
+    return h;
+}
+
+/* Blocks moved per refill or give-back: half a bin, at most 64 (one lock acquisition each). */
+static uint32_t batch(uint32_t lim)
+{
+    uint32_t n = lim / 2;
+    return n < 1 ? 1 : n > 64 ? 64 : n;
+}
+
+/* The calling thread's bins, if it may have them (tlab on, a live registered thread). */
+static bool setup(void)
+{
+    if (hl_tlab_bins != none) return true;
+    if (!hl_tlab_on || hl_me.state != 1) return false;
+    hl_lock_acquire(&reg_lock);
+    struct hl_tlab *t = pool;
+    if (t) pool = t->next;
+    hl_lock_release(&reg_lock);
+    if (!t) t = hl_meta_alloc(sizeof *t + hl_classes->count * sizeof(struct hl_tlab_bin));
+    struct hl_tlab_bin *bin = bins_of(t);
+    for (unsigned c = 0; c < hl_classes->count; c++) {
+        bin[c].head = NULL;
+        bin[c].limit = limit[c];
+        bin[c].room = (int32_t)limit[c];
+    }
+    t->heap = hl_heap_mine();
+    hl_lock_acquire(&reg_lock);
+    t->prev = NULL;
+    t->next = live;
+    if (live) live->prev = t;
+    live = t;
+    hl_lock_release(&reg_lock);
+    hl_tlab_bins = bin;
+    return true;
+}
+
+/* p back into sb, which h owns (h locked), and h's policy after a free, under the same
+ * condition as heap.c's free paths. */
+static void put(struct hl_heap *h, struct hl_sb *sb, void *p, hl_after_free_fn after)
+{
+    if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
+    hl_heap_free(h, sb, p);
+    struct hl_heap_class *k = &h->cls[sb->cls];
+    if (HL_INVARIANT_CHECKS || k->u < k->u_floor || sb->used == 0) after(h, sb);
+}
+
+/* A chain of blocks (linked, NULL-terminated) back to their superblocks: those the thread's
+ * heap owns under one acquisition of its lock; any whose superblock moved meanwhile (to the
+ * global heap, or another heap through it) to its current owner, one lock each. The blocks
+ * were uncounted from U when the program freed them. */
+static void give_back(struct hl_heap *h, void *chain, hl_after_free_fn after)
+{
+    void *away = NULL;
+    hl_heap_lock(h);
+    if (hl_remote_pending(h)) hl_remote_collect(h);
+    while (chain) {
+        void *p = chain;
+        chain = *(void **)p;
+        struct hl_sb *sb = hl_sb_of(p);
+        if (atomic_load_explicit(&sb->owner, memory_order_relaxed) == h) {
+            put(h, sb, p, after);
+        } else {
+            *(void **)p = away;
+            away = p;
+        }
+    }
+    hl_heap_unlock(h);
+    while (away) {
+        void *p = away;
+        away = *(void **)p;
+        struct hl_sb *sb = hl_sb_of(p);
+        struct hl_heap *o = hl_heap_lock_owner(sb);
+        put(o, sb, p, after);
+        hl_heap_unlock(o);
+    }
+}
+
+/* The slow halves leave at once (a tail call) when the TLAB is off, so that a row calling the
+ * TLAB's paths with tlab = off costs little more than the heap's. */
+static __attribute__((noinline)) void *malloc_slow(size_t size, hl_refill_fn refill,
+                                                   void *(*plain)(size_t))
+{
+    unsigned c = hl_class_of(size);
+    if (!setup() || !hl_tlab_bins[c].limit) return plain(size);
+    struct hl_tlab_bin *b = &hl_tlab_bins[c];
+    struct hl_heap *h = heap_now();
+    uint32_t want = batch(b->limit), n = 0;
+    void *first = NULL;
+    hl_heap_lock(h);
+    if (hl_remote_pending(h)) hl_remote_collect(h);     /* the owner's slow path collects */
+    while (n < want) {
+        void *p = hl_heap_alloc_sb(h, c);
+        if (!p && !(p = refill(h, c))) break;
+        if (!first) {
+            first = p;
+        } else {
+            *(void **)p = b->head;
+            b->head = p;
+        }
+        n++;
+    }
+    if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
+    hl_heap_unlock(h);
+    if (!first) return NULL;
+    b->room -= (int32_t)n - 1;
+    return hl_stats_malloc(first, hl_class_size(c));
+}
+
+void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t))
+{
+    return malloc_slow(size, refill, plain);
+}
+
+static __attribute__((noinline)) void free_slow(void *p, hl_after_free_fn after,
+                                                void (*plain)(void *))
+{
+    struct hl_sb *sb = hl_sb_of(p);
+    /* A thread's first free may come before its first malloc: set up, then test the owner. */
+    if (!setup() || atomic_load_explicit(&sb->owner, memory_order_relaxed) != mine()->heap ||
+        atomic_load_explicit(&sb->interior, memory_order_relaxed) ||
+        !hl_tlab_bins[sb->cls].limit) {
+        plain(p);
+        return;
+    }
+    struct hl_tlab_bin *b = &hl_tlab_bins[sb->cls];
+    if (b->room <= 0) {                  /* full: the newest half goes back, p stays */
+        uint32_t k = batch(b->limit);
+        void *chain = b->head, *last = chain;
+        for (uint32_t i = 1; i < k; i++) last = *(void **)last;
+        b->head = *(void **)last;
+        *(void **)last = NULL;
+        b->room += (int32_t)k;
+        give_back(heap_now(), chain, after);
+    }
+    *(void **)p = b->head;
+    b->head = p;
+    b->room--;
+    hl_stats_free(sb->size);
+}
+
+void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
+{
+    free_slow(p, after, plain);
+}
+
+void hl_tlab_thread_exit(hl_after_free_fn after)
+{
+    if (hl_tlab_bins == none) return;
+    struct hl_tlab *t = mine();
+    struct hl_tlab_bin *bin = hl_tlab_bins;
+    struct hl_heap *h = heap_now();
+    hl_tlab_bins = none;                 /* from here on, this thread bypasses the TLAB */
+    for (unsigned c = 0; c < hl_classes->count; c++) {
+        void *chain = bin[c].head;
+        bin[c].head = NULL;
+        bin[c].room = (int32_t)bin[c].limit;
+        if (chain) give_back(h, chain, after);
+    }
+    hl_lock_acquire(&reg_lock);
+    if (t->prev) t->prev->next = t->next;
+    else live = t->next;
+    if (t->next) t->next->prev = t->prev;
+    t->prev = NULL;
+    t->next = pool;
+    pool = t;
+    hl_lock_release(&reg_lock);
+}
+
+size_t hl_tlab_bytes(void)
+{
+    size_t bytes = 0;
+    hl_lock_acquire(&reg_lock);
+    for (struct hl_tlab *t = live; t; t = t->next) {
+        struct hl_tlab_bin *bin = bins_of(t);
+        for (unsigned c = 0; c < hl_classes->count; c++)
+            bytes += (size_t)(bin[c].limit - (uint32_t)__atomic_load_n(&bin[c].room,
+                                                                        __ATOMIC_RELAXED))
+                     * hl_class_size(c);
+    }
+    hl_lock_release(&reg_lock);
+    return bytes;
+}
+
+/* Fork: in the child only the forking thread lives on; its TLAB stays registered, the other
+ * threads' are dropped (their blocks stay counted in use in their heaps: tlab.h). */
+void hl_tlab_fork(int phase)
+{
+    if (phase == HL_FORK_PREPARE) {
+        hl_lock_acquire(&reg_lock);
+        return;
+    }
+    if (phase == HL_FORK_PARENT) {
+        hl_lock_release(&reg_lock);
+        return;
+    }
+    hl_lock_init(&reg_lock);
+    live = NULL;
+    if (hl_tlab_bins != none) {
+        live = mine();
+        live->next = live->prev = NULL;
+    }
+}

@@ -1,0 +1,114 @@
+/* tlab.h — thread-local allocation buffers (tlab.c): per thread and size class, a short list
+ * of free blocks in front of the thread's heap, so that the common malloc and free take no
+ * lock and touch no shared line (the 2026 Hoard's TLAB, key `tlab`).
+ *
+ * A bin holds blocks linked through their first word and counts them (as the room left, so
+ * the fast paths test it against zero); its limit, in blocks, is tlab_budget / class size,
+ * fixed at init (0: the class bypasses the TLAB). malloc pops,
+ * free pushes while the count is under the limit; an empty bin refills from the heap and a
+ * full one gives half back, each a batch under one lock acquisition.
+ *
+ * Accounting. A block in a TLAB is free memory: U (hl_stats_malloc / hl_stats_free) counts it
+ * when the program gets it and uncounts it when the program frees it into the TLAB; A does
+ * not change. The heap it came from, though, still counts it in u (and its superblock in
+ * `used`): it is out of its superblock. So u >= U, by at most the threads' TLAB bytes, which
+ * the `tlab_bytes` gauge reports (hl_tlab_bytes).
+ *
+ * Ownership. A block enters a TLAB on free only while its superblock's owner is the freeing
+ * thread's heap; the owner may change while it sits there (hoard moves superblocks to the
+ * global heap under the owner's lock), so giving blocks back re-reads the owner under its
+ * lock (hl_heap_lock_owner) and frees each block to the heap that owns it then.
+ *
+ * Threads. A thread's bins are set up on its first free or malloc that would use them (state
+ * 1 only), given back when it exits (hl_tlab_thread_exit, after which its calls bypass the
+ * TLAB), and pooled for the next thread. Fork: the forking thread's TLAB survives in the child;
+ * other threads' TLABs are dropped there, and the free blocks they held stay counted in use in
+ * their heaps for good (a bounded leak: at most tlab_budget per class per such thread).
+ */
+#ifndef HL_TLAB_H
+#define HL_TLAB_H
+
+#include "heap.h"
+
+#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+
+/* Written by its thread only, with plain stores (the fast paths add or subtract in memory);
+ * hl_tlab_bytes reads `room` of other threads' bins with relaxed atomic loads, a gauge that
+ * may be one call old. */
+struct hl_tlab_bin {
+    void *head;                          /* free blocks of the class, linked */
+    int32_t room;                        /* blocks it may still take: limit - blocks on head */
+    uint32_t limit;                      /* tlab_budget / class size */
+};
+
+/* A thread's TLAB: this header, then its bins (hl_classes->count of them). */
+struct hl_tlab {
+    struct hl_tlab *next, *prev;         /* tlab.c: live TLABs (doubly linked), or the pool */
+    /* The heap the bins refill from and give back to (the thread's, re-read at each batch);
+     * a block enters the TLAB only if this heap owns its superblock. Just before the bins. */
+    struct hl_heap *heap;
+};
+
+/* The calling thread's bins, just after its struct hl_tlab. Until the thread sets up its own,
+ * a shared array with heap NULL, no blocks and limit 0, so the fast paths need no NULL test
+ * and never write it. */
+extern HL_TLS struct hl_tlab_bin *hl_tlab_bins;
+static inline struct hl_tlab *hl_tlab_of(struct hl_tlab_bin *bins)
+{
+    return (struct hl_tlab *)bins - 1;
+}
+
+/* After the heaps (hl_heaps_init): the limits from tlab_budget; on: the `tlab` key. */
+void hl_tlab_init(bool on);
+extern bool hl_tlab_on;
+
+/* The slow halves, out of line. The heap to use is the caller's, through hl_heap_mine. */
+void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t));
+void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *));
+
+/* malloc of a block of class c = hl_class_of(size): the bin's first block, else the slow half,
+ * which refills the bin from the thread's heap (refill: the strategy's hook when the heap has
+ * no room), or, for a thread without a TLAB, calls plain(size). */
+static inline void *hl_tlab_malloc(size_t size, hl_refill_fn refill, void *(*plain)(size_t))
+{
+    size_t c = hl_class_of(size), bytes = hl_class_size(c);
+    struct hl_tlab_bin *b = &hl_tlab_bins[c];
+    void *p = b->head;
+    if (hl_unlikely(!p)) return hl_tlab_malloc_slow(size, refill, plain);
+    b->head = *(void **)p;
+    b->room++;
+    return hl_stats_malloc(p, bytes);
+}
+
+/* free: into the bin while the block's superblock is the TLAB's heap's and the bin is under
+ * its limit; else the slow half: set up the bins, give a batch back, or plain(p) (a block of
+ * another heap, a memalign'd inner pointer, a thread without a TLAB). No validation: p must be
+ * what malloc returned (C's rule). A thread's heap, not hl_me.heap: a thread without bins
+ * (teardown, tlab = off) fails the owner test and never writes the shared array. */
+static inline void hl_tlab_free(void *p, hl_after_free_fn after, void (*plain)(void *))
+{
+    struct hl_sb *sb = hl_sb_of(p);
+    struct hl_tlab_bin *bins = hl_tlab_bins;
+    if (hl_likely(atomic_load_explicit(&sb->owner, memory_order_relaxed) == hl_tlab_of(bins)->heap
+                  && !atomic_load_explicit(&sb->interior, memory_order_relaxed))) {
+        struct hl_tlab_bin *b = &bins[sb->cls];
+        if (hl_likely(--b->room >= 0)) {
+            *(void **)p = b->head;
+            b->head = p;
+            hl_stats_free(sb->size);
+            return;
+        }
+        b->room = 0;                     /* it was: full, or the class bypasses the TLAB */
+    }
+    hl_tlab_free_slow(p, after, plain);
+}
+
+/* A thread exits: every block of its TLAB back to its superblock's current owner, then its
+ * bins to the pool. Later calls of that thread (TLS teardown) bypass the TLAB. */
+void hl_tlab_thread_exit(hl_after_free_fn after);
+size_t hl_tlab_bytes(void);             /* free bytes in every live thread's TLAB */
+void hl_tlab_fork(int phase);           /* HL_FORK_*: the registry of TLABs */
+
+#pragma GCC visibility pop
+
+#endif

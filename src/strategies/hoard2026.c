@@ -1,0 +1,17 @@
+/* hoard2026 — `hoard`'s code with the 2026 Hoard's defaults (Hoard PR #88): a thread-local
+ * allocation buffer per size class (tlab), the global heap in 8 shards (global_shards), heap
+ * selection by CPU (heap_select = cpu) and 256 KiB superblocks. Every element is a knob of
+ * `hoard` too, so a comparison of the two rows isolates them all at once, and `hoard` with one
+ * key set isolates one (docs/hoard2026.md). */
+#include "hoard.h"
+
+const struct hl_strategy hl_strategy_hoard2026 = {
+    .name = "hoard2026",
+    .summary = "Hoard with the 2026 optimizations: TLAB, sharded global heap, CPU heap selection",
+    .defaults = "tlab=on global_shards=8 heap_select=cpu superblock_size=256K",
+    .init = hl_hoard_init,
+    .malloc = hl_hoard_malloc,           /* with tlab = on (its default) init puts the TLAB's */
+    .free = hl_hoard_free,               /* paths in front, as for `hoard` */
+    .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,
+    .thread_exit = hl_hoard_thread_exit, .fork = hl_hoard_fork, .stats = hl_hoard_stats,
+};
