@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <hwloc.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,8 @@ static const char common_help[] =
     "  --scale X     multiply the amount of work (parameters marked *); 0.01 = smoke test\n"
     "  --seed S      random seed (default 42), recorded\n"
     "  --pin         pin thread i to core i mod cores (hwloc)\n"
+    "  --spawn-first N  before the runs, create and join N threads, one after another, each\n"
+    "                doing one malloc/free (default 0; Michael 2004: 1), recorded\n"
     "  --repeat N    run N times, one record each (default 1)\n"
     "  --label TEXT  copied into the record (default \"unnamed\")\n";
 
@@ -257,6 +260,7 @@ static void write_record(struct hb_run *r, const char *label, const struct hb_js
     hb_json_real(&j, "scale", r->scale);
     hb_json_int(&j, "repeat", r->repeat);
     hb_json_bool(&j, "pinned", r->pin);
+    hb_json_int(&j, "spawn_first", r->spawn_first);
     hb_json_obj(&j, "params");
     for (int i = 0; r->w->params[i].name; i++) {
         const struct hb_param *p = &r->w->params[i];
@@ -279,6 +283,31 @@ static void write_record(struct hb_run *r, const char *label, const struct hb_js
     puts(j.buf);
     fflush(stdout);
     hb_json_free(&j);
+}
+
+/* ---- --spawn-first ------------------------------------------------------------------------ */
+
+/* Michael 2004 §4.2.1: allocators that skip synchronisation until the process has created a
+ * thread would otherwise time their single-threaded shortcut; one thread created and exited
+ * before timing makes a 1-thread run measure contention-free latency under multithreading. */
+static void *spawn_first_main(void *arg)
+{
+    (void)arg;
+    void *p = malloc(64);
+    if (!p) hb_fail("malloc(64) returned NULL in --spawn-first's thread");
+    memset(p, 0, 64);
+    free(p);
+    return NULL;
+}
+
+static void spawn_first(long long n)
+{
+    for (long long i = 0; i < n; i++) {
+        pthread_t t;
+        int e = pthread_create(&t, NULL, spawn_first_main, NULL);
+        if (e) hb_fail("pthread_create (--spawn-first): %s", strerror(e));
+        pthread_join(t, NULL);
+    }
 }
 
 /* ---- main ---------------------------------------------------------------------------------- */
@@ -346,6 +375,10 @@ int main(int argc, char **argv)
                 usage_error("bad value '%s' for --repeat%s: expected a count >= 1", value, "");
         } else if (!strcmp(name, "label")) {
             label = value;
+        } else if (!strcmp(name, "spawn_first")) {
+            if (!parse_int(value, &v) || v > 64)
+                usage_error("bad value '%s' for --spawn-first%s: expected 0..64", value, "");
+            r.spawn_first = (int)v;
         } else {
             int i = param_index(w, name);
             if (i < 0) usage_error("unknown option --%s for %s", name, w->name);
@@ -355,6 +388,7 @@ int main(int argc, char **argv)
     if (r.threads < w->min_threads)
         usage_error("%s needs at least 2 threads (have %s)", w->name, "--threads");
     apply_scale(&r);
+    spawn_first(r.spawn_first);
 
     union hb_value given[HB_MAX_PARAMS];
     memcpy(given, r.val, sizeof given);

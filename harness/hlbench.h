@@ -79,6 +79,7 @@ struct hb_run {
     uint64_t seed;
     double scale;
     bool pin;
+    int spawn_first;                    /* --spawn-first: threads created and joined first */
     int repeat;                         /* index of this run among --repeat N */
     _Atomic unsigned long long ops;     /* the workload adds its operations here */
     struct hb_json *extra;              /* the record's "extra" object, open for keys */

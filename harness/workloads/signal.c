@@ -417,6 +417,7 @@ static void prepare_record(struct sm *S)
     hb_json_real(&j, "scale", r->scale);
     hb_json_int(&j, "repeat", r->repeat);
     hb_json_bool(&j, "pinned", r->pin);
+    hb_json_int(&j, "spawn_first", r->spawn_first);
     hb_json_obj(&j, "params");
     for (int i = 0; r->w->params[i].name; i++) {
         const struct hb_param *p = &r->w->params[i];

@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 KEYS = ["schema", "workload", "label", "strategy", "threads", "seed", "scale", "repeat",
-        "pinned", "params", "wall_s", "ops", "throughput", "peak_rss_kb", "cache_line",
+        "pinned", "spawn_first", "params", "wall_s", "ops", "throughput", "peak_rss_kb", "cache_line",
         "cores", "hoardlab", "extra"]
 # The one list of workloads, HB_WORKLOADS in harness/hlbench.h: `X("name", ...` lines.
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness",
@@ -94,6 +94,7 @@ def check_record(rec, workload, strategy, fields, hlbench):
     for k in ("scale", "wall_s", "throughput"):
         expect(isinstance(rec[k], float) and rec[k] >= 0, "%s = %r is not a float" % (k, rec[k]))
     expect(isinstance(rec["pinned"], bool), "pinned not a bool")
+    expect(is_int(rec["spawn_first"]) and rec["spawn_first"] >= 0, "spawn_first not a count")
     params = rec["params"]
     expect(isinstance(params, dict), "params not an object")
     expect(sorted(params) == sorted(listed_params(hlbench, workload)),
@@ -302,12 +303,21 @@ def mode_cli(hlbench):
                 ["threadtest", "--threads", "0"], ["threadtest", "--scale", "0"],
                 ["blowup-prodcons", "--threads", "1"], ["replay"], ["stall", "--threads", "1"],
                 ["stall", "--where", "nowhere"], ["signal-malloc", "--handler-sizes", "1,x"],
-                ["xfree", "--batch", "0"],
+                ["xfree", "--batch", "0"], ["threadtest", "--spawn-first", "x"],
+                ["threadtest", "--spawn-first", "65"], ["threadtest", "--spawn-first"],
                 ["shbench", "--min-size", "50", "--max-size", "10"]):
         b = subprocess.run([hlbench] + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
         expect(b.returncode == 2, "%s: exit %d, expected 2" % (bad, b.returncode))
         expect(b.stdout == "" and b.stderr.count("\n") == 1, "%s: one line on stderr" % bad)
+    # --spawn-first N: N threads created and joined before the runs, recorded (default 0).
+    for args, n in (([], 0), (["--spawn-first", "1"], 1), (["--spawn_first=2"], 2)):
+        r = subprocess.run([hlbench, "threadtest", "--threads", "1", "--scale", "0.001"] + args,
+                           stdout=subprocess.PIPE, text=True)
+        expect(r.returncode == 0, "threadtest %s: exit %d" % (args, r.returncode))
+        rec = json.loads(r.stdout)
+        expect(list(rec) == KEYS and rec["spawn_first"] == n,
+               "threadtest %s: spawn_first %r, expected %d" % (args, rec.get("spawn_first"), n))
     print("ok: cli")
 
 

@@ -213,13 +213,53 @@ def rounds_plot(rows, rounds, outdir):
     return files
 
 
+def figure8_plot(rows, outdir):
+    """Michael 2004 Figure 8 (a)-(h): one panel per workload, x = threads, y = speedup over
+    contention-free glibc (glibc's median throughput at 1 thread), a line per allocator.
+    Drawn when glibc was measured at 1 thread on at least one of the panels' workloads."""
+    from . import report_michael
+    fig8 = report_michael.figure8_speedups(rows)
+    if not fig8:
+        return []
+    plt = _plt()
+    panels = [p for p in report_michael.FIG8 if p in fig8]
+    ncols = min(4, len(panels))
+    nrows = (len(panels) + ncols - 1) // ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.2 * nrows), squeeze=False)
+    names = list(report_michael.PAPER_SET) + list(report_michael.PRODUCTION)
+    for k, p in enumerate(panels):
+        ax = axes[k // ncols][k % ncols]
+        for i, n in enumerate(names):
+            pts = fig8[p].get(n)
+            if not pts:
+                continue
+            ax.plot([t for t, _ in pts], [s for _, s in pts], marker=MARKERS[i % len(MARKERS)],
+                    ms=4, label=n, lw=2.2 if n == "lockfree" else 1.2)
+        ax.set_title(report_michael.panel_name(p), fontsize=9)
+        ax.set_xticks(sorted({t for pts in fig8[p].values() for t, _ in pts}))
+        ax.set_xlabel("threads", fontsize=8)
+        ax.set_ylabel("speedup over contention-free glibc", fontsize=7)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    for k in range(len(panels), nrows * ncols):
+        axes[k // ncols][k % ncols].axis("off")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(8, len(labels)), fontsize=8)
+    fig.suptitle("Michael 2004 Figure 8: speedup over glibc at 1 thread", fontsize=10)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.96))
+    fig.savefig(os.path.join(outdir, "figure8.png"), dpi=110)
+    plt.close(fig)
+    return ["figure8.png"]
+
+
 def all_plots(rows, rounds, outdir, baseline, ncores):
     """Every plot; a plotting error is reported, never fatal for the sweep's data."""
     files, errors = [], []
     for fn, args in ((speedup_plots, (rows, outdir, ncores)),
                      (relative_plot, (rows, outdir, baseline)),
                      (memory_plot, (rows, outdir)),
-                     (rounds_plot, (rows, rounds, outdir))):
+                     (rounds_plot, (rows, rounds, outdir)),
+                     (figure8_plot, (rows, outdir))):
         try:
             files += fn(*args)
         except ImportError as e:

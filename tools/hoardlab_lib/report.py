@@ -6,7 +6,7 @@ flagged as MISMATCH, never smoothed over."""
 import json
 import os
 
-from . import cost, paper, report_remote, verdicts as V
+from . import cost, paper, report_hoard2026, report_michael, report_remote, verdicts as V
 
 NEAR = 0.25          # Table 4: "agrees" when within 25% of the paper's A/U
 FLAT = 1.15          # Table 5: runtime "nearly unchanged" when max/min throughput <= 1.15
@@ -368,32 +368,6 @@ def ucpp(rows, ncores):
     return out
 
 
-def michael(rows, ncores):
-    lf = V.reference_variant(rows, "lockfree")
-    hv = V.reference_variant(rows, "hoard")
-    if not lf:
-        return []
-    out = ["## Lock-free allocator (Michael 2004)", ""]
-    if hv:
-        s_lf = V.speedups(rows, lf, ("prodcons",)).get("prodcons")
-        s_h = V.speedups(rows, hv, ("prodcons",)).get("prodcons")
-        if s_lf and s_h:
-            out.append("- prodcons speedup at t=%d: lockfree %.2f, hoard %.2f; paper: lockfree "
-                       "keeps scaling where hoard's producer heap contends — %s%s"
-                       % (s_lf[1], s_lf[0], s_h[0], mark(s_lf[0] >= s_h[0]),
-                          " (only %d cores)" % ncores if ncores < V.FEW_CORES else ""))
-    tab = V.throughput_table(rows)
-    one = {v: thr for (v, w, t), thr in tab.items() if w == "linux-scalability" and t == 1}
-    strat_of = {r["variant"]: r["strategy"] for r in rows}
-    one = {v: x for v, x in one.items() if strat_of.get(v) in paper.TABLE7 or v == lf}
-    if lf in one and len(one) > 1:
-        best = max(one, key=one.get)
-        out.append("- single-thread linux-scalability throughput: lockfree %s ops/s, best "
-                   "%s %s; paper: lowest contention-free latency — %s"
-                   % (si(one[lf]), best, si(one[best]), mark(best == lf)))
-    return out + [""] if len(out) > 2 else []
-
-
 def knob_section(rows, meta):
     """Generic: for every swept knob, throughput and A/U by value."""
     swept = sorted({k[5:] for r in rows for k in r if k.startswith("knob.")} - {"census"})
@@ -587,8 +561,9 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
     lines += table4(rows)
     lines += table56(rows)
     lines += ucpp(rows, ncores)
-    lines += michael(rows, ncores)
     lines += report_remote.remote_free_section(rows, rounds)
+    lines += report_michael.michael_section(rows, rounds, ncores, outdir)
+    lines += report_hoard2026.hoard2026_section(rows, rounds, ncores)
     lines += knob_section(rows, meta)
     lines += throughput_tables(rows, baseline)
     lines += production_section(rows)

@@ -338,7 +338,8 @@ def taxonomy(rows, rounds, ncores, strategies=None):
                  "blowup": blowup(rows, rounds, v, ref),
                  "claim": paper.claim(strat)}
         entry["mismatches"] = [k for k in ("fast", "scalable", "false_sharing", "blowup")
-                               if entry["claim"] and entry[k]["value"] != "undecided" and
+                               if entry["claim"] and entry["claim"][k] and
+                               entry[k]["value"] != "undecided" and
                                entry[k]["value"] not in entry["claim"][k]]
         res.append(entry)
     return res
