@@ -245,38 +245,42 @@ static const char *strategy_name(void)
     return fn ? fn() : NULL;
 }
 
-static void write_record(struct hb_run *r, const char *label, const struct hb_json *extra,
-                         long rss)
+void hb_record_head(struct hb_json *j, const struct hb_run *r)
+{
+    hb_json_obj(j, NULL);
+    hb_json_int(j, "schema", 1);
+    hb_json_str(j, "workload", r->w->name);
+    hb_json_str(j, "label", r->label);
+    hb_json_str(j, "strategy", strategy_name());
+    hb_json_int(j, "threads", r->threads);
+    hb_json_uint(j, "seed", r->seed);
+    hb_json_real(j, "scale", r->scale);
+    hb_json_int(j, "repeat", r->repeat);
+    hb_json_bool(j, "pinned", r->pin);
+    hb_json_int(j, "spawn_first", r->spawn_first);
+    hb_json_obj(j, "params");
+    for (int i = 0; r->w->params[i].name; i++) {
+        const struct hb_param *p = &r->w->params[i];
+        if (p->kind == HB_INT) hb_json_int(j, p->name, r->val[i].i);
+        else if (p->kind == HB_REAL) hb_json_real(j, p->name, r->val[i].d);
+        else hb_json_str(j, p->name, r->val[i].s);
+    }
+    hb_json_end(j, '}');
+}
+
+static void write_record(struct hb_run *r, const struct hb_json *extra, long rss)
 {
     struct hb_json j;
     hb_json_init(&j);
-    hb_json_obj(&j, NULL);
-    hb_json_int(&j, "schema", 1);
-    hb_json_str(&j, "workload", r->w->name);
-    hb_json_str(&j, "label", label);
-    hb_json_str(&j, "strategy", strategy_name());
-    hb_json_int(&j, "threads", r->threads);
-    hb_json_uint(&j, "seed", r->seed);
-    hb_json_real(&j, "scale", r->scale);
-    hb_json_int(&j, "repeat", r->repeat);
-    hb_json_bool(&j, "pinned", r->pin);
-    hb_json_int(&j, "spawn_first", r->spawn_first);
-    hb_json_obj(&j, "params");
-    for (int i = 0; r->w->params[i].name; i++) {
-        const struct hb_param *p = &r->w->params[i];
-        if (p->kind == HB_INT) hb_json_int(&j, p->name, r->val[i].i);
-        else if (p->kind == HB_REAL) hb_json_real(&j, p->name, r->val[i].d);
-        else hb_json_str(&j, p->name, r->val[i].s);
-    }
-    hb_json_end(&j, '}');
+    hb_record_head(&j, r);
     double wall = r->t1 - r->t0;
     unsigned long long ops = atomic_load(&r->ops);
     hb_json_real(&j, "wall_s", wall);
     hb_json_uint(&j, "ops", ops);
     hb_json_real(&j, "throughput", wall > 0 ? (double)ops / wall : 0.0);
     hb_json_int(&j, "peak_rss_kb", rss);
-    hb_json_int(&j, "cache_line", cache_line);
-    hb_json_int(&j, "cores", n_cores);
+    hb_json_int(&j, "cache_line", r->cache_line);
+    hb_json_int(&j, "cores", r->cores);
     hoardlab_record(&j, r);
     hb_json_raw(&j, "extra", extra->buf);
     hb_json_end(&j, '}');
@@ -331,8 +335,8 @@ int main(int argc, char **argv)
 
     topology_init();
     struct hb_run r = { .w = w, .threads = n_cores > w->min_threads ? n_cores : w->min_threads,
-                       .seed = 42, .scale = 1.0 };
-    const char *label = "unnamed";
+                       .seed = 42, .scale = 1.0, .label = "unnamed", .cores = n_cores,
+                       .cache_line = cache_line };
     long long repeat = 1;
     for (int i = 0; w->params[i].name; i++) {
         if (i >= HB_MAX_PARAMS) abort();
@@ -374,7 +378,7 @@ int main(int argc, char **argv)
             if (!parse_int(value, &repeat) || repeat < 1)
                 usage_error("bad value '%s' for --repeat%s: expected a count >= 1", value, "");
         } else if (!strcmp(name, "label")) {
-            label = value;
+            r.label = value;
         } else if (!strcmp(name, "spawn_first")) {
             if (!parse_int(value, &v) || v > 64)
                 usage_error("bad value '%s' for --spawn-first%s: expected 0..64", value, "");
@@ -405,7 +409,7 @@ int main(int argc, char **argv)
         hb_end(&r);
         hb_json_end(&extra, '}');
         if (rc) return 1;
-        write_record(&r, label, &extra, peak_rss_kb());
+        write_record(&r, &extra, peak_rss_kb());
         hb_json_free(&extra);
     }
     if (topo) hwloc_topology_destroy(topo);

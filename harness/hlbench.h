@@ -80,6 +80,8 @@ struct hb_run {
     double scale;
     bool pin;
     int spawn_first;                    /* --spawn-first: threads created and joined first */
+    const char *label;                  /* --label */
+    int cores, cache_line;              /* the machine, as the record reports it */
     int repeat;                         /* index of this run among --repeat N */
     _Atomic unsigned long long ops;     /* the workload adds its operations here */
     struct hb_json *extra;              /* the record's "extra" object, open for keys */
@@ -97,6 +99,9 @@ const char *hb_str(const struct hb_run *r, const char *name);
  * the workload did; a workload with a set-up phase calls hb_begin() again after it (this also
  * forgets libhoardlab's peaks, so U and A describe the measured phase). */
 void hb_begin(struct hb_run *r);
+/* The record's head, from `{` through "params" (what a record says before its results); a
+ * workload that must write its own record (signal-malloc's watchdog) starts with it. */
+void hb_record_head(struct hb_json *j, const struct hb_run *r);
 void hb_end(struct hb_run *r);
 double hb_now(void);                    /* CLOCK_MONOTONIC seconds */
 
@@ -158,6 +163,11 @@ void hb_check(const void *p, size_t n, uint64_t salt);
 void *hb_alloc(size_t n, uint64_t salt);
 /* Check the stamp and free. */
 void hb_release(void *p, size_t n, uint64_t salt);
+/* A live set: n stamped blocks of random sizes in [lo, hi] (calloc'd array; the caller
+ * releases the blocks and frees it). */
+struct hb_block { void *p; size_t n; };
+struct hb_block *hb_live_set(struct hb_rng *g, long long n, uint64_t lo, uint64_t hi,
+                             uint64_t salt);
 
 /* ---- workloads (workloads/<family>.c) ---------------------------------------------------- */
 

@@ -193,3 +193,15 @@ void hb_release(void *p, size_t n, uint64_t salt)
     hb_check(p, n, salt);
     free(p);
 }
+
+struct hb_block *hb_live_set(struct hb_rng *g, long long n, uint64_t lo, uint64_t hi,
+                             uint64_t salt)
+{
+    struct hb_block *live = calloc((size_t)n, sizeof *live);
+    if (!live) hb_fail("out of memory");
+    for (long long k = 0; k < n; k++) {
+        live[k].n = (size_t)hb_range(g, lo, hi);
+        live[k].p = hb_alloc(live[k].n, salt);
+    }
+    return live;
+}

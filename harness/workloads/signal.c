@@ -17,10 +17,8 @@
  * deadlocks (or not) rather than corrupting a free list. Overlapping sizes test the stronger
  * property, but an unsafe allocator may then corrupt memory: a lost stamp (exit status 1) or
  * a crash. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <hwloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,7 +62,6 @@ struct sm {
     _Atomic unsigned long long sent;
     char *record;              /* the record up to "params" included, then room for the rest */
     size_t prefix_len, cap;
-    int cores, cache_line;
 };
 
 /* The handler's state: a signal carries no argument, so these are the workload's statics. */
@@ -202,12 +199,7 @@ static void worker(struct hb_run *r, struct sm *S, int i)
     uint64_t salt = hb_mix(r->seed * 1000003u + (uint64_t)i);
     struct hb_rng g;
     hb_rng_seed(&g, r->seed, (uint64_t)i);
-    struct { void *p; size_t n; } *live = calloc((size_t)n, sizeof *live);
-    if (!live) hb_fail("out of memory");
-    for (long long k = 0; k < n; k++) {
-        live[k].n = (size_t)hb_range(&g, lo, hi);
-        live[k].p = hb_alloc(live[k].n, salt);
-    }
+    struct hb_block *live = hb_live_set(&g, n, lo, hi, salt);
     me->tid = pthread_self();
     sm_self = i;
     atomic_fetch_add(&S->ready, 1);
@@ -300,9 +292,9 @@ static _Noreturn void fire(struct sm *S, int stalled, double stalled_after)
     put(S, &n, ", \"peak_rss_kb\": ");
     put_u64(S, &n, (unsigned long long)peak_rss_kb());
     put(S, &n, ", \"cache_line\": ");
-    put_u64(S, &n, (unsigned long long)S->cache_line);
+    put_u64(S, &n, (unsigned long long)S->r->cache_line);
     put(S, &n, ", \"cores\": ");
-    put_u64(S, &n, (unsigned long long)S->cores);
+    put_u64(S, &n, (unsigned long long)S->r->cores);
     put(S, &n, ", \"hoardlab\": null, \"extra\": ");
     extra_tail(S, &n, true, c, stalled, stalled_after);
     put(S, &n, "}\n");
@@ -355,77 +347,11 @@ static void *watchdog(void *arg)
 
 /* ---- set-up: what the watchdog's record needs, formatted before the measured phase ---------- */
 
-/* --label as the driver reads it (the run context does not carry it). */
-static void label_of(char *out, size_t cap)
-{
-    static char buf[65536];
-    snprintf(out, cap, "unnamed");
-    FILE *f = fopen("/proc/self/cmdline", "r");
-    if (!f) return;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *argv[1024];
-    int argc = 0;
-    for (size_t k = 0; k < n && argc < 1024; k += strlen(buf + k) + 1) argv[argc++] = buf + k;
-    for (int a = 2; a < argc; a++) {
-        const char *arg = argv[a];
-        if (strncmp(arg, "--", 2) != 0) continue;
-        const char *eq = strchr(arg, '=');
-        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-        bool is_label = len == 7 && !strncmp(arg, "--label", 7);
-        if (len == 6 && !strncmp(arg, "--help", 6)) continue;
-        if (len == 5 && !strncmp(arg, "--pin", 5)) continue;
-        const char *value = eq ? eq + 1 : (a + 1 < argc ? argv[++a] : NULL);
-        if (is_label && value) snprintf(out, cap, "%s", value);
-    }
-}
-
-static void topology_facts(int *cores, int *line)
-{
-    hwloc_topology_t topo;
-    *cores = 1;
-    *line = 64;
-    if (hwloc_topology_init(&topo)) return;
-    if (!hwloc_topology_load(topo)) {
-        int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-        if (n <= 0) n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-        *cores = n > 0 ? n : 1;
-        hwloc_obj_t l1 = hwloc_get_obj_by_type(topo, HWLOC_OBJ_L1CACHE, 0);
-        if (l1 && l1->attr && l1->attr->cache.linesize) *line = (int)l1->attr->cache.linesize;
-    }
-    hwloc_topology_destroy(topo);
-}
-
 static void prepare_record(struct sm *S)
 {
-    struct hb_run *r = S->r;
-    const char *(*strategy)(void);
-    char label[4096];
-    label_of(label, sizeof label);
-    *(void **)&strategy = dlsym(RTLD_DEFAULT, "hoardlab_strategy");
-    topology_facts(&S->cores, &S->cache_line);
     struct hb_json j;
     hb_json_init(&j);
-    hb_json_obj(&j, NULL);
-    hb_json_int(&j, "schema", 1);
-    hb_json_str(&j, "workload", r->w->name);
-    hb_json_str(&j, "label", label);
-    hb_json_str(&j, "strategy", strategy ? strategy() : NULL);
-    hb_json_int(&j, "threads", r->threads);
-    hb_json_uint(&j, "seed", r->seed);
-    hb_json_real(&j, "scale", r->scale);
-    hb_json_int(&j, "repeat", r->repeat);
-    hb_json_bool(&j, "pinned", r->pin);
-    hb_json_int(&j, "spawn_first", r->spawn_first);
-    hb_json_obj(&j, "params");
-    for (int i = 0; r->w->params[i].name; i++) {
-        const struct hb_param *p = &r->w->params[i];
-        if (p->kind == HB_INT) hb_json_int(&j, p->name, r->val[i].i);
-        else if (p->kind == HB_REAL) hb_json_real(&j, p->name, r->val[i].d);
-        else hb_json_str(&j, p->name, r->val[i].s);
-    }
-    hb_json_end(&j, '}');
+    hb_record_head(&j, S->r);
     S->prefix_len = j.len;
     S->cap = j.len + 1024;
     if (!(S->record = malloc(S->cap))) hb_fail("out of memory");

@@ -137,12 +137,7 @@ static void worker(struct hb_run *r, struct stall *S, int i)
     unsigned long long ops[MODES] = { 0 };
     struct hb_rng g;
     hb_rng_seed(&g, r->seed, (uint64_t)i);
-    struct { void *p; size_t n; } *live = calloc((size_t)n, sizeof *live);
-    if (!live) hb_fail("out of memory");
-    for (long long k = 0; k < n; k++) {
-        live[k].n = (size_t)hb_range(&g, lo, hi);
-        live[k].p = hb_alloc(live[k].n, salt);
-    }
+    struct hb_block *live = hb_live_set(&g, n, lo, hi, salt);
     if (i == 0) {
         struct sigevent ev;
         memset(&ev, 0, sizeof ev);
