@@ -163,6 +163,10 @@ void hb_check(const void *p, size_t n, uint64_t salt);
 void *hb_alloc(size_t n, uint64_t salt);
 /* Check the stamp and free. */
 void hb_release(void *p, size_t n, uint64_t salt);
+/* Install handler for SIGUSR1 (SA_RESTART), keeping the old action in *old; hb_fail() if the
+ * system refuses. The workload restores *old with sigaction when it ends. */
+struct sigaction;
+void hb_on_sigusr1(void (*handler)(int), struct sigaction *old);
 /* A live set: n stamped blocks of random sizes in [lo, hi] (calloc'd array; the caller
  * releases the blocks and frees it). */
 struct hb_block { void *p; size_t n; };

@@ -1,7 +1,9 @@
 /* support.c — what every workload shares: the measured phase, threads behind a barrier,
  * block stamps, libhoardlab's statistics found with dlsym, RSS. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +194,16 @@ void hb_release(void *p, size_t n, uint64_t salt)
 {
     hb_check(p, n, salt);
     free(p);
+}
+
+void hb_on_sigusr1(void (*handler)(int), struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGUSR1, &sa, old)) hb_fail("sigaction: %s", strerror(errno));
 }
 
 struct hb_block *hb_live_set(struct hb_rng *g, long long n, uint64_t lo, uint64_t hi,

@@ -391,12 +391,8 @@ int hb_signal_malloc(struct hb_run *r)
     sm_simulate = (int)hb_int(r, "simulate_deadlock");
     prepare_record(&S);
 
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = sm_handler;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGUSR1, &sa, &old)) hb_fail("sigaction: %s", strerror(errno));
+    struct sigaction old;
+    hb_on_sigusr1(sm_handler, &old);
     pthread_t wd;
     hb_begin(r);
     if (pthread_create(&wd, NULL, watchdog, &S)) hb_fail("pthread_create failed");

@@ -220,12 +220,8 @@ int hb_stall(struct hb_run *r)
     atomic_store(&stall_inside, 0);
     atomic_store(&stall_outside, 0);
     atomic_store(&stall_pauses, 0);
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = stall_handler;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGUSR1, &sa, &old)) hb_fail("sigaction: %s", strerror(errno));
+    struct sigaction old;
+    hb_on_sigusr1(stall_handler, &old);
     hb_begin(r);
     hb_parallel(r, r->threads + 1, stall_thread, &S);
     hb_end(r);

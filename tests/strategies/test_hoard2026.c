@@ -423,6 +423,8 @@ int main(void)
     setenv("HOARD_RELEASE_THRESHOLD", "0", 0);
     setenv("HOARD_RELEASE_EMPTY", "off", 0);
     setenv("HOARD_HEAPS", "8", 0);           /* threads on distinct heaps (hash) */
+    /* Exact u after remote frees: locked frees (test_remote.c covers list and queue here). */
+    setenv("HOARD_REMOTE_FREE", "lock", 1);
     hl_init();
     hl_free(hl_malloc(1));
     const struct CMUnitTest tests[] = {
