@@ -3,7 +3,6 @@
  * batch back to the blocks' owners, the flush at thread exit, the gauge and fork. */
 #include "tlab.h"
 
-bool hl_tlab_on;
 /* Threads without bins of their own point here: heap NULL, no blocks, limit 0, so both fast
  * paths leave at once. Never written. */
 static struct {
@@ -18,9 +17,8 @@ static uint32_t limit[HL_MAX_CLASSES];   /* tlab_budget / class size */
 static hl_lock reg_lock = HL_LOCK_INIT;
 static struct hl_tlab *live, *pool;
 
-void hl_tlab_init(bool on)
+void hl_tlab_init(void)
 {
-    hl_tlab_on = on;
     for (unsigned c = 0; c < hl_classes->count; c++) {
         size_t n = hl_cfg.tlab_budget / hl_class_size(c);
         limit[c] = n > INT32_MAX ? INT32_MAX : (uint32_t)n;   /* room is signed */
@@ -46,11 +44,11 @@ static uint32_t batch(uint32_t lim)
     return n < 1 ? 1 : n > 64 ? 64 : n;
 }
 
-/* The calling thread's bins, if it may have them (tlab on, a live registered thread). */
+/* The calling thread's bins, if it may have them (a live registered thread). */
 static bool setup(void)
 {
     if (hl_tlab_bins != none) return true;
-    if (!hl_tlab_on || hl_me.state != 1) return false;
+    if (hl_me.state != 1) return false;
     hl_lock_acquire(&reg_lock);
     struct hl_tlab *t = pool;
     if (t) pool = t->next;
@@ -114,10 +112,9 @@ static void give_back(struct hl_heap *h, void *chain, hl_after_free_fn after)
     }
 }
 
-/* The slow halves leave at once (a tail call) when the TLAB is off, so that a row calling the
- * TLAB's paths with tlab = off costs little more than the heap's. */
-static __attribute__((noinline)) void *malloc_slow(size_t size, hl_refill_fn refill,
-                                                   void *(*plain)(size_t))
+/* The slow halves (tlab.h). A strategy calls the TLAB's paths only with tlab = on (hoard's
+ * init installs them then), so neither tests the key. */
+void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t))
 {
     unsigned c = hl_class_of(size);
     if (!setup() || !hl_tlab_bins[c].limit) return plain(size);
@@ -145,13 +142,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, hl_refill_fn ref
     return hl_stats_malloc(first, hl_class_size(c));
 }
 
-void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t))
-{
-    return malloc_slow(size, refill, plain);
-}
-
-static __attribute__((noinline)) void free_slow(void *p, hl_after_free_fn after,
-                                                void (*plain)(void *))
+void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
 {
     struct hl_sb *sb = hl_sb_of(p);
     /* A thread's first free may come before its first malloc: set up, then test the owner. */
@@ -177,10 +168,6 @@ static __attribute__((noinline)) void free_slow(void *p, hl_after_free_fn after,
     hl_stats_free(sb->size);
 }
 
-void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
-{
-    free_slow(p, after, plain);
-}
 
 void hl_tlab_thread_exit(hl_after_free_fn after)
 {

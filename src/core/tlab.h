@@ -58,9 +58,8 @@ static inline struct hl_tlab *hl_tlab_of(struct hl_tlab_bin *bins)
     return (struct hl_tlab *)bins - 1;
 }
 
-/* After the heaps (hl_heaps_init): the limits from tlab_budget; on: the `tlab` key. */
-void hl_tlab_init(bool on);
-extern bool hl_tlab_on;
+/* After the heaps (hl_heaps_init), with tlab = on: the limits from tlab_budget. */
+void hl_tlab_init(void);
 
 /* The slow halves, out of line. The heap to use is the caller's, through hl_heap_mine. */
 void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t));

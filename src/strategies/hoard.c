@@ -228,8 +228,8 @@ int hl_hoard_init(void)
     hl_heap_floor = u_floor;
     hl_heap_after_free = after_free;
     hl_heaps_init(true, false);
-    hl_tlab_init(hl_cfg.tlab);
     if (hl_cfg.tlab) {
+        hl_tlab_init();
         hl_front_malloc_fn = tlab_malloc;
         hl_front_free_fn = tlab_free;
     }
