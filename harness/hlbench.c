@@ -217,7 +217,9 @@ static long peak_rss_kb(void)
 static bool is_level(const char *name)
 {
     return !strcmp(name, "in_use") || !strcmp(name, "in_use_peak") ||
-           !strcmp(name, "os_bytes") || !strcmp(name, "os_bytes_peak");
+           !strcmp(name, "os_bytes") || !strcmp(name, "os_bytes_peak") ||
+           !strcmp(name, "held_bytes") || !strcmp(name, "held_bytes_peak") ||
+           !strcmp(name, "meta_bytes");
 }
 
 static void hoardlab_record(struct hb_json *j, const struct hb_run *r)
@@ -232,9 +234,15 @@ static void hoardlab_record(struct hb_json *j, const struct hb_run *r)
     hb_json_uint(j, #name, is_level(#name) ? s->name : s->name - r->base.name);
     HOARDLAB_STATS(HB_STAT)
 #undef HB_STAT
-    if (s->in_use_peak)
-        hb_json_real(j, "fragmentation", (double)s->os_bytes_peak / (double)s->in_use_peak);
-    else hb_json_null(j, "fragmentation");
+    /* A/U with the policy's A (memory held for blocks, as Hoard's Table 4 counts it), and with
+     * all the memory hoardlab took, its own structures included. */
+    if (s->in_use_peak) {
+        hb_json_real(j, "fragmentation", (double)s->held_bytes_peak / (double)s->in_use_peak);
+        hb_json_real(j, "fragmentation_os", (double)s->os_bytes_peak / (double)s->in_use_peak);
+    } else {
+        hb_json_null(j, "fragmentation");
+        hb_json_null(j, "fragmentation_os");
+    }
     hb_json_end(j, '}');
 }
 

@@ -16,8 +16,13 @@
     X(frees,              "free calls on a non-NULL block")                                \
     X(in_use,             "bytes in live blocks now, counted at their usable size")        \
     X(in_use_peak,        "U: peak of in_use (exact to threads x stats_batch bytes)")      \
-    X(os_bytes,           "bytes held from the OS now (heap regions, metadata, large)")    \
-    X(os_bytes_peak,      "A: peak of os_bytes")                                            \
+    X(os_bytes,           "bytes held from the OS now: held_bytes + meta_bytes")           \
+    X(os_bytes_peak,      "peak of os_bytes: all the memory hoardlab took, at its most")   \
+    X(held_bytes,         "of os_bytes, those held for blocks: superblocks, heap regions, " \
+                          "large objects and the cache of their mappings")                 \
+    X(held_bytes_peak,    "A: peak of held_bytes, the policy's A (Hoard Table 4)")          \
+    X(meta_bytes,         "of os_bytes, hoardlab's own structures (heaps, descriptors, "    \
+                          "page map, tables), counted by the pages written")               \
     X(large_allocs,       "blocks above large_threshold served straight from the OS")      \
     X(lock_acquisitions,  "allocator lock acquisitions")                                    \
     X(lock_contended,     "acquisitions that found the lock held")                         \
@@ -42,6 +47,8 @@
     X(census_false_lines, "cache lines on which that happened at least once")              \
     X(census_meta_false,  "touches of allocator metadata (e.g. a free-list head) on a cache " \
                           "line last touched by another thread for another object")        \
+    X(census_paper,       "blocks other live threads held in superblocks when a heap took " \
+                          "them from the global heap (Hoard Table 3's count; hoard)")      \
     X(threads,            "most threads registered with the allocator at one time")
 
 struct hoardlab_stats {

@@ -58,7 +58,7 @@ static void *reuse(size_t size, size_t align)
     return NULL;
 }
 
-void *hl_arena_alloc(size_t size, size_t align)
+void *hl_arena_alloc(size_t size, size_t align, enum hl_os_use use)
 {
     if (align < HL_PAGE) align = HL_PAGE;
     hl_lock_acquire(&lock);
@@ -75,14 +75,14 @@ void *hl_arena_alloc(size_t size, size_t align)
     }
     hl_lock_release(&lock);
     hl_os_place(p, size);
-    hl_os_account((ptrdiff_t)size);
+    hl_os_account(use, (ptrdiff_t)size);
     return p;
 }
 
-void hl_arena_free(void *p, size_t size)
+void hl_arena_free(void *p, size_t size, enum hl_os_use use)
 {
     madvise(p, size, MADV_DONTNEED);
-    hl_os_account(-(ptrdiff_t)size);
+    hl_os_account(use, -(ptrdiff_t)size);
     hl_lock_acquire(&lock);
     unsigned i = 0;
     while (i < SIZES && kept[i].size && kept[i].size != size) i++;

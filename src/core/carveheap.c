@@ -44,7 +44,7 @@ static void *carve(unsigned c)
     if ((size_t)(ch.end - ch.cur) < need) {
         size_t grow = (size_t)hl_cfg.heap_grow * hl_cfg.superblock_size;
         if (grow < need) grow = hl_align_up(need, HL_PAGE);
-        char *region = hl_arena_alloc(grow, HL_PAGE);
+        char *region = hl_arena_alloc(grow, HL_PAGE, HL_OS_HELD);
         if (!region) return NULL;
         ch.cur = region;                /* the old region's tail (< one block) is left unused */
         ch.end = region + grow;

@@ -1,4 +1,7 @@
-/* census.c — allocator-induced false sharing, counted (Hoard §5.3, Table 3).
+/* census.c — allocator-induced false sharing, counted (Hoard §5.3, Table 3), two ways: the
+ * broad count below (census_false_blocks, _lines), and the paper's own, narrower one
+ * (census_paper: hoard asks hl_census_foreign_blocks when a heap takes a superblock from the
+ * global heap how many blocks in it other live threads still hold).
  *
  * For every cache line (HL_CACHE_LINE bytes) that holds live blocks, the census keeps which
  * blocks they are and which thread each was handed to. When a block is handed to a thread
@@ -241,6 +244,26 @@ void hl_census_touch(struct hl_thread *t, const void *object)
     *m = (struct meta_line){ n + 1, (uintptr_t)object, s };
     unlock();
     if (falsely) HL_COUNT(census_meta_false, 1);
+}
+
+/* Blocks that start in [start, start + bytes) and that a live thread other than t holds (a
+ * block on two lines is counted on its first). */
+uint64_t hl_census_foreign_blocks(struct hl_thread *t, const void *start, size_t bytes)
+{
+    uintptr_t a = (uintptr_t)start, first = a / HL_CACHE_LINE;
+    uintptr_t last = (a + bytes - 1) / HL_CACHE_LINE;
+    uint32_t s = serial_of(t);
+    uint64_t n = 0;
+    lock();
+    for (uintptr_t line = first; line <= last; line++) {
+        const struct line *l = &live.lines[find(&live, line + 1)];
+        if (!l->key) continue;
+        for (int k = 0; k < (int)PER_LINE; k++)
+            n += l->block[k] && l->block[k] / HL_CACHE_LINE == line && l->holder[k] != s &&
+                 atomic_load_explicit(&alive[l->holder[k]], memory_order_relaxed);
+    }
+    unlock();
+    return n;
 }
 
 void hl_census_thread_exit(struct hl_thread *t)

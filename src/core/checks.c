@@ -55,7 +55,7 @@ static void rehash(struct shard *s)
     while (cap < 4 * (s->live + 1)) cap <<= 1;
     uintptr_t *old = s->slot;
     size_t old_cap = s->cap;
-    s->slot = hl_os_alloc(cap * sizeof *s->slot, HL_PAGE);
+    s->slot = hl_os_alloc(cap * sizeof *s->slot, HL_PAGE, HL_OS_META);
     if (!s->slot) hl_die("checks: out of memory for the table of live blocks");
     s->cap = cap;
     s->used = s->live;
@@ -63,7 +63,7 @@ static void rehash(struct shard *s)
         uintptr_t v = old[i];
         if (v && !(v & FREED)) *find(s, v, hash(v)) = v;
     }
-    if (old) hl_os_free(old, old_cap * sizeof *old);
+    if (old) hl_os_free(old, old_cap * sizeof *old, HL_OS_META);
 }
 
 void hl_check_alloc(void *ptr)

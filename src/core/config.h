@@ -66,6 +66,9 @@
     "K: superblocks a heap may hold free regardless of f")                                     \
   X(fullness_groups, superblock,   INT,   "4",        1, 64, NULL,                             \
     "bins of superblocks by fraction in use; allocation takes from the fullest")               \
+  X(accounting,      superblock,   ENUM,  "class",    0, 0, hl_accountings,                    \
+    "hoard: u and a of the emptiness threshold per size class of a heap, or per heap over "  \
+    "all its classes (the paper's u_i and a_i)")                                               \
   X(release_empty,   superblock,   BOOL,  "off",      0, 1, NULL,                              \
     "return completely empty superblocks to the OS instead of keeping them for reuse")         \
   X(remote_free,     heaps,        ENUM,  "lock",     0, 0, hl_remote_frees,                   \
@@ -88,7 +91,8 @@
 
 /* Choice lists, NULL-terminated. */
 extern const char *const hl_lock_kinds[], *const hl_numa_modes[], *const hl_class_tables[],
-                  *const hl_list_orders[], *const hl_heap_selects[], *const hl_remote_frees[];
+                  *const hl_list_orders[], *const hl_heap_selects[], *const hl_remote_frees[],
+                  *const hl_accountings[];
 
 enum hl_lock_kind  { HL_LOCK_SPIN, HL_LOCK_MUTEX };
 enum hl_numa_mode  { HL_NUMA_OFF, HL_NUMA_LOCAL, HL_NUMA_INTERLEAVE };
@@ -96,6 +100,7 @@ enum hl_class_table{ HL_CLASSES_GEOMETRIC, HL_CLASSES_POW2 };
 enum hl_list_order { HL_LIST_LIFO, HL_LIST_FIFO };
 enum hl_heap_select{ HL_SELECT_THREAD, HL_SELECT_HASH, HL_SELECT_CPU };
 enum hl_remote_free{ HL_REMOTE_LOCK, HL_REMOTE_LIST, HL_REMOTE_QUEUE };
+enum hl_accounting { HL_ACCOUNT_CLASS, HL_ACCOUNT_HEAP };
 
 #define HL_CTYPE_BOOL   int
 #define HL_CTYPE_INT    long

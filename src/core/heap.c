@@ -21,7 +21,10 @@ struct hl_heap *hl_heap_new(unsigned index, bool shared)
                               sizeof(void *));
     struct hl_heap *h = hl_meta_alloc(head + (size_t)n * lists * sizeof(struct hl_sb *));
     struct hl_sb **heads = (struct hl_sb **)((char *)h + head);
-    for (unsigned c = 0; c < n; c++) h->cls[c].list = heads + (size_t)c * lists;
+    for (unsigned c = 0; c < n; c++) {
+        h->cls[c].list = heads + (size_t)c * lists;
+        h->cls[c].acct = hl_cfg.accounting == HL_ACCOUNT_HEAP ? &h->total : &h->cls[c].own;
+    }
     hl_lock_init(&h->lock);
     h->index = index;
     h->shared = shared;
@@ -29,10 +32,11 @@ struct hl_heap *hl_heap_new(unsigned index, bool shared)
     return h;
 }
 
+/* The accounts nobody charges stay 0, so the sum serves both kinds of accounting. */
 size_t hl_heap_u(const struct hl_heap *h)
 {
-    size_t u = 0;
-    for (unsigned c = 0; c < hl_classes->count; c++) u += h->cls[c].u;
+    size_t u = h->total.u;
+    for (unsigned c = 0; c < hl_classes->count; c++) u += h->cls[c].own.u;
     return u;
 }
 
@@ -126,9 +130,10 @@ struct hl_heap *hl_heap_lock_owner(const struct hl_sb *sb)
 void hl_heap_attach(struct hl_heap *h, struct hl_sb *sb)
 {
     struct hl_heap_class *k = &h->cls[sb->cls];
-    k->u += hl_sb_in_use(sb);
-    k->a += hl_sb_bytes(sb);
-    if (hl_heap_floor) k->u_floor = hl_heap_floor(h, k->a);
+    struct hl_account *ac = k->acct;
+    ac->u += hl_sb_in_use(sb);
+    ac->a += hl_sb_bytes(sb);
+    if (hl_heap_floor) ac->u_floor = hl_heap_floor(h, ac->a);
     k->nsb++;
     h->a += hl_sb_bytes(sb);
     h->nsb++;
@@ -140,10 +145,11 @@ void hl_heap_attach(struct hl_heap *h, struct hl_sb *sb)
 void hl_heap_detach(struct hl_heap *h, struct hl_sb *sb)
 {
     struct hl_heap_class *k = &h->cls[sb->cls];
+    struct hl_account *ac = k->acct;
     hl_heap_list_unlink(h, sb);
-    k->u -= hl_sb_in_use(sb);
-    k->a -= hl_sb_bytes(sb);
-    if (hl_heap_floor) k->u_floor = hl_heap_floor(h, k->a);
+    ac->u -= hl_sb_in_use(sb);
+    ac->a -= hl_sb_bytes(sb);
+    if (hl_heap_floor) ac->u_floor = hl_heap_floor(h, ac->a);
     k->nsb--;
     h->a -= hl_sb_bytes(sb);
     h->nsb--;
@@ -211,7 +217,10 @@ struct hl_sb *hl_heap_emptiest(struct hl_heap *h, unsigned c, double f)
 
 #define FAIL(...) do { hl_say("check failed: " __VA_ARGS__); abort(); } while (0)
 
-static void check_class(const struct hl_heap *h, unsigned c, uint32_t *empties)
+/* Class c's lists and superblocks; their u and a are added to *u_sum and *a_sum, and checked
+ * against the class's own account when it charges that one. */
+static void check_class(const struct hl_heap *h, unsigned c, uint32_t *empties, size_t *u_sum,
+                        size_t *a_sum)
 {
     const struct hl_heap_class *k = &h->cls[c];
     size_t u = 0, a = 0;
@@ -243,33 +252,35 @@ static void check_class(const struct hl_heap *h, unsigned c, uint32_t *empties)
             if (++n > (1u << 30)) FAIL("heap %u class %u: list %u has a cycle", h->index, c, l);
         }
     }
-    if (u != k->u || a != k->a || n != k->nsb)
+    bool own = k->acct == &k->own;      /* else the heap's account: hl_heap_check sums */
+    if ((own && (u != k->own.u || a != k->own.a)) || n != k->nsb)
         FAIL("heap %u class %u: u %zu a %zu superblocks %u, but its superblocks hold u %zu "
-             "a %zu and number %u", h->index, c, k->u, k->a, k->nsb, u, a, n);
+             "a %zu and number %u", h->index, c, k->own.u, k->own.a, k->nsb, u, a, n);
+    *u_sum += u;
+    *a_sum += a;
 }
 
 void hl_heap_check(const struct hl_heap *h, int c)
 {
+    size_t u = 0, a = 0;
     if (c >= 0) {
         uint32_t empties = 0;
-        check_class(h, (unsigned)c, &empties);
+        check_class(h, (unsigned)c, &empties, &u, &a);
         if (empties > h->nempty)
             FAIL("heap %u: %u empty superblocks in class %d, %u in all", h->index, empties, c,
                  h->nempty);
         return;
     }
-    size_t u = 0, a = 0;
     uint32_t n = 0, empties = 0;
     for (unsigned k = 0; k < hl_classes->count; k++) {
-        check_class(h, k, &empties);
-        u += h->cls[k].u;
-        a += h->cls[k].a;
+        check_class(h, k, &empties, &u, &a);
         n += h->cls[k].nsb;
     }
-    if (a != h->a || n != h->nsb || empties != h->nempty)
-        FAIL("heap %u: totals a %zu superblocks %u empty %u, but its classes sum to "
-             "u %zu a %zu superblocks %u empty %u", h->index, h->a, h->nsb, h->nempty,
-             u, a, n, empties);
+    if (a != h->a || n != h->nsb || empties != h->nempty || u != hl_heap_u(h) ||
+        (h->total.a && h->total.a != a))
+        FAIL("heap %u: totals u %zu a %zu (heap account a %zu) superblocks %u empty %u, but "
+             "its classes sum to u %zu a %zu superblocks %u empty %u", h->index, hl_heap_u(h),
+             h->a, h->total.a, h->nsb, h->nempty, u, a, n, empties);
 }
 
 /* ---- the rows of the dispatch table the heap strategies share ------------------------------ */
@@ -356,8 +367,7 @@ void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_af
     if (hl_heap_must_regroup(sb)) hl_heap_regroup(h, sb);
     else hl_heap_to_front(h, sb);
     /* The policies act only below the floor or on an empty superblock (heap.h). */
-    struct hl_heap_class *k = &h->cls[sb->cls];
-    if (HL_INVARIANT_CHECKS || k->u < k->u_floor || sb->used == 0) after(h, sb);
+    if (hl_heap_policy_due(h, sb)) after(h, sb);
     if (hl_remote_pending(h)) hl_remote_collect(h);
     hl_heap_unlock(h);
     hl_stats_free(size);

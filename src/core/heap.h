@@ -7,14 +7,19 @@
  *   0 .. G-1   partly used superblocks, group g holding used/capacity in [g/G, (g+1)/G)
  *   G          full superblocks (never scanned by malloc)
  *   G + 1      completely empty superblocks (reused by this class first, then by any class)
- * and u (bytes of blocks in use) and a (bytes of blocks its superblocks can hold). u and a are
- * kept per class because the Hoard paper states its algorithm for one size class and
- * applies the bound to each class (§3 "we assume a single size class", §4.1); the totals
- * over classes are the heap's u_i and a_i. (With one u and a over all classes, Figure 2's
- * malloc itself would break the invariant whenever a heap full in one class but with free
- * space in others takes a new superblock.) a counts block bytes (S less header and tail
- * waste), so a full superblock has u = a exactly, as in the paper's figures; counting S
- * instead, a heap of full superblocks of S/2-byte blocks would sit at u = a/2 for ever.
+ * and an account of u (bytes of blocks in use) and a (bytes of blocks its superblocks can
+ * hold), which the emptiness threshold reads. The key `accounting` says which account a class
+ * charges:
+ *   class  each class its own (the default): the Hoard paper states its algorithm for one
+ *          size class and applies the bound to each (§3 "we assume a single size class",
+ *          §4.1). With one account over all classes, Figure 2's malloc itself breaks the
+ *          invariant whenever a heap full in one class but with free space in others takes a
+ *          new superblock; per class it cannot.
+ *   heap   every class of a heap the heap's one account: the paper's u_i and a_i, for
+ *          measuring what the departure above costs (the invariant then holds after frees).
+ * a counts block bytes (S less header and tail waste), so a full superblock has u = a
+ * exactly, as in the paper's figures; counting S instead, a heap of full superblocks of
+ * S/2-byte blocks would sit at u = a/2 for ever.
  *
  * Locking: whoever holds h->lock may touch the heap and the headers of its superblocks. A
  * heap used by one thread only (`private` with heap_select=thread) is never locked
@@ -36,13 +41,18 @@
 #define HL_INVARIANT_CHECKS 0
 #endif
 
+struct hl_account {
+    size_t u, a;                         /* bytes in use / bytes held */
+    size_t u_floor;                      /* u below this: the owner's policy acts (hl_heap_floor) */
+};
+
 struct hl_heap_class {
     struct hl_sb **list;                 /* G + 2 list heads, see above */
     void *loose;                         /* `private`: blocks freed into this heap */
-    size_t u, a;                         /* bytes in use / bytes held, this class */
-    size_t u_floor;                      /* u below this: the owner's policy acts (hl_heap_floor) */
+    struct hl_account *acct;             /* the account this class charges: &own or &heap->total */
     uint64_t groups;                     /* bit g set: list g (a fullness group) is not empty */
     uint32_t nsb;                        /* superblocks of this class */
+    struct hl_account own;               /* accounting = class */
 };
 
 struct hl_heap {
@@ -51,6 +61,7 @@ struct hl_heap {
     unsigned index;                      /* 0 = hoard's global heap; stable, for stats */
     uint32_t collect_in;                 /* mallocs until it collects remote frees (remote.c) */
     size_t a;                            /* a_i: the sum over classes (u_i: hl_heap_u) */
+    struct hl_account total;             /* accounting = heap: every class's account */
     uint32_t nsb, nempty;                /* superblocks held; of those, completely empty */
     _Atomic uint64_t acquisitions, contended;   /* this heap's lock, written under it */
     struct hl_heap *pool_next;           /* heapselect.c: free pool of exited threads' heaps */
@@ -67,7 +78,7 @@ extern unsigned hl_heap_groups;          /* G */
 #define HL_LIST_EMPTY (hl_heap_groups + 1)
 #define HL_LIST_NONE  255u
 
-/* A strategy's threshold on u, per class: given a heap and its a for one class, the u below
+/* A strategy's threshold on u, per account: given a heap and an account's a, the u below
  * which hl_heap_free's caller should act (Hoard: the emptiness threshold). Kept in u_floor
  * and recomputed only when a changes, so free compares two numbers. NULL: never (floor 0). */
 extern size_t (*hl_heap_floor)(const struct hl_heap *h, size_t a);
@@ -75,6 +86,7 @@ extern size_t (*hl_heap_floor)(const struct hl_heap *h, size_t a);
 void hl_heap_init(void);                 /* after config and size classes */
 struct hl_heap *hl_heap_new(unsigned index, bool shared);
 size_t hl_heap_u(const struct hl_heap *h);   /* u_i: the sum over classes */
+
 
 /* ---- locking ------------------------------------------------------------------------------ */
 
@@ -139,7 +151,7 @@ static inline void hl_heap_to_front(struct hl_heap *h, struct hl_sb *sb)
 static inline void *hl_heap_take_block(struct hl_heap *h, struct hl_sb *sb)
 {
     void *p = hl_sb_pop(sb);
-    h->cls[sb->cls].u += sb->size;
+    h->cls[sb->cls].acct->u += sb->size;
     h->nempty -= sb->used == 1;
     return p;
 }
@@ -147,8 +159,16 @@ static inline void *hl_heap_take_block(struct hl_heap *h, struct hl_sb *sb)
 static inline void hl_heap_put_block(struct hl_heap *h, struct hl_sb *sb, void *p)
 {
     hl_sb_push(sb, p);
-    h->cls[sb->cls].u -= sb->size;
+    h->cls[sb->cls].acct->u -= sb->size;
     h->nempty += sb->used == 0;
+}
+
+/* After a block of sb went back (sb in its right list): the strategy's after-free policy is
+ * due when sb's class's account fell below its floor or sb emptied; in the checks build always. */
+static inline bool hl_heap_policy_due(const struct hl_heap *h, const struct hl_sb *sb)
+{
+    const struct hl_account *ac = h->cls[sb->cls].acct;
+    return HL_INVARIANT_CHECKS || ac->u < ac->u_floor || sb->used == 0;
 }
 
 /* One block of sb, which h owns and which is not full. */
@@ -333,7 +353,8 @@ static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
     size_t size = sb->size;
     struct hl_heap_class *k = &h->cls[sb->cls];
     hl_heap_put_block(h, sb, p);
-    if (hl_unlikely(hl_heap_must_regroup(sb) || k->list[sb->list] != sb || k->u < k->u_floor ||
+    if (hl_unlikely(hl_heap_must_regroup(sb) || k->list[sb->list] != sb ||
+                    k->acct->u < k->acct->u_floor ||
                     (sb->used == 0 && hl_cfg.release_empty))) {
         hl_heap_free_finish(h, sb, size, after);
         return;

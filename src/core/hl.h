@@ -115,21 +115,30 @@ void hl_fork_init(void);                /* register fork.c's handlers (once, fro
 
 /* ---- os.c: aligned regions from the OS, counted as A --------------------------------------- */
 
+/* What memory from the OS is for. HELD: the memory a strategy holds for blocks (superblocks
+ * with their headers, single-heap regions, hyperblocks, large objects): the policy's A, as
+ * the Hoard paper measures it. META: hoardlab's own structures (heaps, descriptors, size-class
+ * table, page map, checks tables), counted as the pages touched. os_bytes is the sum. */
+enum hl_os_use { HL_OS_HELD, HL_OS_META };
 /* size a multiple of HL_PAGE, align a power of two >= HL_PAGE. NULL on failure (errno set). */
-void *hl_os_alloc(size_t size, size_t align);
-void hl_os_free(void *p, size_t size);
+void *hl_os_alloc(size_t size, size_t align, enum hl_os_use use);
+void hl_os_free(void *p, size_t size, enum hl_os_use use);
+void *hl_os_map(size_t size, size_t align);   /* the same, counted by the caller */
 void hl_os_place(void *p, size_t size); /* NUMA placement by the `numa` key */
 int hl_nprocs(void);                    /* processors this process may run on: P */
-void hl_os_account(ptrdiff_t bytes);    /* count memory obtained elsewhere (bootstrap) */
+void hl_os_account(enum hl_os_use use, ptrdiff_t bytes);   /* count bytes in or out */
 size_t hl_os_bytes(void), hl_os_bytes_peak(void);
+size_t hl_os_held(void), hl_os_held_peak(void), hl_os_meta(void);
 void hl_os_reset_peak(void);
 
 /* ---- arena.c: the address range holding every strategy block ------------------------------ */
 
 void hl_arena_init(void);               /* reserve arena_reserve bytes of address space */
-/* size a multiple of HL_PAGE, align a power of two; counted in A. NULL (ENOMEM) when full. */
-void *hl_arena_alloc(size_t size, size_t align);
-void hl_arena_free(void *p, size_t size);   /* back to the OS; the range is kept for reuse */
+/* size a multiple of HL_PAGE, align a power of two; counted in A as `use`. NULL (ENOMEM) when
+ * full. */
+void *hl_arena_alloc(size_t size, size_t align, enum hl_os_use use);
+/* Back to the OS; the range is kept for reuse. */
+void hl_arena_free(void *p, size_t size, enum hl_os_use use);
 void hl_arena_fork(int phase);          /* 0 prepare, 1 parent, 2 child */
 extern _Atomic uintptr_t hl_arena_base, hl_arena_span;
 static inline bool hl_arena_owns(const void *p)
@@ -155,6 +164,10 @@ void hl_meta_fork(int phase);           /* 0 prepare, 1 parent, 2 child */
  * free-list head), and the census counts touches of a cache line last touched by another
  * thread for another object. Set by observe.c. */
 extern void (*hl_meta_touched)(const void *object);
+/* Non-NULL while the census watches: how many blocks starting in [start, start + bytes) a
+ * live thread other than the caller holds (Hoard Table 3's count, when a heap takes a
+ * superblock from the global heap). Set by observe.c. */
+extern uint64_t (*hl_meta_foreign_blocks)(const void *start, size_t bytes);
 
 /* ---- large.c: objects above large_threshold, a mapping each, cached ------------------------ */
 #include "large.h"
@@ -181,7 +194,7 @@ static inline size_t hl_class_size(unsigned c) { return hl_classes->size[c]; }
     X(mallocs) X(frees) X(large_allocs) X(lock_acquisitions) X(lock_contended)                \
     X(global_to) X(global_from) X(remote_frees) X(cas_attempts) X(cas_retries)                \
     X(cas_free_attempts) X(cas_free_retries) X(remote_pending)                                \
-    X(census_false_blocks) X(census_false_lines) X(census_meta_false)
+    X(census_false_blocks) X(census_false_lines) X(census_meta_false) X(census_paper)
 
 struct hl_counters {
 #define HL_COUNTER_FIELD(name) _Atomic uint64_t name;
@@ -261,6 +274,7 @@ bool hl_census_init(void);
 void hl_census_alloc(struct hl_thread *t, void *p, size_t usable);
 void hl_census_free(void *p, size_t usable);
 void hl_census_touch(struct hl_thread *t, const void *object);
+uint64_t hl_census_foreign_blocks(struct hl_thread *t, const void *start, size_t bytes);
 void hl_census_thread_exit(struct hl_thread *t);
 void hl_census_fork(int phase);
 bool hl_trace_init(const char *path);

@@ -100,7 +100,7 @@ static char *cache_take(size_t *size)
  * the bound after the lock is released. */
 static void cache_put(char *base, size_t size)
 {
-    if (size > hl_cfg.large_cache) { hl_os_free(base, size); return; }
+    if (size > hl_cfg.large_cache) { hl_os_free(base, size, HL_OS_HELD); return; }
     struct free_map *m = (struct free_map *)base, *victims = NULL;
     m->size = size;
     m->prev = m->newer = NULL;
@@ -121,7 +121,7 @@ static void cache_put(char *base, size_t size)
     while (victims) {
         struct free_map *v = victims;
         victims = v->next;
-        hl_os_free(v, v->size);
+        hl_os_free(v, v->size, HL_OS_HELD);
     }
 }
 
@@ -160,7 +160,7 @@ static void *alloc(size_t size, size_t align, bool zero)
     char *base = align <= HL_PAGE ? cache_take(&map_size) : NULL;
     if (base) {
         if (zero) memset(base + offset, 0, size);
-    } else if (!(base = hl_os_alloc(map_size, align))) {
+    } else if (!(base = hl_os_alloc(map_size, align, HL_OS_HELD))) {
         return NULL;
     }
     return hand_out(base, map_size, offset);
@@ -222,7 +222,7 @@ void *hl_large_realloc(void *p, size_t size)
         hl_pagemap_set(base, old, HL_OWNER_LARGE);
         return moved(p, size, old - offset);
     }
-    hl_os_account((ptrdiff_t)(need - old));
+    hl_os_account(HL_OS_HELD, (ptrdiff_t)(need - old));
     header_of(to + offset)->map_size = need;
     hl_pagemap_set(to, need, HL_OWNER_LARGE);
     return to + offset;

@@ -10,6 +10,10 @@ bool hl_observing;
 static bool census_on, trace_on;
 
 static void touched(const void *object) { hl_census_touch(hl_self(), object); }
+static uint64_t foreign(const void *start, size_t bytes)
+{
+    return hl_census_foreign_blocks(hl_self(), start, bytes);
+}
 
 void hl_observe_init(void)
 {
@@ -19,6 +23,7 @@ void hl_observe_init(void)
     /* The parts below call the census through these hooks, not upward. */
     if (census_on) {
         hl_meta_touched = touched;
+        hl_meta_foreign_blocks = foreign;
         hl_thread_exit_observer = hl_census_thread_exit;
     }
 }

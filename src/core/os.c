@@ -1,6 +1,7 @@
 /* os.c — memory from the operating system: page-granular mappings at any power-of-two
- * alignment, each counted in A (bytes held from the OS, now and at peak), placed on NUMA
- * nodes as the `numa` key says. */
+ * alignment, each counted in A (bytes held from the OS, now and at peak) as held for blocks or
+ * as hoardlab's own metadata (hl.h, enum hl_os_use), placed on NUMA nodes as the `numa` key
+ * says. */
 #include <errno.h>
 #include <sched.h>
 #include <unistd.h>
@@ -9,18 +10,38 @@
 #include <sys/mman.h>
 #include "hl.h"
 
-static _Atomic size_t os_now, os_peak;
+static _Atomic size_t os_now, os_peak, held_now, held_peak, meta_now;
 
-void hl_os_account(ptrdiff_t bytes)
+static void raise_peak(_Atomic size_t *peak, size_t now)
 {
-    size_t now = atomic_fetch_add(&os_now, (size_t)bytes) + (size_t)bytes;
-    size_t peak = atomic_load_explicit(&os_peak, memory_order_relaxed);
-    while (now > peak && !atomic_compare_exchange_weak(&os_peak, &peak, now)) { }
+    size_t seen = atomic_load_explicit(peak, memory_order_relaxed);
+    while (now > seen && !atomic_compare_exchange_weak(peak, &seen, now)) { }
+}
+
+/* now += bytes (bytes may be negative: unsigned wrap-around subtracts); the new value. */
+static size_t add(_Atomic size_t *now, ptrdiff_t bytes)
+{
+    return atomic_fetch_add(now, (size_t)bytes) + (size_t)bytes;
+}
+
+void hl_os_account(enum hl_os_use use, ptrdiff_t bytes)
+{
+    if (use == HL_OS_HELD) raise_peak(&held_peak, add(&held_now, bytes));
+    else add(&meta_now, bytes);
+    raise_peak(&os_peak, add(&os_now, bytes));
 }
 
 size_t hl_os_bytes(void) { return atomic_load(&os_now); }
 size_t hl_os_bytes_peak(void) { return atomic_load(&os_peak); }
-void hl_os_reset_peak(void) { atomic_store(&os_peak, atomic_load(&os_now)); }
+size_t hl_os_held(void) { return atomic_load(&held_now); }
+size_t hl_os_held_peak(void) { return atomic_load(&held_peak); }
+size_t hl_os_meta(void) { return atomic_load(&meta_now); }
+
+void hl_os_reset_peak(void)
+{
+    atomic_store(&os_peak, atomic_load(&os_now));
+    atomic_store(&held_peak, atomic_load(&held_now));
+}
 
 /* numa_all_nodes_ptr is set by libnuma's constructor; a region mapped before it ran keeps the
  * kernel's default placement. mbind is the bare system call wrapper (no malloc, no stdio). */
@@ -33,7 +54,7 @@ void hl_os_place(void *p, size_t size)
         mbind(p, size, MPOL_INTERLEAVE, numa_all_nodes_ptr->maskp, numa_all_nodes_ptr->size + 1, 0);
 }
 
-void *hl_os_alloc(size_t size, size_t align)
+void *hl_os_map(size_t size, size_t align)
 {
     if (align < HL_PAGE) align = HL_PAGE;
     size_t span = size + align - HL_PAGE;
@@ -44,14 +65,20 @@ void *hl_os_alloc(size_t size, size_t align)
     if (p > raw) munmap(raw, (size_t)(p - raw));
     if (raw + span > p + size) munmap(p + size, (size_t)(raw + span - (p + size)));
     hl_os_place(p, size);
-    hl_os_account((ptrdiff_t)size);
     return p;
 }
 
-void hl_os_free(void *p, size_t size)
+void *hl_os_alloc(size_t size, size_t align, enum hl_os_use use)
+{
+    void *p = hl_os_map(size, align);
+    if (p) hl_os_account(use, (ptrdiff_t)size);
+    return p;
+}
+
+void hl_os_free(void *p, size_t size, enum hl_os_use use)
 {
     munmap(p, size);
-    hl_os_account(-(ptrdiff_t)size);
+    hl_os_account(use, -(ptrdiff_t)size);
 }
 
 int hl_nprocs(void)

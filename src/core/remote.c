@@ -193,19 +193,18 @@ void hl_remote_flush(void)
 /* sb, which h owns, got n blocks back (head .. tail): settle its list and run the policy. */
 static void returned(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail, uint32_t n)
 {
-    struct hl_heap_class *k = &h->cls[sb->cls];
     if (HL_INVARIANT_CHECKS)
         for (void *p = head; ; p = next_of(p)) {
             hl_sb_check_free(sb, p);
             if (p == tail) break;
         }
     hl_sb_push_chain(sb, head, tail, n);
-    k->u -= (size_t)n * sb->size;
+    h->cls[sb->cls].acct->u -= (size_t)n * sb->size;
     h->nempty += sb->used == 0;
     HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)n * sb->size);
     if (hl_heap_must_regroup(sb)) hl_heap_regroup(h, sb);
     else hl_heap_to_front(h, sb);
-    if (HL_INVARIANT_CHECKS || k->u < k->u_floor || sb->used == 0) hl_heap_after_free(h, sb);
+    if (hl_heap_policy_due(h, sb)) hl_heap_after_free(h, sb);
 }
 
 static bool owns(const struct hl_heap *h, const struct hl_sb *sb)

@@ -99,6 +99,9 @@ void hl_stats_sum(struct hoardlab_stats *out)
     out->in_use_peak = (uint64_t)(peak > in_use ? peak : in_use);
     out->os_bytes = hl_os_bytes();
     out->os_bytes_peak = hl_os_bytes_peak();
+    out->held_bytes = hl_os_held();
+    out->held_bytes_peak = hl_os_held_peak();
+    out->meta_bytes = hl_os_meta();
     out->threads = hl_thread_count();
     if (hl_active->stats) hl_active->stats(out);
 }

@@ -31,7 +31,7 @@ void hl_sb_format(struct hl_sb *sb, unsigned c)
 
 struct hl_sb *hl_sb_new(unsigned c)
 {
-    struct hl_sb *sb = hl_arena_alloc(hl_sb_size, hl_sb_size);
+    struct hl_sb *sb = hl_arena_alloc(hl_sb_size, hl_sb_size, HL_OS_HELD);
     if (!sb) return NULL;
     sb->next = sb->prev = NULL;
     atomic_store_explicit(&sb->owner, NULL, memory_order_relaxed);
@@ -53,7 +53,7 @@ void *hl_sb_memalign(void *(*alloc)(size_t), size_t align, size_t size)
 void hl_sb_release(struct hl_sb *sb)
 {
     sb->magic = 0;
-    hl_arena_free(sb, hl_sb_size);
+    hl_arena_free(sb, hl_sb_size, HL_OS_HELD);
 }
 
 void hl_sb_check_block(const struct hl_sb *sb, const void *p, const char *what)

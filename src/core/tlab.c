@@ -77,8 +77,7 @@ static void put(struct hl_heap *h, struct hl_sb *sb, void *p, hl_after_free_fn a
 {
     if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
     hl_heap_free(h, sb, p);
-    struct hl_heap_class *k = &h->cls[sb->cls];
-    if (HL_INVARIANT_CHECKS || k->u < k->u_floor || sb->used == 0) after(h, sb);
+    if (hl_heap_policy_due(h, sb)) after(h, sb);
 }
 
 /* A chain of blocks (linked, NULL-terminated) back to their superblocks: those the thread's

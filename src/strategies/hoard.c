@@ -6,7 +6,9 @@
  * to O(1) (§4.1) where ownership's is O(P).
  *
  * u and a are kept per size class (heap.h says why); the threshold applies to the class of
- * the block just freed, as the paper's single-class exposition does for its one class.
+ * the block just freed, as the paper's single-class exposition does for its one class. With
+ * accounting = heap they are the heap's, over all classes, as in the paper's u_i and a_i:
+ * the threshold then applies to the heap, and the superblock given away may be of any class.
  * Figure 2 locks the superblock and then its owner heap; here the owner heap's lock guards
  * its superblocks too, and free re-reads the owner after locking (hl_heap_lock_owner), which
  * gives the same exclusion with one lock fewer. Lock order: a per-processor heap, then the
@@ -21,6 +23,7 @@
 #include "hoard.h"
 
 static double f;                 /* empty fraction */
+static bool per_heap;            /* accounting = heap */
 static size_t k_bytes;           /* K * S: free memory a heap may hold regardless of f */
 static size_t check_k_bytes;     /* what the checker allows, see hoard_check */
 
@@ -48,19 +51,23 @@ static size_t u_floor(const struct hl_heap *h, size_t a)
     return fl;
 }
 
-/* Checks build: h's lists and counts (hl_heap_check), and Hoard's invariant in class c of a
- * per-processor heap; c = -1: every class. */
-static void hoard_check(struct hl_heap *h, int c)
+/* Checks build: h's lists and counts (hl_heap_check), and Hoard's invariant in the account
+ * of class c of a per-processor heap; c = -1: every class. With accounting = heap the
+ * invariant holds after a free only (a malloc that takes a superblock for a class with none
+ * free may leave the heap's free memory, in other classes, above the bound until the next
+ * free: heap.h), so `freed` says whether to test it. */
+static void hoard_check(struct hl_heap *h, int c, bool freed)
 {
     hl_heap_check(h, c);
-    if (hl_heap_is_shard(h)) return;
+    if (hl_heap_is_shard(h) || (per_heap && !freed)) return;
     unsigned first = c < 0 ? 0 : (unsigned)c, end = c < 0 ? hl_classes->count : first + 1;
     for (unsigned k = first; k < end; k++) {
-        const struct hl_heap_class *hc = &h->cls[k];
-        if (hl_hoard_crosses_threshold(hc->u, hc->a, f, check_k_bytes)) {
-            hl_say("check failed: hoard invariant broken in heap %u, class %u (%zu bytes): "
-                   "u %zu < a %zu - K*S %zu and u < (1 - f %.3f) * a", h->index, k,
-                   hl_class_size(k), hc->u, hc->a, check_k_bytes, f);
+        const struct hl_account *ac = h->cls[k].acct;
+        if (hl_hoard_crosses_threshold(ac->u, ac->a, f, check_k_bytes)) {
+            hl_say("check failed: hoard invariant broken in heap %u, %s %u (%zu bytes): "
+                   "u %zu < a %zu - K*S %zu and u < (1 - f %.3f) * a", h->index,
+                   per_heap ? "accounting = heap, at class" : "class", k, hl_class_size(k),
+                   ac->u, ac->a, check_k_bytes, f);
             abort();
         }
     }
@@ -81,6 +88,8 @@ static struct hl_sb *take_from(struct hl_heap *g, struct hl_heap *h, unsigned c)
 {
     struct hl_sb *sb = hl_heap_take(g, c);
     if (sb) {
+        if (hl_meta_foreign_blocks)       /* census = on: Table 3's count */
+            HL_COUNT(census_paper, hl_meta_foreign_blocks(sb, hl_sb_size));
         hl_heap_attach(h, sb);
         HL_COUNT(global_from, 1);
     }
@@ -148,18 +157,21 @@ static void *refill(struct hl_heap *h, unsigned c)
         hl_heap_attach(h, sb);
     }
     void *p = hl_heap_alloc_from(h, sb);
-    if (HL_INVARIANT_CHECKS) hoard_check(h, -1);
+    if (HL_INVARIANT_CHECKS) hoard_check(h, -1, false);
     return p;
 }
 
-/* Figure 2, free, lines 10-12: move a superblock of class c that is at least f empty from h
- * to the global heap (or, with release_empty, a completely empty one to the OS). One always
- * exists while the threshold is crossed: if every superblock were less than f empty, u would
- * be at least (1 - f) a. Sharded: put() goes to the shard of the thread's CPU, near the
- * memory it last touched. */
+/* Figure 2, free, lines 10-12: move a superblock of class c (accounting = heap: preferably c,
+ * else any class) that is at least f empty from h to the global heap (or, with
+ * release_empty, a completely empty one to the OS). One always exists while the threshold is
+ * crossed: if every superblock of the account were less than f empty, its u would be at
+ * least (1 - f) a. Sharded: put() goes to the shard of the thread's CPU, near the memory it
+ * last touched. */
 static bool give_to_global(struct hl_heap *h, unsigned c)
 {
     struct hl_sb *s1 = hl_heap_emptiest(h, c, f);
+    for (unsigned k = 0; !s1 && per_heap && k < hl_classes->count; k++)
+        s1 = hl_heap_emptiest(h, k, f);
     if (!s1) return false;
     struct hl_heap *g = shard_here();
     hl_heap_lock(g);
@@ -181,7 +193,7 @@ void *hl_hoard_malloc_in(struct hl_heap *h, size_t size)
     hl_heap_lock(h);
     void *p = hl_heap_alloc_sb(h, c);
     if (!p) p = refill(h, c);
-    if (HL_INVARIANT_CHECKS) hoard_check(h, -1);
+    if (HL_INVARIANT_CHECKS) hoard_check(h, -1, false);
     hl_heap_unlock(h);
     return p;
 }
@@ -200,10 +212,10 @@ static void after_free(struct hl_heap *h, struct hl_sb *sb)
     } else {
         /* Line 9. Figure 2 moves one superblock; when the one moved was barely f empty, the
          * heap can still be a block short of the invariant, so move until it holds. */
-        struct hl_heap_class *k = &h->cls[c];
-        while (k->u < k->u_floor && give_to_global(h, c)) {}
+        struct hl_account *ac = h->cls[c].acct;
+        while (ac->u < ac->u_floor && give_to_global(h, c)) {}
     }
-    if (HL_INVARIANT_CHECKS) hoard_check(h, (int)c);
+    if (HL_INVARIANT_CHECKS) hoard_check(h, (int)c, true);
 }
 
 void hl_hoard_free(void *p) { hl_heap_free_fast(p, after_free); }
@@ -218,6 +230,7 @@ static void tlab_free(void *p) { hl_tlab_free(p, after_free, hl_hoard_free); }
 int hl_hoard_init(void)
 {
     f = hl_cfg.empty_fraction;
+    per_heap = hl_cfg.accounting == HL_ACCOUNT_HEAP;
     k_bytes = (size_t)hl_cfg.release_threshold * hl_cfg.superblock_size;
     /* With K = 0, Figure 2's malloc itself leaves a heap one superblock short of the
      * invariant whenever it adds a superblock to a class whose superblocks are all full

@@ -204,7 +204,7 @@ static struct lf_desc *desc_alloc(void)
             if (atomic_compare_exchange_strong_explicit(&desc_avail, &d, next, AR, RLX)) break;
             continue;
         }
-        struct lf_chunk *ch = hl_arena_alloc(DCHUNK, HL_PAGE);
+        struct lf_chunk *ch = hl_arena_alloc(DCHUNK, HL_PAGE, HL_OS_META);
         if (!ch) break;
         struct lf_desc *first = (struct lf_desc *)((char *)ch + sizeof(struct lf_desc));
         unsigned n = (unsigned)(DCHUNK / sizeof(struct lf_desc)) - 1;
@@ -219,7 +219,7 @@ static struct lf_desc *desc_alloc(void)
             d = &first[0];
             break;
         }
-        hl_arena_free(ch, DCHUNK);
+        hl_arena_free(ch, DCHUNK, HL_OS_META);
     }
     hl_hp_clear(r, HP_POP);
     return d;
@@ -261,7 +261,7 @@ static void sb_free_cb(struct hl_hp_node *n)
     struct lf_sbhdr *s = (struct lf_sbhdr *)((char *)n - offsetof(struct lf_sbhdr, hp));
     if (release_empty && sbsize > HL_PAGE) {
         madvise((char *)s + HL_PAGE, sbsize - HL_PAGE, MADV_DONTNEED);
-        hl_os_account(-(ptrdiff_t)(sbsize - HL_PAGE));
+        hl_os_account(HL_OS_HELD, -(ptrdiff_t)(sbsize - HL_PAGE));
     }
     struct lf_sbhdr *head = atomic_load_explicit(&sb_pool, RLX);
     do atomic_store_explicit(&s->next, head, RLX);
@@ -287,7 +287,7 @@ static char *sb_alloc(void)
             if (atomic_compare_exchange_strong_explicit(&sb_pool, &s, next, AR, RLX)) {
                 hl_hp_clear(r, HP_POP);
                 atomic_fetch_sub_explicit(&sb_pooled, 1, RLX);
-                if (release_empty && sbsize > HL_PAGE) hl_os_account((ptrdiff_t)(sbsize - HL_PAGE));
+                if (release_empty && sbsize > HL_PAGE) hl_os_account(HL_OS_HELD, (ptrdiff_t)(sbsize - HL_PAGE));
                 return (char *)s;
             }
             continue;
@@ -299,14 +299,14 @@ static char *sb_alloc(void)
             if (i < h->n) return h->base + (size_t)i * sbsize;
         }
         size_t hsize = HYPER > sbsize ? HYPER : sbsize;
-        char *base = hl_arena_alloc(hsize, sbsize);
+        char *base = hl_arena_alloc(hsize, sbsize, HL_OS_HELD);
         if (!base) return NULL;
         struct lf_hyper *nh = hl_meta_alloc(sizeof *nh);
         nh->base = base;
         nh->n = (unsigned)(hsize / sbsize);
         atomic_store_explicit(&nh->used, 1, RLX);
         if (atomic_compare_exchange_strong_explicit(&hyper, &h, nh, AR, ACQ)) return base;
-        hl_arena_free(base, hsize);
+        hl_arena_free(base, hsize, HL_OS_HELD);
     }
 }
 

@@ -106,13 +106,17 @@ def check_record(rec, workload, strategy, fields, hlbench):
         expect(h is None, "hoardlab statistics without libhoardlab")
     else:
         expect(isinstance(h, dict), "hoardlab statistics missing under libhoardlab")
-        expect(list(h) == fields + ["fragmentation"],
-               "hoardlab keys %s, expected %s + fragmentation" % (list(h), fields))
+        ratios = ["fragmentation", "fragmentation_os"]
+        expect(list(h) == fields + ratios,
+               "hoardlab keys %s, expected %s + %s" % (list(h), fields, ratios))
         for f in fields:
             expect(is_int(h[f]) and h[f] >= 0, "hoardlab.%s = %r" % (f, h[f]))
-        fr = h["fragmentation"]
-        expect(fr is None or (isinstance(fr, float) and fr > 0), "fragmentation %r" % fr)
+        for f in ratios:
+            expect(h[f] is None or (isinstance(h[f], float) and h[f] > 0), "%s %r" % (f, h[f]))
         expect(h["in_use_peak"] > 0 and h["os_bytes_peak"] >= h["os_bytes"], "U/A levels")
+        expect(h["os_bytes"] == h["held_bytes"] + h["meta_bytes"] and
+               h["held_bytes_peak"] >= h["held_bytes"] and
+               h["os_bytes_peak"] >= h["held_bytes_peak"], "A: held + meta = os, peaks")
     if workload.startswith("blowup-"):
         rounds = extra.get("rounds")
         expect(isinstance(rounds, list) and len(rounds) == params["rounds"],

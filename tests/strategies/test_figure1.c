@@ -50,8 +50,8 @@ static struct hl_heap *owner(const void *p)
 static void expect_heap(unsigned h, unsigned c, size_t used, size_t held)
 {
     size_t sz = hl_class_size(c);
-    assert_int_equal(heap[h]->cls[c].u, used * sz);
-    assert_int_equal(heap[h]->cls[c].a, held * sz);
+    assert_int_equal(heap[h]->cls[c].acct->u, used * sz);
+    assert_int_equal(heap[h]->cls[c].acct->a, held * sz);
     assert_int_equal(heap[h]->nsb, held / 4);
     hl_heap_check(heap[h], -1);
 }
@@ -195,6 +195,7 @@ int main(void)
     setenv("HOARD_HEAPS", "2", 1);
     setenv("HOARD_RELEASE_EMPTY", "off", 1);
     setenv("HOARD_REMOTE_FREE", "lock", 1);             /* the paper's trace: locked frees */
+    setenv("HOARD_ACCOUNTING", "class", 1);             /* u and a per class, as traced */
     hl_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(figure1),

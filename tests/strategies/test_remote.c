@@ -97,7 +97,7 @@ static void run(void *(*fn)(void *), void *arg)
  * consistency (expect_settled) alone. */
 static void expect_class_free(struct hl_heap *h, size_t size)
 {
-    if (!hl_cfg.tlab) assert_int_equal(h->cls[hl_class_of(size)].u, 0);
+    if (!hl_cfg.tlab) assert_int_equal(h->cls[hl_class_of(size)].acct->u, 0);
 }
 
 static void to_exited(void **state)

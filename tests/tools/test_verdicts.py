@@ -7,7 +7,7 @@ _ids = itertools.count()
 
 
 def row(variant, wl, t, thr=None, strategy=None, census=None, a=None, u=None, status="ok",
-        knobs=""):
+        knobs="", census_paper=None):
     r = {"index": next(_ids), "variant": variant, "strategy": strategy or variant.split("+")[0],
          "alloc_kind": "hoardlab", "workload": wl.replace("census-", ""), "workload_label": wl,
          "threads": t, "throughput": thr, "status": status, "repetition": 0, "knobs": knobs,
@@ -15,6 +15,7 @@ def row(variant, wl, t, thr=None, strategy=None, census=None, a=None, u=None, st
     if census is not None:
         r["knob.census"] = "on"
         r["hoardlab.census_false_blocks"] = census
+        r["hoardlab.census_paper"] = census_paper
     return r
 
 
@@ -165,7 +166,7 @@ def test_rules_text_states_the_thresholds():
 def test_report_flags_mismatches_failures_and_noise(tmp_path):
     from hoardlab_lib import report
     rows = scaling("serial", 0.7) + scaling("hoard", 1.1)
-    rows += [row("hoard", "census-threadtest", 2, 1, census=5)]
+    rows += [row("hoard", "census-threadtest", 2, 1, census=5, census_paper=3)]
     noisy = [row("hoard", "larson", 1, x) for x in (100, 300)]
     failed = [row("hoard", "larson", 2, None, status="failed")]
     failed[0].update(exit_code=2, error="hoardlab: bad value")
@@ -173,7 +174,9 @@ def test_report_flags_mismatches_failures_and_noise(tmp_path):
     path, tax = report.write(str(tmp_path), rows + noisy + failed, [], meta, [], [])
     text = open(path).read()
     assert "| hoard | yes | yes | **no** | yes | **no** | yes | undecided | O(1) |" in text
-    assert "**MISMATCH**" in text and "hoard on threadtest: 5, paper 0" in text
+    assert "**MISMATCH**" in text
+    assert "hoard on threadtest: paper's measure 3, broad 5; paper 0" in text
+    assert "| threadtest | hoard | 2 | 5 | 3 |" in text
     assert "hoardlab: bad value" in text and "| failed | 2 |" in text
     assert "busy or noisy" in text and "load average 9.0 on 2 cores" in text
     for k in V.RULES.values():

@@ -58,7 +58,7 @@ def cmd_run(a):
             rec.get("peak_rss_kb")))
         if hl:
             print("  A %s MiB, U %s MiB, A/U %s, locks %s (contended %s), remote frees %s, "
-                  "census blocks %s" % (report.mib(hl.get("os_bytes_peak")),
+                  "census blocks %s" % (report.mib(hl.get("held_bytes_peak")),
                                         report.mib(hl.get("in_use_peak")),
                                         "%.2f" % hl["fragmentation"] if hl.get("fragmentation")
                                         else "–", hl.get("lock_acquisitions"),

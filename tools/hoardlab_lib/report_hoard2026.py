@@ -80,7 +80,8 @@ def _rss(r):
 
 
 def _a(r):
-    return r.get("hoardlab.os_bytes_peak")
+    """The policy's A (None for production allocators, which have no hoardlab statistics)."""
+    return V.memory_of(r)[0] if V.memory_of(r)[1] == "A" else None
 
 
 def _pr_direction(wl, metric, other):

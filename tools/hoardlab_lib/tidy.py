@@ -20,12 +20,13 @@ RUN_COLUMNS = [
     "cache_line", "cores", "rounds",
 ]
 HOARDLAB_FIELDS = [
-    "mallocs", "frees", "in_use", "in_use_peak", "os_bytes", "os_bytes_peak", "large_allocs",
+    "mallocs", "frees", "in_use", "in_use_peak", "os_bytes", "os_bytes_peak", "held_bytes",
+    "held_bytes_peak", "meta_bytes", "large_allocs",
     "lock_acquisitions", "lock_contended", "global_to", "global_from", "remote_frees",
     "cas_attempts", "cas_retries", "cas_free_attempts", "cas_free_retries", "remote_pending",
     "tlab_bytes", "sb_active", "sb_partial", "sb_full", "sb_empty", "descriptors",
-    "census_false_blocks", "census_false_lines", "census_meta_false", "threads",
-    "fragmentation",
+    "census_false_blocks", "census_false_lines", "census_meta_false", "census_paper", "threads",
+    "fragmentation", "fragmentation_os",
 ]
 ROUND_COLUMNS = ["sweep", "index", "allocator", "variant", "workload_label", "workload",
                  "threads", "repetition", "round", "live_bytes", "os_bytes", "rss_kb"]

@@ -230,8 +230,11 @@ def false_sharing(rows, variant, ncores):
 
 
 def memory_of(r):
-    """(bytes held from the OS, source): hoardlab's A when loaded, else peak RSS."""
-    a = r.get("hoardlab.os_bytes_peak")
+    """(bytes held, source): hoardlab's A (the policy's: held_bytes_peak; os_bytes_peak in
+    results from before that column existed) when loaded, else peak RSS."""
+    a = r.get("hoardlab.held_bytes_peak")
+    if a is None:
+        a = r.get("hoardlab.os_bytes_peak")
     if a is not None:
         return a, "A"
     rss = r.get("peak_rss_kb")
