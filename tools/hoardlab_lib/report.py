@@ -6,12 +6,10 @@ flagged as MISMATCH, never smoothed over."""
 import json
 import os
 
-from . import cost, paper, report_hoard2026, report_michael, report_remote, verdicts as V
+from . import (cost, paper, report_hoard, report_hoard2026, report_michael, report_remote,
+               verdicts as V)
 
-NEAR = 0.25          # Table 4: "agrees" when within 25% of the paper's A/U
-FLAT = 1.15          # Table 5: runtime "nearly unchanged" when max/min throughput <= 1.15
 NOISY = 1.25         # warn when repetitions differ by more than this (median group)
-RISE = 1.05          # Table 6: larson A/U "rises" at f=1/2 when >= 1.05 x that at f=1/4
 
 
 def si(x):
@@ -167,180 +165,6 @@ def taxonomy_section(rows, rounds, ncores):
             "ownership the paper's three allocators differ, so any of their answers agrees).",
             ""]
     return out, tax
-
-
-def _max_threads_rows(rows, wl_name, variant, census=False):
-    rs = [r for r in V.ok(rows) if r["workload"] == wl_name and r["variant"] == variant and
-          V.is_census(r) == census]
-    if not rs:
-        return []
-    t = max(r["threads"] for r in rs)
-    return [r for r in rs if r["threads"] == t]
-
-
-HOARD_FAMILY = ("hoard", "hoard2026")   # strategies with a global heap: census_paper applies
-
-
-def table3(rows):
-    variants = [v for v in V.variants(rows) if any(
-        r["variant"] == v and V.is_census(r) for r in V.ok(rows))]
-    wls = [w for w in ("threadtest", "shbench", "larson", "active-false", "passive-false",
-                       "ucpp-unique", "ucpp-random")
-           if any(r["workload"] == w and V.is_census(r) for r in V.ok(rows))]
-    title = "## Census of falsely-shared blocks (Hoard Table 3)"
-    if not variants or not wls:
-        return [title, "", "Not measured in this sweep (no census=on runs).", ""]
-    out = [title, "",
-           "Two measures, max over repetitions at the highest thread count (census=on runs):",
-           "",
-           "- **broad** (`census_false_blocks`): blocks handed to a thread while another live "
-           "thread held a block on the same cache line, whatever the cause (for example two "
-           "threads that share a heap, or a program that hands blocks between threads);",
-           "- **paper's** (`census_paper`, strategies with a global heap only): blocks other "
-           "live threads still held in a superblock when a heap took it from the global heap — "
-           "what Hoard's Table 3 counted (\"objects already in a superblock acquired from the "
-           "global heap\"). The paper found 0: every superblock taken was empty.", ""]
-    rs, checks = [], []
-    for w in wls:
-        for v in variants:
-            rr = _max_threads_rows(rows, w, v, census=True)
-            broad = [r.get("hoardlab.census_false_blocks") for r in rr
-                     if r.get("hoardlab.census_false_blocks") is not None]
-            if not broad:
-                continue
-            t, strat = rr[0]["threads"], rr[0]["strategy"]
-            paper_vals = [r.get("hoardlab.census_paper") for r in rr
-                          if r.get("hoardlab.census_paper") is not None]
-            pc = max(paper_vals) if paper_vals and strat in HOARD_FAMILY else None
-            b = max(broad)
-            rs.append([w, v, str(t), str(b), "–" if pc is None else str(pc)])
-            if t >= 2 and w in paper.TABLE3_HOARD and strat == "hoard":
-                checks.append("hoard on %s: paper's measure %s, broad %d; paper 0 — %s" % (
-                    w, "–" if pc is None else pc, b,
-                    mark(pc == 0) if pc is not None else "not measured"))
-            if t >= 2 and w in paper.TABLE3_HOARD and strat in ("serial", "concurrent") and \
-                    v in (strat, "concurrent"):
-                checks.append("%s on %s: broad %d, expected > 0 — %s" % (v, w, b, mark(b > 0)))
-    out += [table(["workload", "allocator", "threads", "broad: blocks", "paper's: blocks"],
-                  rs), ""]
-    if checks:
-        out += ["Against the paper (hoard: 0 on threadtest, shbench, larson, by its measure; "
-                "single heaps should show some by the broad one):", ""] + \
-               ["- " + c for c in checks] + [""]
-    if any(r[2] == "1" for r in rs):
-        out += ["Census runs with 1 thread cannot find false sharing.", ""]
-    return out
-
-
-def _accounting_variants(rows):
-    """[(accounting, variant)] of hoard with no knob but `accounting` (census aside)."""
-    found = {}
-    for r in rows:
-        if r.get("strategy") != "hoard":
-            continue
-        knobs = {k.split("=")[0]: k.split("=", 1)[1] for k in str(r.get("knobs") or "")
-                 .split(";") if k and not k.startswith("census=")}
-        if set(knobs) <= {"accounting"}:
-            found.setdefault(knobs.get("accounting", "class"), r["variant"])
-    return sorted(found.items())
-
-
-def table4(rows):
-    accs = _accounting_variants(rows)
-    if not accs:
-        return []
-    out = ["## Fragmentation A/U of hoard (Hoard Table 4)", "",
-           "A is the policy's: the peak of the memory held for blocks (superblocks, large "
-           "objects), as the paper counts it; \"A/U, all\" divides all the memory hoardlab "
-           "took, its own structures (heaps, page map, tables) included. U is the peak of "
-           "the bytes in use, each block at its usable size (its size class, at least 16 "
-           "bytes), where the paper counts the bytes requested: on threadtest's 8-byte "
-           "objects that alone halves A/U against the paper's. `accounting` is where Hoard's "
-           "u and a are kept: per size class (hoardlab's default) or per heap (the paper's "
-           "u_i, a_i).", ""]
-    rs, any_ = [], False
-    for w, p in paper.TABLE4_HOARD.items():
-        for acc, v in accs:
-            rr = _max_threads_rows(rows, w, v)
-            fr = V.median([r.get("hoardlab.fragmentation") for r in rr])
-            if fr is None:
-                rs.append([w, acc, "–", "–", "–", "–", "%.2f" % p, "not measured"])
-                continue
-            any_ = True
-            fo = V.median([r.get("hoardlab.fragmentation_os") for r in rr])
-            u = V.median([r.get("hoardlab.in_use_peak") for r in rr])
-            a = V.median([V.memory_of(r)[0] for r in rr])
-            agree = abs(fr / p - 1) <= NEAR
-            rs.append([w + " (t=%d)" % rr[0]["threads"], acc, mib(u), mib(a), "%.2f" % fr,
-                       "%.2f" % fo if fo else "–", "%.2f" % p, mark(agree)])
-    if not any_:
-        return out + ["Not measured in this sweep.", ""]
-    return out + [table(["workload", "accounting", "U MiB", "A MiB", "A/U", "A/U, all",
-                         "paper A/U (14 processors)", "rule: within %d%%" % (NEAR * 100)],
-                        rs), "",
-                  "The paper's runs were far larger than most sweeps' (its larson held 8 MB "
-                  "live); at small scale the K superblocks per size class a heap may keep "
-                  "free are a large part of A, so A/U reads high. "
-                  "`configs/sweeps/paper-scale.ini` runs the paper's sizes.", ""]
-
-
-def _f_value(r):
-    v = r.get("knob.empty_fraction")
-    return None if v is None else str(v)
-
-
-def table56(rows):
-    hoardish = [r for r in V.ok(rows) if r.get("strategy") == "hoard" and
-                _f_value(r) is not None and not V.is_census(r)]
-    fs = sorted({_f_value(r) for r in hoardish}, key=lambda s: _frac(s))
-    if len(fs) < 2:
-        return []
-    out = ["## Empty fraction f (Hoard Tables 5 and 6)", ""]
-    rs, checks = [], []
-    for w in ("threadtest", "shbench", "larson"):
-        rw = [r for r in hoardish if r["workload"] == w]
-        if not rw:
-            continue
-        t = max(r["threads"] for r in rw)
-        thr = {f: V.median([r["throughput"] for r in rw if _f_value(r) == f and
-                            r["threads"] == t]) for f in fs}
-        frag = {f: V.median([r.get("hoardlab.fragmentation") for r in rw
-                             if _f_value(r) == f and r["threads"] == t]) for f in fs}
-        p5, p6 = paper.TABLE5.get(w), paper.TABLE6.get(w)
-        rs.append([w + " (t=%d)" % t] + ["%s ops/s, A/U %s" % (si(thr[f]), "%.2f" % frag[f]
-                                         if frag[f] else "–") for f in fs] +
-                  ["%s / %s" % ("–" if not p5 else ", ".join(si(x) for x in p5),
-                                "–" if not p6 else ", ".join("%.2f" % x for x in p6))])
-        tv = [x for x in thr.values() if x]
-        if len(tv) >= 2:
-            spread = max(tv) / min(tv)
-            noise = V.median([x for (v, wl, tt), x in V.rep_spread(rw).items() if tt == t])
-            checks.append("%s: throughput max/min over f = %.2f; paper: nearly unchanged "
-                          "(rule: <= %.2f) — %s%s" % (
-                              w, spread, FLAT, mark(spread <= FLAT),
-                              " (run-to-run noise here: %.2f)" % noise if noise else ""))
-        if w == "larson" and frag.get("1/4") and frag.get("1/2"):
-            rise = frag["1/2"] / frag["1/4"]
-            checks.append("larson: A/U at f=1/2 is %.2f x that at f=1/4; paper: rises "
-                          "(1.22 -> 1.61; rule: >= %.2f) — %s" % (rise, RISE, mark(rise >= RISE)))
-    if not rs:
-        return []
-    paper_col = "paper (f=%s): runtime s or ops/s / A/U" % ", ".join(paper.F_VALUES)
-    out += [table(["workload"] + ["f = %s" % f for f in fs] + [paper_col], rs),
-            "", "Paper runtimes are seconds (larson: operations per second) on 14 processors; "
-            "compare the trend across f, not the values.", ""]
-    out += ["- " + c for c in checks] + [""]
-    return out
-
-
-def _frac(s):
-    try:
-        if "/" in s:
-            a, b = s.split("/")
-            return float(a) / float(b)
-        return float(s)
-    except ValueError:
-        return 0.0
 
 
 def ucpp(rows, ncores):
@@ -593,9 +417,7 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
     lines += failures(rows)
     tax_lines, tax = taxonomy_section(rows, rounds, ncores)
     lines += tax_lines
-    lines += table3(rows)
-    lines += table4(rows)
-    lines += table56(rows)
+    lines += report_hoard.sections(rows)
     lines += ucpp(rows, ncores)
     lines += report_remote.remote_free_section(rows, rounds)
     lines += report_michael.michael_section(rows, rounds, ncores, outdir)
