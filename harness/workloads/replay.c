@@ -271,7 +271,7 @@ int hb_replay(struct hb_run *r)
     hb_json_uint(r->extra, "trace_peak_usable", T->peak_usable);
     hb_json_uint(r->extra, "peak_requested", T->peak);
     if (r->loaded) {
-        uint64_t u = r->end.in_use_peak - T->base_in_use, a = r->end.os_bytes_peak;
+        uint64_t u = r->end.in_use_peak - T->base_in_use, a = r->end.held_bytes_peak;
         hb_json_uint(r->extra, "replay_u", u);
         hb_json_uint(r->extra, "replay_a", a);
         hb_json_real(r->extra, "replay_fragmentation", u ? (double)a / (double)u : NAN);

@@ -109,7 +109,7 @@ int hb_xfree(struct hb_run *r)
     hb_json_int(r->extra, "consumers", T);
     hb_json_uint(r->extra, "frees", frees);
     if (r->loaded) {
-        hb_json_uint(r->extra, "a_bytes", r->end.os_bytes_peak);
+        hb_json_uint(r->extra, "a_bytes", r->end.held_bytes_peak);
         hb_json_uint(r->extra, "u_bytes", r->end.in_use_peak);
         hb_json_uint(r->extra, "lock_acquisitions", r->end.lock_acquisitions -
                                                     r->base.lock_acquisitions);
