@@ -8,7 +8,7 @@ import sys
 import time
 
 from . import common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
-from . import cost as costmod, layers as layersmod, selftest
+from . import cost as costmod, layers as layersmod, selftest, nodes
 from .build import MEASURED_TARGETS, do_build, incremental_build, build_state, install_deps
 from .common import REPO, ToolError, build_dir, require, log
 
@@ -215,6 +215,9 @@ def make_report(outdir, baseline=None):
     meta = metamod.read(os.path.join(outdir, "meta.json"))
     if baseline:
         meta.setdefault("sweep", {})["baseline"] = baseline
+    kinds = nodes.kinds(rows)       # allocators are compared only within one kind of node
+    if len(kinds) > 1:
+        return nodes.report_by_kind(outdir, rows, rounds, meta, kinds, baseline, make_report)
     ncores = report._cores(meta, rows)
     base = (meta.get("sweep") or {}).get("baseline")
     if base and not any(r["variant"] == base for r in rows):
