@@ -57,6 +57,7 @@ class LocalSlurm:
         return os.path.join(self.root, *p)
 
     def write_config(self):
+        os.makedirs(self.root, exist_ok=True)
         os.chmod(self.root, 0o755)      # munged wants its socket reachable by every user
         for d, mode in (("munge", 0o755), ("munge-key", 0o700), ("state", 0o755),
                         ("spool", 0o755), ("log", 0o755)):
@@ -197,6 +198,7 @@ if __name__ == "__main__":
         c.stop()
         sys.exit(str(e))
     print("export SLURM_CONF=%s" % c.conf, flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))     # kill PID stops the daemons too
     try:
         signal.pause()
     except KeyboardInterrupt:
