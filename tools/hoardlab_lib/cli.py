@@ -8,7 +8,7 @@ import sys
 import time
 
 from . import common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
-from . import cost as costmod, layers as layersmod, selftest
+from . import cost as costmod, layers as layersmod, selftest, nodes, slurm
 from .build import MEASURED_TARGETS, do_build, incremental_build, build_state, install_deps
 from .common import REPO, ToolError, build_dir, require, log
 
@@ -215,6 +215,9 @@ def make_report(outdir, baseline=None):
     meta = metamod.read(os.path.join(outdir, "meta.json"))
     if baseline:
         meta.setdefault("sweep", {})["baseline"] = baseline
+    kinds = nodes.kinds(rows)       # allocators are compared only within one kind of node
+    if len(kinds) > 1:
+        return nodes.report_by_kind(outdir, rows, rounds, meta, kinds, baseline, make_report)
     ncores = report._cores(meta, rows)
     base = (meta.get("sweep") or {}).get("baseline")
     if base and not any(r["variant"] == base for r in rows):
@@ -233,6 +236,8 @@ def make_report(outdir, baseline=None):
 def cmd_sweep(a):
     bdir = build_dir(a.build_dir)
     build = build_for(a, bdir)
+    if slurm.options_used(a):
+        return slurm.cmd_sweep(a, bdir, build)
     path = run_sweep(a.file, bdir, out=a.out, root=a.results, seed=a.seed, quiet=a.quiet,
                      dry_run=a.dry_run, build=build)
     if path:
@@ -377,7 +382,9 @@ def parser():
     add_no_build(s)
     s.add_argument("-j", "--jobs", type=int, help="ninja jobs for the build")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    slurm.add_sweep_options(s)
     s.set_defaults(func=cmd_sweep)
+    slurm.add_commands(sub)             # collect, slurm-task
 
     s = sub.add_parser("report", help="redo plots and report.md of a results directory")
     s.add_argument("dir")

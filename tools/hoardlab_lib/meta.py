@@ -155,18 +155,21 @@ def effective_config(bdir, base, knobs):
     return {"text": out.rstrip().splitlines()}
 
 
+def machine():
+    """This machine: what meta.json records under `machine` (and, for a sweep on Slurm, per
+    node)."""
+    return {"hostname": platform.node(), "cpu_model": cpu_model(), "cores": cores(),
+            "cpu_count": os.cpu_count(), "kernel": platform.release(),
+            "kernel_version": platform.version(), "arch": platform.machine(),
+            "os": _os_release(), "topology": topology(), "loadavg_start": loadavg()}
+
+
 def collect(bdir, sweep=None, extra=None):
     m = {
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "tool": "tools/hoardlab",
         "argv": sys.argv,
-        "machine": {
-            "hostname": platform.node(), "cpu_model": cpu_model(), "cores": cores(),
-            "cpu_count": os.cpu_count(), "kernel": platform.release(),
-            "kernel_version": platform.version(), "arch": platform.machine(),
-            "os": _os_release(), "topology": topology(),
-            "loadavg_start": loadavg(),
-        },
+        "machine": machine(),
         "compiler": compiler(bdir),
         "git": git_info(),
         "python": sys.version.split()[0],

@@ -6,8 +6,8 @@ flagged as MISMATCH, never smoothed over."""
 import json
 import os
 
-from . import (cost, paper, report_hoard, report_hoard2026, report_michael, report_remote,
-               verdicts as V)
+from . import (cost, nodes, paper, report_hoard, report_hoard2026, report_michael,
+               report_remote, verdicts as V)
 
 NOISY = 1.25         # warn when repetitions differ by more than this (median group)
 
@@ -66,6 +66,9 @@ def header(meta, rows, name):
                                                            meta.get("shuffle_seed", "?")),
         "- data: `runs.csv` (one row per run), `rounds.csv` (blowup rounds), `meta.json`; "
         "columns in `results/README.md`"]
+    where = nodes.header_line(meta)         # a sweep on Slurm: its jobs and nodes
+    if where:
+        lines.append(where)
     if meta.get("interrupted"):
         lines.append("- **interrupted**: %s of %s planned runs were done" % (
             meta.get("runs_done", "?"), meta.get("runs_planned", "?")))

@@ -4,6 +4,8 @@ tests/tools/test_tidy.py keeps the two in step."""
 import csv
 import json
 
+from . import nodes
+
 # Columns every runs.csv has, in this order. Groups with a prefix follow (sorted):
 # knob.<key>, params.<name>, hoardlab.<counter>, extra.<name>.
 RUN_COLUMNS = [
@@ -15,6 +17,8 @@ RUN_COLUMNS = [
     "workload_label", "workload", "threads", "scale", "seed", "pin",
     # what happened
     "status", "exit_code", "error", "started_at", "elapsed_s", "record",
+    # where it ran (a kind of node: cpu_model and topology; see nodes.py)
+    "node", "cpu_model", "topology",
     # the hlbench record
     "schema", "reported_strategy", "pinned", "wall_s", "ops", "throughput", "peak_rss_kb",
     "cache_line", "cores", "rounds",
@@ -33,7 +37,7 @@ ROUND_COLUMNS = ["sweep", "index", "allocator", "variant", "workload_label", "wo
 PREFIXES = ("knob.", "params.", "hoardlab.", "extra.")
 STRING_COLUMNS = {"sweep", "allocator", "variant", "alloc_kind", "strategy", "knobs", "preload",
                   "workload_label", "workload", "status", "error", "started_at",
-                  "reported_strategy"}
+                  "reported_strategy", "node", "cpu_model", "topology"}
 
 
 def knobs_text(knobs):
@@ -53,7 +57,8 @@ def _flatten(prefix, obj, out):
 
 def rows_for(run, result, sweep_name, order):
     """Tidy rows (normally one) for a run and its result from runner.run_one; plus the
-    rounds rows. A run without records still gives one row carrying its status."""
+    rounds rows. A run without records still gives one row carrying its status. The node
+    columns are `result['node']` if the run ran elsewhere, else this machine's."""
     base = {
         "sweep": sweep_name, "index": run["index"], "order": order,
         "repetition": run["repetition"], "allocator": run["allocator"],
@@ -66,6 +71,7 @@ def rows_for(run, result, sweep_name, order):
         if result["status"] != "ok" else "",
         "started_at": result["started_at"], "elapsed_s": result["elapsed_s"],
     }
+    base.update(result.get("node") or nodes.here())
     for k, v in run["knobs"].items():
         base["knob." + k] = v
     for k, v in run.get("params", {}).items():
