@@ -6,7 +6,8 @@ flagged as MISMATCH, never smoothed over."""
 import json
 import os
 
-from . import cost, paper, report_hoard2026, report_michael, report_remote, verdicts as V
+from . import cost, paper, report_hoard2026, report_michael, report_programs, report_remote
+from . import verdicts as V
 
 NEAR = 0.25          # Table 4: "agrees" when within 25% of the paper's A/U
 FLAT = 1.15          # Table 5: runtime "nearly unchanged" when max/min throughput <= 1.15
@@ -555,19 +556,25 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
     name = name or sw.get("name") or os.path.basename(outdir.rstrip("/"))
     lines = header(meta, rows, name)
     lines += failures(rows)
-    tax_lines, tax = taxonomy_section(rows, rounds, ncores)
-    lines += tax_lines
-    lines += table3(rows)
-    lines += table4(rows)
-    lines += table56(rows)
-    lines += ucpp(rows, ncores)
-    lines += report_remote.remote_free_section(rows, rounds)
-    lines += report_michael.michael_section(rows, rounds, ncores, outdir)
-    lines += report_hoard2026.hoard2026_section(rows, rounds, ncores)
-    lines += knob_section(rows, meta)
-    lines += throughput_tables(rows, baseline)
-    lines += production_section(rows)
-    lines += memory_tables(rows)
+    progs = report_programs.programs_section(rows, meta)
+    tax = []
+    bench = report_programs.bench_rows(rows)
+    if bench or not progs:          # the hlbench sections, on hlbench's rows
+        rows = bench
+        tax_lines, tax = taxonomy_section(rows, rounds, ncores)
+        lines += tax_lines
+        lines += table3(rows)
+        lines += table4(rows)
+        lines += table56(rows)
+        lines += ucpp(rows, ncores)
+        lines += report_remote.remote_free_section(rows, rounds)
+        lines += report_michael.michael_section(rows, rounds, ncores, outdir)
+        lines += report_hoard2026.hoard2026_section(rows, rounds, ncores)
+        lines += knob_section(rows, meta)
+        lines += throughput_tables(rows, baseline)
+        lines += production_section(rows)
+        lines += memory_tables(rows)
+    lines += progs
     lines += cost_section(outdir, meta)
     lines += plots_section(plot_files, plot_errors)
     path = os.path.join(outdir, "report.md")
