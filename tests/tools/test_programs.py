@@ -1,9 +1,11 @@
 """Real programs as sweep workloads ([program NAME] sections, tools/hoardlab_lib/programs.py):
 parsing and its errors, the shipped suite, a tiny sweep of synthetic programs through
 tools/hoardlab (one that succeeds, one that fails, one that times out, one whose output
-differs from glibc's), the launcher's RSS and the report's tables. About 10 s."""
+differs from glibc's), the launcher's RSS, the report's tables, and a short redis run that
+starts and stops a server on 127.0.0.1. About 15 s."""
 import csv
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -82,6 +84,28 @@ def test_bad_section_is_one_line_and_exit_2(tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "[program x] unknown key 'comand'" in lines[0], r.stderr
     assert str(p) in lines[0] and "command" in lines[0]
+
+
+def test_shipped_suite():
+    path = os.path.join(REPO, "configs", "sweeps", "programs.ini")
+    with open(path) as f:
+        s = Sweep(f.read(), path, ncores=2, strategies=STRATS)
+    progs = [w for w in s.workloads if w.get("program")]
+    assert len(progs) >= 8
+    labels = {w["label"] for w in progs}
+    assert {"python3", "perl", "sqlite3", "g++", "xz", "git", "redis"} <= labels
+    assert {a[0] for a in s.allocators} >= set(STRATS) | {
+        "glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc"}
+    threaded = [w["label"] for w in progs if "{threads}" in w["program"]["command"]]
+    assert "xz" in threaded and all(len(w["threads"]) == 2 for w in progs
+                                    if w["label"] in threaded)
+    redis = next(w["program"] for w in progs if w["label"] == "redis")
+    assert "127.0.0.1" in redis["server"] and "redis-benchmark" in redis["command"]
+    with open(os.path.join(REPO, "tools", "packages", "programs.txt")) as f:
+        pkgs = {ln.strip() for ln in f if ln.strip() and not ln.startswith("#")}
+    assert {"redis-server", "redis-tools", "sqlite3", "g++", "xz-utils", "git"} <= pkgs
+    for w in progs:
+        assert w["program"]["needs"], w["label"]
 
 
 # --- pieces ---------------------------------------------------------------------------------
@@ -221,3 +245,49 @@ def test_report_geomean_excludes_bad_cells():
     assert "| a | 2.00 | 0.50 |" in text
     assert "| b | 1.00 | **timeout 1/2** |" in text
     assert "**0.50** (1 of 2)" in text and "x on b (timeout 1/2)" in text
+
+
+# --- a server ---------------------------------------------------------------------------------
+
+def _shipped(label):
+    path = os.path.join(REPO, "configs", "sweeps", "programs.ini")
+    with open(path) as f:
+        s = Sweep(f.read(), path, ncores=2, strategies=STRATS)
+    return next(w["program"] for w in s.workloads if w["label"] == label)
+
+
+@built
+def test_redis_server_starts_and_stops_on_localhost():
+    """The shipped redis section's server line, a short benchmark, and a verify that asks the
+    server how it was started: only the server runs under the allocator, and it is gone
+    afterwards."""
+    red = _shipped("redis")
+    text = ("[sweep]\nstrategies = hoard\n[allocators]\nglibc = glibc\n[program redis]\n"
+            "needs = redis-server, redis-benchmark, redis-cli\npreload_libc = yes\n"
+            "server = %s\n"
+            "command = redis-benchmark -h 127.0.0.1 -p {port} -q -n 2000 -t set,get,lpush\n"
+            "verify = redis-cli -h 127.0.0.1 -p {port} CONFIG GET bind && "
+            "redis-cli -h 127.0.0.1 -p {port} CONFIG GET save && "
+            "redis-cli -h 127.0.0.1 -p {port} CONFIG GET appendonly\n" % red["server"])
+    s = sweep(text)
+    runs = s.expand()
+    prep = programs.prepare(runs, BDIR, quiet=True)
+    try:
+        spec = runs[0]["program"]
+        with open(spec["_refs"][1]["path"]) as f:
+            said = f.read().split()
+        assert said == ["bind", "127.0.0.1", "save", "appendonly", "no"], said
+        run = next(r for r in runs if r["allocator"] == "hoard")
+        res = programs.run_one(run, BDIR)
+        assert res["status"] == "ok", res["error"]
+        prog = res["records"][0]["program"]
+        assert prog["processes"] == 1            # the server; the clients ran under glibc
+        assert res["records"][0]["hoardlab"]["mallocs"] > 0
+        assert res["records"][0]["peak_rss_kb"] > 0 and prog["server_s"] > 0
+        with socket.socket() as sock:            # stopped: nothing listens on its port now
+            assert sock.connect_ex(("127.0.0.1", prog["port"])) != 0
+        rows, _ = tidy.rows_for(run, res, "t", 0)
+        assert rows[0]["status"] == "ok" and rows[0]["program.port"] == prog["port"]
+    finally:
+        prep.cleanup()
+    assert not os.path.exists(prep.root)
