@@ -27,8 +27,10 @@ def do_build(bdir, jobs=None, quiet=False, targets=()):
 
 
 # What a sweep, `run` and `cost` measure: built (incrementally) before they run, so they
-# measure the source as it is now. hlcost only for cost tables (a sweep with cost = yes).
-MEASURED_TARGETS = ("src/libhoardlab.so", "src/hlconfig", "harness/hlbench", "harness/hlcost")
+# measure the source as it is now. hlcost only for cost tables (a sweep with cost = yes), hlrun
+# only for real programs ([program] sections).
+MEASURED_TARGETS = ("src/libhoardlab.so", "src/hlconfig", "harness/hlbench", "harness/hlcost",
+                    "harness/hlrun")
 STEP = re.compile(r"^\[\d+/\d+\] (.*)$")
 LINKED = re.compile(r"^Linking target (\S+)")      # programs and shared libraries
 

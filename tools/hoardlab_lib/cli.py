@@ -8,7 +8,7 @@ import sys
 import time
 
 from . import common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
-from . import cost as costmod, layers as layersmod, selftest, nodes, slurm
+from . import cost as costmod, layers as layersmod, nodes, programs, selftest, slurm
 from .build import MEASURED_TARGETS, do_build, incremental_build, build_state, install_deps
 from .common import REPO, ToolError, build_dir, require, log
 
@@ -135,10 +135,13 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
     hlbench = require(bdir, "hlbench")
     validate_allocators(runs, bdir)
     cost_names = cost_allocators(sw, bdir) if sw.cost else None
+    progs = programs.prepare(runs, bdir, quiet)     # setup and glibc's outputs, untimed
     outdir = out or out_dir_for(sw.name, root or os.path.join(REPO, "results"))
     os.makedirs(outdir, exist_ok=True)
     meta = metamod.collect(bdir, sw, {"shuffle_seed": seed, "runs_planned": len(runs),
                                       "build": build})
+    if progs:
+        meta["programs"] = progs.meta
     metamod.write(os.path.join(outdir, "meta.json"), meta)
     with open(os.path.join(outdir, os.path.basename(path)), "w") as f:
         f.write(sw.text)
@@ -165,6 +168,9 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
     except KeyboardInterrupt:
         interrupted = True
         log("\ninterrupted: writing the %d runs done so far" % len(rows))
+    finally:
+        if progs:
+            progs.cleanup()
     prog.close()
     rows.sort(key=lambda r: (r["index"], r["record"]))
     tidy.write_csv(os.path.join(outdir, "runs.csv"), rows, tidy.columns_for(rows))

@@ -40,7 +40,7 @@ def build_dir(explicit=None):
 
 def artifact(bdir, which):
     rel = {"lib": "src/libhoardlab.so", "hlconfig": "src/hlconfig",
-           "hlbench": "harness/hlbench"}[which]
+           "hlbench": "harness/hlbench", "hlrun": "harness/hlrun"}[which]
     return os.path.join(bdir, rel)
 
 

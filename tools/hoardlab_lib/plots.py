@@ -254,12 +254,15 @@ def figure8_plot(rows, outdir):
 
 def all_plots(rows, rounds, outdir, baseline, ncores):
     """Every plot; a plotting error is reported, never fatal for the sweep's data."""
+    from . import report_programs
     files, errors = [], []
+    bench = report_programs.bench_rows(rows)      # real programs: programs.png only
     for fn, args in ((speedup_plots, (rows, outdir, ncores)),
                      (relative_plot, (rows, outdir, baseline)),
-                     (memory_plot, (rows, outdir)),
+                     (memory_plot, (bench, outdir)),
                      (rounds_plot, (rows, rounds, outdir)),
-                     (figure8_plot, (rows, outdir))):
+                     (figure8_plot, (rows, outdir)),
+                     (report_programs.programs_plot, (rows, outdir))):
         try:
             files += fn(*args)
         except ImportError as e:

@@ -7,7 +7,7 @@ import json
 import os
 
 from . import (cost, nodes, paper, report_hoard, report_hoard2026, report_michael,
-               report_remote, verdicts as V)
+               report_programs, report_remote, verdicts as V)
 
 NOISY = 1.25         # warn when repetitions differ by more than this (median group)
 
@@ -418,17 +418,23 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
     name = name or sw.get("name") or os.path.basename(outdir.rstrip("/"))
     lines = header(meta, rows, name)
     lines += failures(rows)
-    tax_lines, tax = taxonomy_section(rows, rounds, ncores)
-    lines += tax_lines
-    lines += report_hoard.sections(rows)
-    lines += ucpp(rows, ncores)
-    lines += report_remote.remote_free_section(rows, rounds)
-    lines += report_michael.michael_section(rows, rounds, ncores, outdir)
-    lines += report_hoard2026.hoard2026_section(rows, rounds, ncores)
-    lines += knob_section(rows, meta)
-    lines += throughput_tables(rows, baseline)
-    lines += production_section(rows)
-    lines += memory_tables(rows)
+    progs = report_programs.programs_section(rows, meta)
+    tax = []
+    bench = report_programs.bench_rows(rows)
+    if bench or not progs:          # the hlbench sections, on hlbench's rows
+        rows = bench
+        tax_lines, tax = taxonomy_section(rows, rounds, ncores)
+        lines += tax_lines
+        lines += report_hoard.sections(rows)
+        lines += ucpp(rows, ncores)
+        lines += report_remote.remote_free_section(rows, rounds)
+        lines += report_michael.michael_section(rows, rounds, ncores, outdir)
+        lines += report_hoard2026.hoard2026_section(rows, rounds, ncores)
+        lines += knob_section(rows, meta)
+        lines += throughput_tables(rows, baseline)
+        lines += production_section(rows)
+        lines += memory_tables(rows)
+    lines += progs
     lines += cost_section(outdir, meta)
     lines += plots_section(plot_files, plot_errors)
     path = os.path.join(outdir, "report.md")

@@ -42,7 +42,11 @@ def parse_records(stdout):
 
 def run_one(run, bdir, hlbench=None):
     """Run `run` (a dict from sweep.expand or the `run` command). Returns a result dict:
-    status ok / failed / timeout / no-output, exit_code, error (stderr tail), records."""
+    status ok / failed / timeout / no-output, exit_code, error (stderr tail), records.
+    A real program's run (a [program] section) is programs.run_one's."""
+    if run.get("program"):
+        from . import programs
+        return programs.run_one(run, bdir)
     hlbench = hlbench or require(bdir, "hlbench")
     env = allocator_env(run["base"], run["knobs"], bdir)
     argv = hlbench_argv(hlbench, run)

@@ -31,12 +31,16 @@ Format (documented in docs/tool.md):
     knobs = census=on        ; knob overrides for hoardlab allocators in this workload only
     allocators = hoard, serial   ; optional subset
     rounds = 10              ; any other key: a workload parameter, passed as --rounds 10
+
+    [program sqlite]         ; a real program (tools/hoardlab_lib/programs.py, docs/tool.md)
+    command = sqlite3 db < {repo}/configs/programs/queries.sql
 """
 import configparser
 import itertools
 import random
 import re
 
+from . import programs
 from .common import (ToolError, PRODUCTION, allocator_kind, parse_allocator_spec, cores,
                      knob_key, parse_bool, parse_key_values, split_commas)
 
@@ -242,15 +246,18 @@ class Sweep:
         return wl
 
     def _read_workloads(self, cp):
-        """self.workloads: one dict per [workload LABEL]; any other section is an error."""
+        """self.workloads: one dict per [workload LABEL] or [program LABEL]; any other
+        section is an error."""
         self.workloads = []
         for sec in cp.sections():
             if sec.startswith("workload"):
                 self.workloads.append(self._workload(sec, dict(cp[sec])))
+            elif sec.startswith("program"):
+                self.workloads.append(programs.section(self, sec, dict(cp[sec])))
             elif sec not in ("sweep", "allocators", "knobs"):
                 raise self._error("unknown section [%s]" % sec)
         if not self.workloads:
-            raise self._error("no [workload NAME] sections")
+            raise self._error("no [workload NAME] or [program NAME] sections")
 
     def variants(self):
         """[(label, base, knobs, swept, variant)] after applying [knobs]."""
@@ -291,6 +298,8 @@ class Sweep:
                             "seed": wl["workload_seed"] + rep, "repetition": rep,
                             "pin": wl["pin"], "timeout": wl["timeout"],
                         })
+                        if "program" in wl:
+                            runs[-1]["program"] = wl["program"]
         return runs
 
 

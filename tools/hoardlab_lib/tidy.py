@@ -7,7 +7,7 @@ import json
 from . import nodes
 
 # Columns every runs.csv has, in this order. Groups with a prefix follow (sorted):
-# knob.<key>, params.<name>, hoardlab.<counter>, extra.<name>.
+# knob.<key>, params.<name>, hoardlab.<counter>, extra.<name>, program.<name>.
 RUN_COLUMNS = [
     # the sweep and the run's place in it
     "sweep", "index", "order", "repetition",
@@ -34,10 +34,11 @@ HOARDLAB_FIELDS = [
 ]
 ROUND_COLUMNS = ["sweep", "index", "allocator", "variant", "workload_label", "workload",
                  "threads", "repetition", "round", "live_bytes", "os_bytes", "rss_kb"]
-PREFIXES = ("knob.", "params.", "hoardlab.", "extra.")
+PREFIXES = ("knob.", "params.", "hoardlab.", "extra.", "program.")
 STRING_COLUMNS = {"sweep", "allocator", "variant", "alloc_kind", "strategy", "knobs", "preload",
                   "workload_label", "workload", "status", "error", "started_at",
-                  "reported_strategy", "node", "cpu_model", "topology"}
+                  "reported_strategy", "node", "cpu_model", "topology",
+                  "program.output_sha256"}
 
 
 def knobs_text(knobs):
@@ -98,6 +99,8 @@ def rows_for(run, result, sweep_name, order):
                 for k, v in hl.items():
                     if k not in HOARDLAB_FIELDS and not isinstance(v, (dict, list)):
                         row["hoardlab." + k] = v
+            for k, v in (rec.get("program") or {}).items():     # a real program's run
+                row["program." + k] = v
             extra = dict(rec.get("extra") or {})
             rlist = extra.pop("rounds", None)
             _flatten("extra.", extra, row)
@@ -132,7 +135,8 @@ def columns_for(rows):
     groups = [c for c in rest if c.startswith("knob.")] + \
         [c for c in rest if c.startswith("params.")] + hl + \
         [c for c in rest if c.startswith("hoardlab.")] + \
-        [c for c in rest if c.startswith("extra.")]
+        [c for c in rest if c.startswith("extra.")] + \
+        [c for c in rest if c.startswith("program.")]
     return RUN_COLUMNS + groups
 
 
