@@ -7,6 +7,8 @@ preloaded from its library: a Debian package's, or for mimalloc3 the one the PyP
 cmeel-mimalloc installs (glibc = no preload).
 """
 import glob
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -206,3 +208,30 @@ def cores():
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def sha256_file(path):
+    """Hex sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_json_lines(path):
+    """The JSON objects of a file written one a line, in order; a line that is not a whole
+    object (a writer killed mid-line) is skipped, and a missing or unreadable file is []."""
+    objs = []
+    try:
+        with open(path) as f:
+            for line in f:
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict):
+                    objs.append(obj)
+    except OSError:
+        pass
+    return objs

@@ -24,9 +24,7 @@ free port; when it accepts connections, `command` (the client) runs under glibc,
 `verify`, then `stop` (default SIGTERM to the server). The run's CPU, peak RSS, exit status
 and statistics are the server's; wall_s is the client's time.
 """
-import hashlib
 import itertools
-import json
 import os
 import shlex
 import shutil
@@ -37,8 +35,8 @@ import tempfile
 import threading
 import time
 
-from .common import (LIB_DIRS, REPO, ToolError, allocator_env, allocator_kind, log,
-                     parse_bool, parse_key_values, require, split_commas)
+from .common import (LIB_DIRS, REPO, ToolError, allocator_env, allocator_kind, log, parse_bool,
+                     parse_key_values, read_json_lines, require, sha256_file, split_commas)
 
 # key: what it means (docs/tool.md has the same list; an unknown key names these).
 KEYS = {
@@ -294,14 +292,6 @@ def _listening(port):
         return False
 
 
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def first_difference(got, ref):
     """Where two files first differ, as a phrase."""
     with open(got, "rb") as a, open(ref, "rb") as b:
@@ -317,19 +307,7 @@ def first_difference(got, ref):
 
 def read_stats(path):
     """The HOARD_STATS records (one JSON object a line, one per process)."""
-    recs = []
-    try:
-        with open(path) as f:
-            for line in f:
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(obj, dict):
-                    recs.append(obj)
-    except OSError:
-        pass
-    return recs
+    return read_json_lines(path)
 
 
 def aggregate_stats(recs):

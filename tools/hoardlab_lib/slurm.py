@@ -20,7 +20,6 @@ The folder (on a filesystem every node sees):
     meta.json, <name>.ini      as a local sweep's; collect adds the nodes and the jobs
     runs.csv, rounds.csv, records.jsonl, report.md, plots    written by collect
 """
-import hashlib
 import json
 import os
 import random
@@ -31,7 +30,7 @@ import sys
 import time
 
 from . import common, meta as metamod, sweep as sweepmod, tidy
-from .common import REPO, ToolError, log
+from .common import REPO, ToolError, log, sha256_file
 
 PLAN_FORMAT = 1
 BUILD_FILES = ("src/libhoardlab.so", "harness/hlbench")     # what a task runs: the build
@@ -141,12 +140,6 @@ def array_spec(tasks):
 
 # --- the build a task runs -------------------------------------------------------------------
 
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def head_commit():
@@ -165,7 +158,7 @@ def build_identity(bdir):
     git = metamod.git_info()
     return {"dir": bdir, "commit": git.get("commit"), "dirty": git.get("dirty"),
             "diff_sha1": git.get("diff_sha1"),
-            "sha256": {rel: sha256(os.path.join(bdir, rel)) for rel in BUILD_FILES}}
+            "sha256": {rel: sha256_file(os.path.join(bdir, rel)) for rel in BUILD_FILES}}
 
 
 def check_build(plan, bdir, who, so="so nothing ran"):
@@ -175,7 +168,7 @@ def check_build(plan, bdir, who, so="so nothing ran"):
     bad = []
     for rel, h in sorted(want["sha256"].items()):
         p = os.path.join(bdir, rel)
-        got = sha256(p) if os.path.isfile(p) else None
+        got = sha256_file(p) if os.path.isfile(p) else None
         if got is None:
             bad.append("%s is missing" % p)
         elif got != h:

@@ -7,7 +7,7 @@ import os
 import signal
 
 from . import common, meta as metamod, nodes, runner, tidy
-from .common import ToolError, log
+from .common import ToolError, log, read_json_lines
 from .slurm import BuildMismatch, check_build, paths, read_json, write_json, utc_now
 
 
@@ -18,17 +18,9 @@ class Stopped(Exception):
 def read_part(path):
     """{order: entry} of a part; a line cut short (a task killed while writing) is skipped."""
     res = {}
-    try:
-        with open(path) as f:
-            for line in f:
-                try:
-                    e = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(e, dict) and "order" in e:
-                    res.setdefault(e["order"], e)
-    except FileNotFoundError:
-        pass
+    for e in read_json_lines(path):
+        if "order" in e:
+            res.setdefault(e["order"], e)
     return res
 
 
