@@ -112,13 +112,16 @@ def test_shipped_suite():
 
 def test_aggregate_stats():
     recs = [{"strategy": "hoard", "pid": 1, "mallocs": 10, "lock_acquisitions": 5,
-             "os_bytes_peak": 100, "in_use_peak": 50, "threads": 1, "in_use": 7},
+             "held_bytes_peak": 90, "os_bytes_peak": 100, "in_use_peak": 50, "threads": 1,
+             "in_use": 7},
             {"strategy": "hoard", "pid": 2, "mallocs": 30, "lock_acquisitions": 1,
-             "os_bytes_peak": 400, "in_use_peak": 300, "threads": 3, "in_use": 9}]
+             "held_bytes_peak": 360, "os_bytes_peak": 400, "in_use_peak": 300, "threads": 3,
+             "in_use": 9}]
     a = programs.aggregate_stats(recs)
     assert a["mallocs"] == 40 and a["lock_acquisitions"] == 6      # summed
     assert a["os_bytes_peak"] == 400 and a["in_use"] == 9          # the largest process
-    assert a["threads"] == 3 and a["fragmentation"] == pytest.approx(400 / 300, abs=1e-3)
+    assert a["threads"] == 3 and a["fragmentation"] == pytest.approx(360 / 300, abs=1e-3)
+    assert a["fragmentation_os"] == pytest.approx(400 / 300, abs=1e-3)
     assert programs.aggregate_stats([]) is None
 
 
@@ -205,7 +208,7 @@ def test_tiny_measurements(tiny):
     assert float(ok["program.user_s"]) >= 0 and float(ok["program.sys_s"]) >= 0
     assert ok["program.output_sha256"] == rows[("glibc", "ok", "1")]["program.output_sha256"]
     assert int(ok["program.processes"]) >= 3        # sort, uniq, sort, head: exit normally
-    assert int(ok["hoardlab.os_bytes_peak"]) > 0 and int(ok["hoardlab.mallocs"]) > 0
+    assert int(ok["hoardlab.held_bytes_peak"]) > 0 and int(ok["hoardlab.mallocs"]) > 0
     assert ok["reported_strategy"] == "hoard" and ok["preload"].endswith("libhoardlab.so")
     assert rows[("glibc", "ok", "1")]["hoardlab.mallocs"] == ""
     t1, t2 = rows[("hoard", "threads", "1")], rows[("hoard", "threads", "2")]

@@ -17,7 +17,8 @@ processes that lived at the same time). Forked from the small hlrun rather than 
 Python process, whose size the kernel would carry over into the program's ru_maxrss at
 exec. Under a hoardlab strategy, HOARD_STATS=<file> makes every process that exits normally
 append one JSON record; the run's hoardlab.* columns are the state and peaks of the process
-with the largest A (os_bytes_peak) and the event counters summed over every process.
+with the largest A (held_bytes_peak, the policy's A) and the event counters summed over every
+process.
 
 Server mode (`server = ...`): the server starts under the allocator on 127.0.0.1:{port}, a
 free port; when it accepts connections, `command` (the client) runs under glibc, then
@@ -311,20 +312,21 @@ def read_stats(path):
 
 
 def aggregate_stats(recs):
-    """One hoardlab dict for the run: the largest process's (by os_bytes_peak) state and
+    """One hoardlab dict for the run: the largest process's (by held_bytes_peak, A) state and
     peaks, event counters summed over every process, threads the most of any process,
-    fragmentation = A/U of the largest process."""
+    fragmentation = A/U of the largest process (fragmentation_os: with all its memory)."""
     if not recs:
         return None
-    big = max(recs, key=lambda r: r.get("os_bytes_peak") or 0)
+    big = max(recs, key=lambda r: r.get("held_bytes_peak") or 0)
     out = {k: v for k, v in big.items() if k not in ("strategy", "pid")}
     for k in SUMMED:
         vals = [r.get(k) for r in recs if isinstance(r.get(k), (int, float))]
         if vals:
             out[k] = sum(vals)
     out["threads"] = max((r.get("threads") or 0) for r in recs)
-    a, u = big.get("os_bytes_peak"), big.get("in_use_peak")
-    out["fragmentation"] = round(a / u, 4) if a and u else None
+    u = big.get("in_use_peak")
+    for ratio, a in (("fragmentation", "held_bytes_peak"), ("fragmentation_os", "os_bytes_peak")):
+        out[ratio] = round(big[a] / u, 4) if big.get(a) and u else None
     return out
 
 

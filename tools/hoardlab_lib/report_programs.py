@@ -162,7 +162,7 @@ def stats_table(prows, cs):
             def num(x):
                 return "–" if x is None else R.si(x)
             fr = med("fragmentation")
-            rows.append([name, v, R.mib(med("os_bytes_peak")), R.mib(med("in_use_peak")),
+            rows.append([name, v, R.mib(med("held_bytes_peak")), R.mib(med("in_use_peak")),
                          "%.2f" % fr if fr else "–", num(med("lock_acquisitions")),
                          num(med("lock_contended")), num(med("cas_attempts")),
                          num(med("cas_retries")), num(med("mallocs")),
@@ -171,7 +171,7 @@ def stats_table(prows, cs):
         return []
     return ["### hoardlab statistics of the program runs", "",
             "HOARD_STATS of every process of a run that exited normally: A (peak MiB held "
-            "from the OS) and U (peak MiB in use) of the process with the largest A, A/U; "
+            "for blocks, the policy's A) and U (peak MiB in use) of the process with the largest A, A/U; "
             "lock acquisitions, contended ones, CAS operations, CAS retries and mallocs summed "
             "over the run's processes (in server mode only the server runs under the "
             "allocator); medians over the ok repetitions.", "",
