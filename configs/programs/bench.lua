@@ -18,15 +18,15 @@ local function count(t)
   return 1 + count(t[1]) + count(t[2])
 end
 local total = 0
-local long = tree(15)
+local long = tree(16)
 for d = 4, 16, 2 do
-  for _ = 1, 2 ^ (17 - d) do total = total + count(tree(d)) end
+  for _ = 1, 2 ^ (18 - d) do total = total + count(tree(d)) end
 end
 print("trees", total + count(long))
 
 -- string building, gsub, formatting, table.concat
 local parts = {}
-for i = 1, 200000 do
+for i = 1, 400000 do
   parts[#parts + 1] = string.format("%d:%s", i, string.rep(string.char(97 + rand(26)), 1 + rand(8)))
 end
 local s = table.concat(parts, ",")
@@ -36,7 +36,7 @@ print("strings", #s, n)
 
 -- hash tables that grow and shrink, closures
 local h, closures = {}, {}
-for i = 1, 300000 do
+for i = 1, 600000 do
   local k = "k" .. rand(60000)
   h[k] = (h[k] or 0) + i
   if i % 5 == 0 then h["k" .. rand(60000)] = nil end
