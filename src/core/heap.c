@@ -32,12 +32,19 @@ struct hl_heap *hl_heap_new(unsigned index, bool shared)
     return h;
 }
 
-/* The accounts nobody charges stay 0, so the sum serves both kinds of accounting. */
+/* The accounts nobody charges stay 0, so the sums serve both kinds of accounting. */
 size_t hl_heap_u(const struct hl_heap *h)
 {
     size_t u = h->total.u;
     for (unsigned c = 0; c < hl_classes->count; c++) u += h->cls[c].own.u;
     return u;
+}
+
+size_t hl_heap_a(const struct hl_heap *h)
+{
+    size_t a = h->total.a;
+    for (unsigned c = 0; c < hl_classes->count; c++) a += h->cls[c].own.a;
+    return a;
 }
 
 void hl_heap_lock_slow(struct hl_heap *h)
@@ -135,7 +142,6 @@ void hl_heap_attach(struct hl_heap *h, struct hl_sb *sb)
     ac->a += hl_sb_bytes(sb);
     if (hl_heap_floor) ac->u_floor = hl_heap_floor(h, ac->a);
     k->nsb++;
-    h->a += hl_sb_bytes(sb);
     h->nsb++;
     if (hl_sb_empty(sb)) h->nempty++;
     atomic_store_explicit(&sb->owner, h, memory_order_release);
@@ -151,7 +157,6 @@ void hl_heap_detach(struct hl_heap *h, struct hl_sb *sb)
     ac->a -= hl_sb_bytes(sb);
     if (hl_heap_floor) ac->u_floor = hl_heap_floor(h, ac->a);
     k->nsb--;
-    h->a -= hl_sb_bytes(sb);
     h->nsb--;
     if (hl_sb_empty(sb)) h->nempty--;
 }
@@ -276,11 +281,10 @@ void hl_heap_check(const struct hl_heap *h, int c)
         check_class(h, k, &empties, &u, &a);
         n += h->cls[k].nsb;
     }
-    if (a != h->a || n != h->nsb || empties != h->nempty || u != hl_heap_u(h) ||
-        (h->total.a && h->total.a != a))
-        FAIL("heap %u: totals u %zu a %zu (heap account a %zu) superblocks %u empty %u, but "
-             "its classes sum to u %zu a %zu superblocks %u empty %u", h->index, hl_heap_u(h),
-             h->a, h->total.a, h->nsb, h->nempty, u, a, n, empties);
+    if (a != hl_heap_a(h) || n != h->nsb || empties != h->nempty || u != hl_heap_u(h))
+        FAIL("heap %u: totals u %zu a %zu superblocks %u empty %u, but its classes sum to "
+             "u %zu a %zu superblocks %u empty %u", h->index, hl_heap_u(h), hl_heap_a(h),
+             h->nsb, h->nempty, u, a, n, empties);
 }
 
 /* ---- the rows of the dispatch table the heap strategies share ------------------------------ */

@@ -60,7 +60,6 @@ struct hl_heap {
     bool shared;                         /* other threads may touch it: lock it */
     unsigned index;                      /* 0 = hoard's global heap; stable, for stats */
     uint32_t collect_in;                 /* mallocs until it collects remote frees (remote.c) */
-    size_t a;                            /* a_i: the sum over classes (u_i: hl_heap_u) */
     struct hl_account total;             /* accounting = heap: every class's account */
     uint32_t nsb, nempty;                /* superblocks held; of those, completely empty */
     _Atomic uint64_t acquisitions, contended;   /* this heap's lock, written under it */
@@ -86,6 +85,7 @@ extern size_t (*hl_heap_floor)(const struct hl_heap *h, size_t a);
 void hl_heap_init(void);                 /* after config and size classes */
 struct hl_heap *hl_heap_new(unsigned index, bool shared);
 size_t hl_heap_u(const struct hl_heap *h);   /* u_i: the sum over classes */
+size_t hl_heap_a(const struct hl_heap *h);   /* a_i: the sum over classes */
 
 
 /* ---- locking ------------------------------------------------------------------------------ */

@@ -62,7 +62,7 @@ static void per_class_or_per_heap(void **state)
         assert_true(hl_heap_global->nsb > moved);
         assert_true(h->nsb < 4);
         assert_int_equal(hl_heap_u(h), h->total.u);
-        assert_int_equal(h->a, h->total.a);
+        assert_int_equal(hl_heap_a(h), h->total.a);
     } else {
         assert_ptr_equal(h->cls[cx].acct, &h->cls[cx].own);
         assert_int_equal(hl_heap_global->nsb, moved);
