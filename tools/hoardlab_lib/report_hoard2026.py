@@ -81,7 +81,8 @@ def _rss(r):
 
 def _a(r):
     """The policy's A (None for production allocators, which have no hoardlab statistics)."""
-    return V.memory_of(r)[0] if V.memory_of(r)[1] == "A" else None
+    a, source = V.memory_of(r)
+    return a if source == "A" else None
 
 
 def _pr_direction(wl, metric, other):
