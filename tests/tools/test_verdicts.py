@@ -79,8 +79,14 @@ def test_false_sharing_census_rule():
             row("h", "census-active-false", 2, 1, census=0),
             row("s", "census-threadtest", 2, 1, census=0),
             row("s", "census-passive-false", 2, 1, census=3),
-            row("one", "census-threadtest", 1, 1, census=0)]         # 1 thread: no evidence
-    assert V.false_sharing(rows, "h", 2)["value"] == "yes"
+            row("one", "census-threadtest", 1, 1, census=0),         # 1 thread: no evidence
+            row("h", "census-larson", 2, 1, census=9, census_paper=0)]  # program-shared
+    h = V.false_sharing(rows, "h", 2)
+    assert h["value"] == "yes" and "not used (the program shares lines): census-larson 9" \
+        in h["evidence"]
+    rows[-1]["hoardlab.census_paper"] = 2        # ... but the paper's measure counts there
+    h = V.false_sharing(rows, "h", 2)
+    assert h["value"] == "no" and "by the paper's measure: census-larson 2" in h["evidence"]
     s = V.false_sharing(rows, "s", 2)
     assert s["value"] == "no" and "passively" in s["note"]
     assert V.false_sharing(rows, "one", 2)["value"] == "undecided"
