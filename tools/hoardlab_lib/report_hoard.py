@@ -11,28 +11,28 @@ FLAT = 1.15          # Table 5: runtime "nearly unchanged" when max/min throughp
 RISE = 1.05          # Table 6: larson A/U "rises" at f=1/2 when >= 1.05 x that at f=1/4
 OWN = 1.05           # "hoardlab's own structures matter" when A/U, all >= 1.05 x A/U
 HOARD_FAMILY = ("hoard", "hoard2026")   # strategies with a global heap: census_paper applies
-# What the workload itself does differently from the paper's, where that (not the policy) is
-# the likely cause of a disagreement; %(live)s is the measured live share at the end.
-WORKLOAD_NOTES = {
-    "shbench": "hoardlab's shbench draws every size from one distribution for the whole run "
-               "and keeps its live set to the end (%(live)s of peak U live at the end): no size "
-               "class falls out of use, so no superblock is stranded as the paper describes "
-               "(§5.4) — a difference of workload, not of policy (hypothesis, not measured)",
-}
 DEFAULTS = {"accounting": "class", "empty_fraction": "1/4"}
+# Not a policy setting: how many heaps, which paper-scale.ini sets to the paper's 2P for its
+# 14 processors when it runs 14 threads on a smaller machine (memory needs no cores).
+MACHINE_KNOBS = ("heaps",)
 
 
 def sections(rows):
     return table3(rows) + table4(rows) + table56(rows)
 
 
-def _max_threads_rows(rows, wl_name, variant, census=False):
+def _max_threads_rows(rows, wl_name, variant, census=False, threads=None):
+    """The rows of one workload and variant at `threads`, or at the highest thread count."""
     rs = [r for r in V.ok(rows) if r["workload"] == wl_name and r["variant"] == variant and
           V.is_census(r) == census]
     if not rs:
         return []
-    t = max(r["threads"] for r in rs)
+    t = threads or max(r["threads"] for r in rs)
     return [r for r in rs if r["threads"] == t]
+
+
+def _knobs(r):
+    return dict(k.split("=", 1) for k in str(r.get("knobs") or "").split(";") if "=" in k)
 
 
 def _frac(s):
@@ -118,8 +118,7 @@ def _setting(r):
     the defaults filled in; None for other rows."""
     if r.get("strategy") != "hoard":
         return None
-    knobs = dict(k.split("=", 1) for k in str(r.get("knobs") or "").split(";")
-                 if k and "=" in k and not k.startswith("census="))
+    knobs = {k: v for k, v in _knobs(r).items() if k != "census" and k not in MACHINE_KNOBS}
     if not set(knobs) <= set(DEFAULTS):
         return None
     s = dict(DEFAULTS, **knobs)
@@ -136,21 +135,27 @@ def _settings(rows):
     return found
 
 
-def _measure(rows, w, variant):
-    """Medians at the highest thread count: A/U, A/U all, U, A, throughput, threads."""
-    rr = _max_threads_rows(rows, w, variant)
+def _measure(rows, w, variant, threads=None):
+    """Medians at `threads` (default: the highest thread count): A/U, A/U all, U, A,
+    throughput, threads, heaps (when a run set them)."""
+    rr = _max_threads_rows(rows, w, variant, threads=threads)
     if not rr:
         return None
     med = lambda k: V.median([r.get(k) for r in rr])          # noqa: E731
     return {"w": w, "frag": med("hoardlab.fragmentation"),
             "frag_os": med("hoardlab.fragmentation_os"), "u": med("hoardlab.in_use_peak"),
-            "u_end": med("hoardlab.in_use"), "a": V.median([V.memory_of(r)[0] for r in rr]),
+            "a": V.median([V.memory_of(r)[0] for r in rr]), "heaps": _knobs(rr[0]).get("heaps"),
             "thr": med("throughput"), "t": rr[0]["threads"],
             "spread": V.median([x for x in V.rep_spread(rr).values()])}
 
 
-def _why(m, other, p):
-    """What the measurements say about a cell that does not agree with the paper's p."""
+def _at(m):
+    return "t=%d%s" % (m["t"], ", heaps=%s" % m["heaps"] if m["heaps"] else "")
+
+
+def _why(m, other, p, by_threads):
+    """What the measurements say about a cell that does not agree with the paper's p: the
+    testbed's own memory, the other accounting, the same run at other thread counts."""
     why = []
     if m["frag_os"] and m["frag"] and m["frag_os"] >= OWN * m["frag"]:
         why.append("hoardlab's own structures add %.0f%% (A/U, all %.2f)" % (
@@ -159,9 +164,11 @@ def _why(m, other, p):
         why.append("the other accounting gives %.2f" % other["frag"])
     elif other and other["frag"]:
         why.append("not the accounting (the other gives %.2f)" % other["frag"])
-    if m["w"] in WORKLOAD_NOTES:
-        live = "%.0f%%" % (100.0 * m["u_end"] / m["u"]) if m["u_end"] and m["u"] else "?"
-        why.append(WORKLOAD_NOTES[m["w"]] % {"live": live})
+    for o in by_threads:
+        if o is not m and o["frag"] and m["frag"] and abs(o["frag"] / m["frag"] - 1) > 0.1:
+            why.append("A/U is %.2f at %s (U %s MiB): it depends on the number of threads "
+                       "and heaps, each heap keeping partly-filled superblocks of its own"
+                       % (o["frag"], _at(o), R.mib(o["u"])))
     if m["frag"] and m["frag"] < p:
         why.append("U here counts blocks at their usable size, the paper's the bytes "
                    "requested (lowers A/U)")
@@ -185,21 +192,30 @@ def table4(rows):
            "the bytes in use, each block at its usable size (its size class, at least 16 "
            "bytes), where the paper counts the bytes requested. `accounting` is where Hoard's "
            "u and a are kept: per size class (hoardlab's default) or per heap (the paper's "
-           "u_i, a_i). f = 1/4.", ""]
+           "u_i, a_i). f = 1/4. A row per thread count measured: the paper ran 14 "
+           "processors with 2P = 28 heaps, which a smaller machine reproduces for memory (not "
+           "for time) with 14 threads and `heaps = 28`.", ""]
     rs, any_ = [], False
     for w, p in paper.TABLE4_HOARD.items():
-        ms = {acc: _measure(rows, w, found[(acc, DEFAULTS["empty_fraction"])]) for acc in accs}
-        for acc in accs:
-            m = ms[acc]
-            if not m or m["frag"] is None:
-                rs.append([w, acc, "–", "–", "–", "–", "%.2f" % p, "not measured", ""])
-                continue
-            any_ = True
-            agree = abs(m["frag"] / p - 1) <= NEAR
-            other = next((ms[a] for a in accs if a != acc and ms[a]), None)
-            rs.append([w + " (t=%d)" % m["t"], acc, R.mib(m["u"]), R.mib(m["a"]),
-                       "%.2f" % m["frag"], "%.2f" % m["frag_os"] if m["frag_os"] else "–",
-                       "%.2f" % p, R.mark(agree), "" if agree else _why(m, other, p)])
+        variants = {acc: found[(acc, DEFAULTS["empty_fraction"])] for acc in accs}
+        threads = sorted({r["threads"] for r in V.ok(rows) if r["workload"] == w and
+                          r["variant"] in variants.values() and not V.is_census(r)})
+        ms = {(acc, t): _measure(rows, w, v, t) for acc, v in variants.items() for t in threads}
+        if not threads:
+            rs += [[w, acc, "–", "–", "–", "–", "%.2f" % p, "not measured", ""] for acc in accs]
+        for t in threads:
+            for acc in accs:
+                m = ms[(acc, t)]
+                if not m or m["frag"] is None:
+                    continue
+                any_ = True
+                agree = abs(m["frag"] / p - 1) <= NEAR
+                other = next((ms[(a, t)] for a in accs if a != acc and ms[(a, t)]), None)
+                by_threads = [ms[(acc, u)] for u in threads if ms[(acc, u)]]
+                rs.append(["%s (%s)" % (w, _at(m)), acc, R.mib(m["u"]), R.mib(m["a"]),
+                           "%.2f" % m["frag"], "%.2f" % m["frag_os"] if m["frag_os"] else "–",
+                           "%.2f" % p, R.mark(agree),
+                           "" if agree else _why(m, other, p, by_threads)])
     if not any_:
         return out + ["Not measured in this sweep.", ""]
     return out + [R.table(["workload", "accounting", "U MiB", "A MiB", "A/U", "A/U, all",
@@ -230,7 +246,7 @@ def table56(rows):
             ms = {f: m for f, m in ms.items() if m}
             if not ms:
                 continue
-            t = max(m["t"] for m in ms.values())
+            at = _at(max(ms.values(), key=lambda m: m["t"]))
             p5, p6 = paper.TABLE5.get(w), paper.TABLE6.get(w)
             cells = []
             for f in fs:
@@ -243,7 +259,7 @@ def table56(rows):
                     " — " + R.mark(abs(m["frag"] / p - 1) <= NEAR)
                 cells.append("%s, A/U %s%s" % (R.si(m["thr"]), "%.2f" % m["frag"]
                                                if m["frag"] else "–", verdict))
-            rs.append(["%s (t=%d)" % (w, t), acc] + cells +
+            rs.append(["%s (%s)" % (w, at), acc] + cells +
                       ["%s / %s" % ("–" if not p5 else ", ".join(R.si(x) for x in p5),
                                     "–" if not p6 else ", ".join("%.2f" % x for x in p6))])
             tv = [m["thr"] for m in ms.values() if m["thr"]]
