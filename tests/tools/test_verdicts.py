@@ -220,3 +220,25 @@ def test_best_production_allocator_is_the_best_of_all_per_workload():
     # One production allocator: the throughput tables relative to it say it all.
     assert report.production_section([prod("glibc", "threadtest", 1, 5),
                                       row("hoard", "threadtest", 1, 6)]) == []
+
+
+# --- Hoard's Table 4: a row per thread count, the why-not from the other thread counts ------
+
+def test_table4_a_row_per_thread_count_and_why_from_the_others():
+    from hoardlab_lib import report_hoard as RH
+
+    def frag(t, a_over_u, knobs):
+        r = row("hoard", "shbench", t, 100, a=int(a_over_u * 500000), u=500000, knobs=knobs)
+        r.update({"hoardlab.held_bytes_peak": r["hoardlab.os_bytes_peak"],
+                  "hoardlab.fragmentation": a_over_u, "hoardlab.fragmentation_os": a_over_u})
+        return r
+    rows = [frag(2, 1.44, "empty_fraction=1/4"), frag(2, 1.44, "empty_fraction=1/4"),
+            frag(14, 2.44, "empty_fraction=1/4;heaps=28")]
+    text = "\n".join(RH.table4(rows))
+    lines = [ln for ln in text.splitlines() if ln.startswith("| shbench")]
+    assert len(lines) == 2                       # heaps=28 is the machine, not the policy
+    t2, t14 = lines
+    assert t2.startswith("| shbench (t=2) | class |") and "| 1.44 |" in t2
+    assert "**MISMATCH**" in t2 and "A/U is 2.44 at t=14, heaps=28" in t2
+    assert t14.startswith("| shbench (t=14, heaps=28) | class |") and "| agrees |" in t14
+    assert "threadtest | class | – |" in text          # a workload not measured says so

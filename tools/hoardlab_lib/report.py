@@ -83,8 +83,11 @@ def header(meta, rows, name):
                      % (noise, vals[-1]))
     la0, la1 = m.get("loadavg_start"), m.get("loadavg_end")
     if la0 or la1:
-        lines.append("- load average (1 min) at start / end: %s / %s on %s cores" % (
-            la0[0] if la0 else "?", la1[0] if la1 else "?", m.get("cores", "?")))
+        most = max([r.get("threads") or 0 for r in rows] or [0])
+        lines.append("- load average (1 min) at start / end: %s / %s on %s cores%s" % (
+            la0[0] if la0 else "?", la1[0] if la1 else "?", m.get("cores", "?"),
+            "; the sweep's own runs use up to %d threads, which raises it" % most
+            if most > (m.get("cores") or most) else ""))
     lines.append("")
     build = meta.get("build") or {}
     if build.get("ran") is False and build.get("stale"):
