@@ -31,10 +31,6 @@ def _max_threads_rows(rows, wl_name, variant, census=False, threads=None):
     return [r for r in rs if r["threads"] == t]
 
 
-def _knobs(r):
-    return dict(k.split("=", 1) for k in str(r.get("knobs") or "").split(";") if "=" in k)
-
-
 def _frac(s):
     try:
         if "/" in s:
@@ -118,7 +114,7 @@ def _setting(r):
     the defaults filled in; None for other rows."""
     if r.get("strategy") != "hoard":
         return None
-    knobs = {k: v for k, v in _knobs(r).items() if k != "census" and k not in MACHINE_KNOBS}
+    knobs = {k: v for k, v in V.knobs_of(r).items() if k != "census" and k not in MACHINE_KNOBS}
     if not set(knobs) <= set(DEFAULTS):
         return None
     s = dict(DEFAULTS, **knobs)
@@ -144,7 +140,7 @@ def _measure(rows, w, variant, threads=None):
     med = lambda k: V.median([r.get(k) for r in rr])          # noqa: E731
     return {"w": w, "frag": med("hoardlab.fragmentation"),
             "frag_os": med("hoardlab.fragmentation_os"), "u": med("hoardlab.in_use_peak"),
-            "a": V.median([V.memory_of(r)[0] for r in rr]), "heaps": _knobs(rr[0]).get("heaps"),
+            "a": V.median([V.memory_of(r)[0] for r in rr]), "heaps": V.knobs_of(rr[0]).get("heaps"),
             "thr": med("throughput"), "t": rr[0]["threads"],
             "spread": V.median([x for x in V.rep_spread(rr).values()])}
 

@@ -108,15 +108,18 @@ def throughput_table(rows):
     return {k: median(v) for k, v in throughput_groups(rows).items()}
 
 
+def knobs_of(r):
+    """{key: value} of a row's knob overrides (its `knobs` column, "k=v;k=v")."""
+    return dict(k.split("=", 1) for k in str(r.get("knobs") or "").split(";") if "=" in k)
+
+
 def reference_variant(rows, strategy="serial"):
     """The variant that stands for `strategy` with no knob overrides (census aside)."""
     cands = sorted({r["variant"] for r in rows if r.get("strategy") == strategy})
     if strategy in cands:
         return strategy
     for c in cands:
-        knobs = [k for k in str(next(r for r in rows if r["variant"] == c).get("knobs") or "")
-                 .split(";") if k and not k.startswith("census=")]
-        if not knobs:
+        if set(knobs_of(next(r for r in rows if r["variant"] == c))) <= {"census"}:
             return c
     return cands[0] if cands else None
 
