@@ -188,8 +188,8 @@ static inline size_t hl_class_size(unsigned c) { return hl_classes->size[c]; }
 
 /* ---- thread.c: the thread registry ----------------------------------------------------------- */
 
-/* Per-thread counters: plain stores of relaxed atomics by their own thread only, so the fast
- * path never writes a shared cache line; hoardlab_stats() sums them. */
+/* Per-thread counters, written by their own thread only (stats.h's HL_OWN_ADD), so the fast
+ * path never writes a shared cache line; hoardlab_stats() sums them with relaxed loads. */
 #define HL_COUNTERS(X)                                                                        \
     X(mallocs) X(frees) X(large_allocs) X(lock_acquisitions) X(lock_contended)                \
     X(global_to) X(global_from) X(remote_frees) X(cas_attempts) X(cas_retries)                \
@@ -197,10 +197,10 @@ static inline size_t hl_class_size(unsigned c) { return hl_classes->size[c]; }
     X(census_false_blocks) X(census_false_lines) X(census_meta_false) X(census_paper)
 
 struct hl_counters {
-#define HL_COUNTER_FIELD(name) _Atomic uint64_t name;
+#define HL_COUNTER_FIELD(name) uint64_t name;
     HL_COUNTERS(HL_COUNTER_FIELD)
 #undef HL_COUNTER_FIELD
-    _Atomic uint64_t in_use_pending;     /* stats.h: stats_batch - (change of U unpublished) */
+    int64_t malloc_credit, free_credit;  /* stats.h: bytes left of stats_batch, each way */
 };
 
 struct hl_thread {
@@ -234,7 +234,6 @@ extern void (*hl_thread_exit_observer)(struct hl_thread *t);
 /* ---- stats.h, stats.c: counters, U and A, the exit report --------------------------------- */
 
 #include "stats.h"
-void hl_stats_init(void);               /* after config */
 void hl_stats_thread_start(struct hl_thread *t);  /* registration: nothing pending */
 void hl_stats_fold(struct hl_thread *t);/* a thread exits: keep its counts */
 void hl_stats_at_exit(void);            /* HOARD_STATS output */

@@ -27,7 +27,6 @@ static void init_now(void)
     hl_large_threshold = hl_cfg.large_threshold ? hl_cfg.large_threshold
                                                 : hl_cfg.superblock_size / 2;
     if (hl_classes_init(hl_large_threshold)) _exit(2);
-    hl_stats_init();
     hl_observe_init();
     hl_arena_init();
     hl_front_malloc_fn = hl_active->malloc;     /* the row's; its init may choose others */

@@ -38,18 +38,19 @@ static inline void hl_lock_release(hl_lock *l)
         hl_unlock_wake(l);
 }
 
-/* The end of a fast path that holds l: release it and count the block (p handed out, or
- * size bytes freed). Inline when neither needs a call (a spin lock; no publication of U due,
+/* The end of a fast path that holds l: count the block (p handed out, or size bytes freed)
+ * and release l. Inline when neither needs a call (a spin lock; no publication of U due,
  * stats.h), else one cold call does both (stats.c), so the fast path makes no call that would
  * need registers kept. */
-void *hl_release_count_slow(hl_lock *l, void *p, size_t size, bool freed);
+void *hl_release_count_slow(hl_lock *l, void *p, bool publish_due, bool freed);
 static inline void *hl_release_count(hl_lock *l, void *p, size_t size, bool freed)
 {
-    if (hl_likely(hl_lock_kind == HL_LOCK_SPIN && hl_stats_quick(size, freed))) {
+    bool due = hl_stats_count(size, freed);
+    if (hl_likely(hl_lock_kind == HL_LOCK_SPIN && !due)) {
         atomic_store_explicit(&l->word, 0, memory_order_release);
         return p;
     }
-    return hl_release_count_slow(l, p, size, freed);
+    return hl_release_count_slow(l, p, due, freed);
 }
 
 #endif

@@ -15,9 +15,6 @@
 static struct hl_counters retired;                 /* under the registry lock */
 static _Atomic int64_t in_use_published;
 static _Atomic int64_t in_use_peak;
-size_t hl_stats_twice_batch;
-
-void hl_stats_init(void) { hl_stats_twice_batch = 2 * hl_cfg.stats_batch; }
 
 static void publish(int64_t delta)
 {
@@ -26,44 +23,44 @@ static void publish(int64_t delta)
     while (now > peak && !atomic_compare_exchange_weak(&in_use_peak, &peak, now)) { }
 }
 
-#define LOAD(c) atomic_load_explicit(&(c), memory_order_relaxed)
+#define LOAD(c) __atomic_load_n(&(c), __ATOMIC_RELAXED)
 
-/* The unpublished change of t's in-use bytes (stats.h keeps it as batch - change). */
+/* What a thread spent of a credit since it last renewed it (stats.h): stats_batch less what
+ * is left, which is below zero when the last block overdrew it. */
+static int64_t spent(int64_t credit) { return (int64_t)hl_cfg.stats_batch - credit; }
+
+/* The unpublished change of t's in-use bytes. */
 static int64_t unpublished(struct hl_thread *t)
 {
-    return (int64_t)hl_cfg.stats_batch - (int64_t)LOAD(t->ctr.in_use_pending);
+    return spent(LOAD(t->ctr.malloc_credit)) - spent(LOAD(t->ctr.free_credit));
 }
 
 void hl_stats_thread_start(struct hl_thread *t)
 {
-    atomic_store_explicit(&t->ctr.in_use_pending, hl_cfg.stats_batch, memory_order_relaxed);
+    __atomic_store_n(&t->ctr.malloc_credit, (int64_t)hl_cfg.stats_batch, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->ctr.free_credit, (int64_t)hl_cfg.stats_batch, __ATOMIC_RELAXED);
 }
 
-void *hl_stats_count_publish(void *p, size_t bytes, bool freed)
+void *hl_stats_publish(void *p, bool freed)
 {
-    if (freed) HL_COUNT(frees, 1);
-    else HL_COUNT(mallocs, 1);
-    uint64_t pending = LOAD(hl_me.ctr.in_use_pending);
-    atomic_store_explicit(&hl_me.ctr.in_use_pending, freed ? pending + bytes : pending - bytes,
-                          memory_order_relaxed);
-    publish(unpublished(&hl_me));
-    hl_stats_thread_start(&hl_me);
+    int64_t *credit = freed ? &hl_me.ctr.free_credit : &hl_me.ctr.malloc_credit;
+    int64_t bytes = spent(*credit);
+    __atomic_store_n(credit, (int64_t)hl_cfg.stats_batch, __ATOMIC_RELAXED);
+    publish(freed ? -bytes : bytes);
     return p;
 }
 
-void *hl_release_count_slow(hl_lock *l, void *p, size_t size, bool freed)
+void *hl_release_count_slow(hl_lock *l, void *p, bool publish_due, bool freed)
 {
     hl_lock_release(l);
-    if (!freed) return hl_stats_malloc(p, size);
-    hl_stats_free(size);
-    return NULL;
+    return publish_due ? hl_stats_publish(p, freed) : p;
 }
 
 
 static void add_counters(struct hl_counters *to, const struct hl_counters *from)
 {
-#define HL_ADD(name) atomic_store_explicit(&to->name, LOAD(to->name) + LOAD(from->name), \
-                                           memory_order_relaxed);
+#define HL_ADD(name) __atomic_store_n(&to->name, LOAD(to->name) + LOAD(from->name), \
+                                     __ATOMIC_RELAXED);
     HL_COUNTERS(HL_ADD)
 #undef HL_ADD
 }
@@ -94,7 +91,7 @@ void hl_stats_sum(struct hoardlab_stats *out)
 #define HL_COPY(name) out->name = LOAD(s.c.name);
     HL_COUNTERS(HL_COPY)
 #undef HL_COPY
-    int64_t in_use = LOAD(in_use_published) + s.unpublished, peak = LOAD(in_use_peak);
+    int64_t in_use = atomic_load(&in_use_published) + s.unpublished, peak = atomic_load(&in_use_peak);
     out->in_use = in_use > 0 ? (uint64_t)in_use : 0;
     out->in_use_peak = (uint64_t)(peak > in_use ? peak : in_use);
     out->os_bytes = hl_os_bytes();

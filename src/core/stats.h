@@ -1,62 +1,80 @@
 /* stats.h — counting a block in and out, inline where a strategy hands a block out or takes
  * it back, with the block size it already knows (no usable_size call). Included by hl.h.
  *
- * Every count is a plain store to the calling thread's own counters (relaxed atomics, so a
- * reader summing them is race-free, yet no locked instruction and no shared cache line).
- * U, the bytes in use, changes on every call: each thread keeps its change since it last
- * published, and publishes it (stats.c, out of line) when it passes stats_batch bytes either
- * way; the peak is taken at publication, so it is exact to within threads x stats_batch
- * bytes, and exact with stats_batch = 0. The unpublished change is kept negated and offset by
- * the batch, so one unsigned comparison catches both directions:
- *     pending = batch - change, in [0, 2 batch] while unpublished. */
+ * Every count is an add to the calling thread's own counters, which only that thread writes:
+ * a plain add to its TLS, one instruction, no locked instruction and no shared cache line.
+ * Readers (stats.c) load them with relaxed atomics; a 64-bit aligned word is read whole on
+ * every target we build for, so a reader sees the old value or the new one. (Under
+ * ThreadSanitizer the add is a relaxed atomic load and store, which it can see is race-free.)
+ *
+ * U, the bytes in use, changes on every call; a shared counter would put one contended cache
+ * line on every fast path. Each thread instead spends a credit of stats_batch bytes in each
+ * direction: malloc subtracts the block from malloc_credit, free from free_credit, and when
+ * one runs below zero the thread publishes what it spent into the
+ * shared U (stats.c, out of line) and takes a new credit. The peak is taken at publication,
+ * so it is exact to within threads x stats_batch bytes either way, and exact with
+ * stats_batch = 0 (every call publishes). So a pair costs one op count and one subtraction
+ * with its borrow test each way: 6 instructions. */
 #ifndef HL_STATS_H
 #define HL_STATS_H
 
+#ifdef __SANITIZE_THREAD__
+#define HL_OWN_ADD(x, n) __atomic_store_n(&(x), __atomic_load_n(&(x), __ATOMIC_RELAXED) + (n), \
+                                          __ATOMIC_RELAXED)
+#else
+#define HL_OWN_ADD(x, n) ((x) += (n))
+#endif
+
 #ifdef HL_STATS
-#define HL_COUNT(field, n) do {                                                               \
-        _Atomic uint64_t *c_ = &hl_me.ctr.field;                                              \
-        atomic_store_explicit(c_, atomic_load_explicit(c_, memory_order_relaxed) + (n),       \
-                              memory_order_relaxed);                                          \
-    } while (0)
+#define HL_COUNT(field, n) HL_OWN_ADD(hl_me.ctr.field, (n))
 #else
 #define HL_COUNT(field, n) ((void)0)
 #endif
 
-extern size_t hl_stats_twice_batch;     /* 2 x stats_batch */
-/* Out of line: count the block and publish the thread's change into the shared U; returns p. */
-void *hl_stats_count_publish(void *p, size_t bytes, bool freed);
+/* *credit -= bytes, by its own thread; true when the credit ran below zero. Written so that
+ * the compiler makes it one `sub` to memory and a branch on its sign. */
+static inline __attribute__((always_inline)) bool hl_own_spend(int64_t *credit, size_t bytes)
+{
+#ifdef __SANITIZE_THREAD__
+    HL_OWN_ADD(*credit, -(int64_t)bytes);
+    return *credit < 0;
+#else
+    return (*credit -= (int64_t)bytes) < 0;
+#endif
+}
 
-/* Count a block of `bytes` handed out (freed = false) or taken back by the calling thread, if
- * no publication is due: true, done. Else false and nothing done: the caller then calls
- * hl_stats_count_publish, directly or through the two below. Fast paths that must make no
- * call use it alone (lock.h's hl_release_count). */
-static inline __attribute__((always_inline)) bool hl_stats_quick(size_t bytes, bool freed)
+/* Out of line: publish what the calling thread spent of its malloc (freed = false) or free
+ * credit into the shared U and renew the credit; returns p. */
+void *hl_stats_publish(void *p, bool freed);
+
+/* Count one block of `bytes` handed out (freed = false) or taken back by the calling thread;
+ * true when its credit ran out and hl_stats_publish is due. The caller publishes (at once, or
+ * after releasing a lock it holds: lock.h's hl_release_count). */
+static inline __attribute__((always_inline)) bool hl_stats_count(size_t bytes, bool freed)
 {
 #ifdef HL_STATS
-    uint64_t pending = atomic_load_explicit(&hl_me.ctr.in_use_pending, memory_order_relaxed);
-    pending = freed ? pending + bytes : pending - bytes;
-    if (hl_unlikely(pending > hl_stats_twice_batch)) return false;
-    atomic_store_explicit(&hl_me.ctr.in_use_pending, pending, memory_order_relaxed);
     if (freed) HL_COUNT(frees, 1);
     else HL_COUNT(mallocs, 1);
+    return hl_unlikely(hl_own_spend(freed ? &hl_me.ctr.free_credit : &hl_me.ctr.malloc_credit,
+                                    bytes));
 #else
     (void)bytes, (void)freed;
+    return false;
 #endif
-    return true;
 }
 
 /* Block p of `bytes` handed out; returns p, so that a malloc can end in
  * `return hl_stats_malloc(p, size)` and the rare publication is a tail call. */
 static inline void *hl_stats_malloc(void *p, size_t bytes)
 {
-    if (hl_likely(hl_stats_quick(bytes, false))) return p;
-    return hl_stats_count_publish(p, bytes, false);
+    if (hl_likely(!hl_stats_count(bytes, false))) return p;
+    return hl_stats_publish(p, false);
 }
 
 /* A block of `bytes` taken back. */
 static inline void hl_stats_free(size_t bytes)
 {
-    if (hl_unlikely(!hl_stats_quick(bytes, true))) hl_stats_count_publish(NULL, bytes, true);
+    if (hl_unlikely(hl_stats_count(bytes, true))) hl_stats_publish(NULL, true);
 }
 
 #endif
