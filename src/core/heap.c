@@ -50,8 +50,7 @@ size_t hl_heap_a(const struct hl_heap *h)
 void hl_heap_lock_slow(struct hl_heap *h)
 {
     hl_lock_slow(&h->lock);
-    atomic_store_explicit(&h->contended,
-        atomic_load_explicit(&h->contended, memory_order_relaxed) + 1, memory_order_relaxed);
+    HL_COUNT_AT(h->contended, 1);
 }
 
 /* ---- lists ------------------------------------------------------------------------------- */
@@ -387,8 +386,8 @@ size_t hl_heaps_usable_size(const void *p) { return hl_sb_usable(p); }
 static void add_lock_counts(struct hl_heap *h, void *arg)
 {
     struct hoardlab_stats *s = arg;
-    s->lock_acquisitions += atomic_load_explicit(&h->acquisitions, memory_order_relaxed);
-    s->lock_contended += atomic_load_explicit(&h->contended, memory_order_relaxed);
+    s->lock_acquisitions += __atomic_load_n(&h->acquisitions, __ATOMIC_RELAXED);
+    s->lock_contended += __atomic_load_n(&h->contended, __ATOMIC_RELAXED);
 }
 
 void hl_heaps_stats(struct hoardlab_stats *s) { hl_heaps_foreach(add_lock_counts, s); }

@@ -62,7 +62,7 @@ struct hl_heap {
     uint32_t collect_in;                 /* mallocs until it collects remote frees (remote.c) */
     struct hl_account total;             /* accounting = heap: every class's account */
     uint32_t nsb, nempty;                /* superblocks held; of those, completely empty */
-    _Atomic uint64_t acquisitions, contended;   /* this heap's lock, written under it */
+    uint64_t acquisitions, contended;    /* this heap's lock, written under it */
     struct hl_heap *pool_next;           /* heapselect.c: free pool of exited threads' heaps */
     struct hl_heap *all_next;            /* heapselect.c: every heap, newest first */
     /* remote_free = list | queue (remote.c): what other threads freed into this heap and it
@@ -96,8 +96,7 @@ void hl_heap_lock_slow(struct hl_heap *h);
 static inline void hl_heap_lock(struct hl_heap *h)
 {
     if (hl_unlikely(!hl_trylock(&h->lock))) hl_heap_lock_slow(h);
-    atomic_store_explicit(&h->acquisitions,
-        atomic_load_explicit(&h->acquisitions, memory_order_relaxed) + 1, memory_order_relaxed);
+    HL_COUNT_AT(h->acquisitions, 1);
 }
 
 static inline void hl_heap_unlock(struct hl_heap *h) { hl_lock_release(&h->lock); }
@@ -152,7 +151,7 @@ static inline void *hl_heap_take_block(struct hl_heap *h, struct hl_sb *sb)
 {
     void *p = hl_sb_pop(sb);
     h->cls[sb->cls].acct->u += sb->size;
-    h->nempty -= sb->used == 1;
+    if (hl_unlikely(sb->used == 1)) h->nempty--;     /* a branch: rarer than a flag's sum */
     return p;
 }
 
@@ -160,7 +159,7 @@ static inline void hl_heap_put_block(struct hl_heap *h, struct hl_sb *sb, void *
 {
     hl_sb_push(sb, p);
     h->cls[sb->cls].acct->u -= sb->size;
-    h->nempty += sb->used == 0;
+    if (hl_unlikely(sb->used == 0)) h->nempty++;
 }
 
 /* After a block of sb went back (sb in its right list): the strategy's after-free policy is
@@ -311,8 +310,7 @@ void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_af
 static inline bool hl_heap_trylock(struct hl_heap *h)
 {
     if (!hl_trylock(&h->lock)) return false;
-    atomic_store_explicit(&h->acquisitions,
-        atomic_load_explicit(&h->acquisitions, memory_order_relaxed) + 1, memory_order_relaxed);
+    HL_COUNT_AT(h->acquisitions, 1);
     return true;
 }
 

@@ -160,8 +160,8 @@ HL_EXPORT int hoardlab_heap_contention(unsigned heap, uint64_t *acquisitions,
     *acquisitions = *contended = 0;
     for (struct hl_heap *h = first; h; h = h->all_next)
         if (h->index == heap) {
-            *acquisitions = atomic_load_explicit(&h->acquisitions, memory_order_relaxed);
-            *contended = atomic_load_explicit(&h->contended, memory_order_relaxed);
+            *acquisitions = __atomic_load_n(&h->acquisitions, __ATOMIC_RELAXED);
+            *contended = __atomic_load_n(&h->contended, __ATOMIC_RELAXED);
         }
     return 0;
 }

@@ -45,12 +45,12 @@ static inline void hl_lock_release(hl_lock *l)
 void *hl_release_count_slow(hl_lock *l, void *p, bool publish_due, bool freed);
 static inline void *hl_release_count(hl_lock *l, void *p, size_t size, bool freed)
 {
-    bool due = hl_stats_count(size, freed);
-    if (hl_likely(hl_lock_kind == HL_LOCK_SPIN && !due)) {
+    if (hl_unlikely(hl_stats_count(size, freed))) return hl_release_count_slow(l, p, true, freed);
+    if (hl_likely(hl_lock_kind == HL_LOCK_SPIN)) {
         atomic_store_explicit(&l->word, 0, memory_order_release);
         return p;
     }
-    return hl_release_count_slow(l, p, due, freed);
+    return hl_release_count_slow(l, p, false, freed);
 }
 
 #endif

@@ -25,11 +25,14 @@
 #define HL_OWN_ADD(x, n) ((x) += (n))
 #endif
 
+/* HL_COUNT: one of the calling thread's counters; HL_COUNT_AT: a counter that one writer at
+ * a time updates, e.g. under the lock of the structure it belongs to. */
 #ifdef HL_STATS
-#define HL_COUNT(field, n) HL_OWN_ADD(hl_me.ctr.field, (n))
+#define HL_COUNT_AT(x, n) HL_OWN_ADD(x, (n))
 #else
-#define HL_COUNT(field, n) ((void)0)
+#define HL_COUNT_AT(x, n) ((void)0)
 #endif
+#define HL_COUNT(field, n) HL_COUNT_AT(hl_me.ctr.field, n)
 
 /* *credit -= bytes, by its own thread; true when the credit ran below zero. Written so that
  * the compiler makes it one `sub` to memory and a branch on its sign. */
