@@ -237,6 +237,51 @@ static void threads_allocate_and_free_remotely(void **state)
         for (unsigned i = 0; i < 200 * 64; i++) hl_free(handoff[t][i]);
 }
 
+/* U's bound (stats.h): a thread that only mallocs and one that only frees each publish what
+ * they spent past stats_batch, so U and its peak stay within threads x stats_batch (plus a
+ * block) of the truth while both live. If a thread that only frees never published, each
+ * round of the producer below would raise the published U, and its peak, by another `live`. */
+#define U_BLOCKS 20000
+static void *u_blocks[U_BLOCKS];
+static pthread_barrier_t u_turn;
+
+static void *consumer(void *arg)
+{
+    for (int round = 0; round < 4; round++) {
+        pthread_barrier_wait(&u_turn);            /* the producer's blocks are ready */
+        for (int i = 0; i < U_BLOCKS; i++) hl_free(u_blocks[i]);
+        pthread_barrier_wait(&u_turn);            /* freed; the consumer stays alive */
+    }
+    return arg;
+}
+
+static void stats_in_use_stays_bounded_across_threads(void **state)
+{
+    (void)state;
+#ifdef HL_STATS
+    pthread_t t;
+    struct hoardlab_stats base, s;
+    uint64_t live = 0, slack = 2 * hl_cfg.stats_batch + 4096;
+    assert_int_equal(pthread_barrier_init(&u_turn, NULL, 2), 0);
+    assert_int_equal(pthread_create(&t, NULL, consumer, NULL), 0);
+    hoardlab_stats_reset_peaks();
+    hoardlab_stats(&base);
+    for (int round = 0; round < 4; round++) {
+        for (int i = 0; i < U_BLOCKS; i++) u_blocks[i] = hl_malloc(64);
+        hoardlab_stats(&s);
+        if (!live) live = s.in_use - base.in_use;   /* the blocks, as counted */
+        assert_true(s.in_use + slack >= base.in_use + live);
+        assert_true(s.in_use_peak <= base.in_use + live + slack);
+        pthread_barrier_wait(&u_turn);
+        pthread_barrier_wait(&u_turn);
+        hoardlab_stats(&s);
+        assert_true(s.in_use <= base.in_use + slack);
+    }
+    assert_int_equal(pthread_join(t, NULL), 0);
+    pthread_barrier_destroy(&u_turn);
+#endif
+}
+
 static void stats_count_calls_and_bytes(void **state)
 {
     (void)state;
@@ -272,6 +317,7 @@ int main(void)
         cmocka_unit_test(live_blocks_never_overlap),
         cmocka_unit_test(threads_allocate_and_free_remotely),
         cmocka_unit_test(stats_count_calls_and_bytes),
+        cmocka_unit_test(stats_in_use_stays_bounded_across_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
