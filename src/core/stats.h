@@ -18,11 +18,14 @@
 #ifndef HL_STATS_H
 #define HL_STATS_H
 
+/* HL_OWN_ADD(x, n) adds n to x and yields the new value; HL_OWN_SET(x, v) stores v: for a
+ * word only one thread writes and others read with relaxed atomic loads (also tlab.h's room). */
 #ifdef __SANITIZE_THREAD__
-#define HL_OWN_ADD(x, n) __atomic_store_n(&(x), __atomic_load_n(&(x), __ATOMIC_RELAXED) + (n), \
-                                          __ATOMIC_RELAXED)
+#define HL_OWN_ADD(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_RELAXED)
+#define HL_OWN_SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 #else
 #define HL_OWN_ADD(x, n) ((x) += (n))
+#define HL_OWN_SET(x, v) ((x) = (v))
 #endif
 
 /* HL_COUNT: one of the calling thread's counters; HL_COUNT_AT: a counter that one writer at
@@ -38,12 +41,7 @@
  * the compiler makes it one `sub` to memory and a branch on its sign. */
 static inline __attribute__((always_inline)) bool hl_own_spend(int64_t *credit, size_t bytes)
 {
-#ifdef __SANITIZE_THREAD__
-    HL_OWN_ADD(*credit, -(int64_t)bytes);
-    return *credit < 0;
-#else
-    return (*credit -= (int64_t)bytes) < 0;
-#endif
+    return HL_OWN_ADD(*credit, -(int64_t)bytes) < 0;
 }
 
 /* Out of line: publish what the calling thread spent of its malloc (freed = false) or free

@@ -58,7 +58,7 @@ static bool setup(void)
     for (unsigned c = 0; c < hl_classes->count; c++) {
         bin[c].head = NULL;
         bin[c].limit = limit[c];
-        bin[c].room = (int32_t)limit[c];
+        HL_OWN_SET(bin[c].room, (int32_t)limit[c]);
     }
     t->heap = hl_heap_mine();
     hl_lock_acquire(&reg_lock);
@@ -137,7 +137,7 @@ void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
     hl_heap_unlock(h);
     if (!first) return NULL;
-    b->room -= (int32_t)n - 1;
+    HL_OWN_ADD(b->room, -((int32_t)n - 1));
     return hl_stats_malloc(first, hl_class_size(c));
 }
 
@@ -158,12 +158,12 @@ void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
         for (uint32_t i = 1; i < k; i++) last = *(void **)last;
         b->head = *(void **)last;
         *(void **)last = NULL;
-        b->room += (int32_t)k;
+        HL_OWN_ADD(b->room, (int32_t)k);
         give_back(heap_now(), chain, after);
     }
     *(void **)p = b->head;
     b->head = p;
-    b->room--;
+    HL_OWN_ADD(b->room, -1);
     hl_stats_free(sb->size);
 }
 
@@ -178,7 +178,7 @@ void hl_tlab_thread_exit(hl_after_free_fn after)
     for (unsigned c = 0; c < hl_classes->count; c++) {
         void *chain = bin[c].head;
         bin[c].head = NULL;
-        bin[c].room = (int32_t)bin[c].limit;
+        HL_OWN_SET(bin[c].room, (int32_t)bin[c].limit);
         if (chain) give_back(h, chain, after);
     }
     hl_lock_acquire(&reg_lock);

@@ -32,7 +32,7 @@
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 
-/* Written by its thread only, with plain stores (the fast paths add or subtract in memory);
+/* Written by its thread only (stats.h's HL_OWN_ADD and HL_OWN_SET: plain adds in memory);
  * hl_tlab_bytes reads `room` of other threads' bins with relaxed atomic loads, a gauge that
  * may be one call old. */
 struct hl_tlab_bin {
@@ -75,7 +75,7 @@ static inline void *hl_tlab_malloc(size_t size, hl_refill_fn refill, void *(*pla
     void *p = b->head;
     if (hl_unlikely(!p)) return hl_tlab_malloc_slow(size, refill, plain);
     b->head = *(void **)p;
-    b->room++;
+    HL_OWN_ADD(b->room, 1);
     return hl_stats_malloc(p, bytes);
 }
 
@@ -91,13 +91,13 @@ static inline void hl_tlab_free(void *p, hl_after_free_fn after, void (*plain)(v
     if (hl_likely(atomic_load_explicit(&sb->owner, memory_order_relaxed) == hl_tlab_of(bins)->heap
                   && !atomic_load_explicit(&sb->interior, memory_order_relaxed))) {
         struct hl_tlab_bin *b = &bins[sb->cls];
-        if (hl_likely(--b->room >= 0)) {
+        if (hl_likely(HL_OWN_ADD(b->room, -1) >= 0)) {
             *(void **)p = b->head;
             b->head = p;
             hl_stats_free(sb->size);
             return;
         }
-        b->room = 0;                     /* it was: full, or the class bypasses the TLAB */
+        HL_OWN_SET(b->room, 0);          /* it was: full, or the class bypasses the TLAB */
     }
     hl_tlab_free_slow(p, after, plain);
 }
