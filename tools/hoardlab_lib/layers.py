@@ -82,7 +82,7 @@ KNOWN = {
 }
 
 SECTION = re.compile(r"/\*\s*-{3,}\s*([\w/]+)\.[ch]\b")
-IDENT = re.compile(r"[A-Za-z_]\w*")
+IDENT = re.compile(r"(?<!\w)[A-Za-z_]\w*")     # not the x of 0x10
 
 
 def layer_of(name):
@@ -183,7 +183,7 @@ def header_code(text):
             code.append("")
         else:
             code.append(line)
-    toks = re.findall(r"[A-Za-z_]\w*|[{};()]", "\n".join(code))
+    toks = re.findall(r"(?<!\w)[A-Za-z_]\w*|[{};()]", "\n".join(code))
     depth, head, fn, body = 0, [], None, []
     for t in toks:
         if depth == 0:
