@@ -21,8 +21,8 @@ from three readings, so that a use hidden in a header is seen:
    an inline function or macro (these leave no symbol in the object file).
 
 A header counts as part of the node of its stem, except where it is split into sections by
-comments of the form `/* ---- NAME.c: ...` (or `NAME.h`): the code under such a heading is
-NAME's (the first file named), so hl.h's `thread.c` section is `thread`, heap.h's
+comments of the form `/* ---- NAME.c: ...` (or `NAME.h`): the code under such a heading, up to
+the next heading that names a file, is NAME's (the first file named), so hl.h's `thread.c` section is `thread`, heap.h's
 `heapselect.c` section is `heapselect`. Two headers have no .c of their stem: hl.h's preamble
 (alignment, likely/unlikely) is the node `hl` (base layer), and front.h, the inline malloc and
 free, is `interpose`'s, as the README's Layers table pairs them (HEADER_NODE).
@@ -31,7 +31,8 @@ A loop is a strongly connected set of files; each is printed as one cycle throug
 them, in use order (`a -> b -> c -> a`), and fails unless KNOWN lists exactly that set of
 files. KNOWN is an allow-list of the loops and upward edges that exist today, each with the
 issue that will remove it; the tests assert it is exactly what remains, so it can only
-shrink and no new loop can appear.
+shrink and no new loop can appear. (A loop is known by its set of files: one more use among
+the same files passes, one more file in the loop does not.)
 
 The registry is the one sanctioned exception to the layer order: its table names the
 strategies' rows (data, not calls), so registry.c -> strategies/*.c is allowed, and for the
