@@ -397,12 +397,12 @@ def check(edges, known=KNOWN):
     found = loops(edges, known["loops"])
     new = [w for w, why in found if why is None]
     old = stale(edges, known)
+    issues = sorted({n for n, _ in list(known["loops"].values()) + list(known["upward"].values())})
     lines = ["%d files, %d use edges (objects and headers), %d pointing upward, %d loops "
-             "(%d known, issue %s)" % (
+             "(%d known%s)" % (
                  len({u for u, _ in edges} | {d for _, d in edges}), len(edges), len(bad),
                  len(found), len(found) - len(new),
-                 ", ".join(sorted({str(n) for n, _ in list(known["loops"].values())
-                                   + list(known["upward"].values())})) or "-")]
+                 ": issue " + ", ".join(map(str, issues)) if issues else "")]
     for user, nu, definer, nd, syms in bad:
         lines.append("  upward: %s (%s) -> %s (%s): %s" % (
             user, nu or "no layer", definer, nd or "no layer", ", ".join(syms[:4])))
