@@ -348,6 +348,7 @@ void hl_config_load(void)
     apply_defaults();
     apply_strategy_defaults(s);
     load_explicit();
+    hl_os_set_numa(hl_cfg.numa);
 }
 
 /* ---- reading back --------------------------------------------------------------------------- */

@@ -125,6 +125,7 @@ void *hl_os_alloc(size_t size, size_t align, enum hl_os_use use);
 void hl_os_free(void *p, size_t size, enum hl_os_use use);
 void *hl_os_map(size_t size, size_t align);   /* the same, counted by the caller */
 void hl_os_place(void *p, size_t size); /* NUMA placement by the `numa` key */
+void hl_os_set_numa(int mode);          /* the `numa` key (enum hl_numa_mode), from config.c */
 int hl_nprocs(void);                    /* processors this process may run on: P */
 void hl_os_account(enum hl_os_use use, ptrdiff_t bytes);   /* count bytes in or out */
 size_t hl_os_bytes(void), hl_os_bytes_peak(void);

@@ -43,14 +43,21 @@ void hl_os_reset_peak(void)
     atomic_store(&held_peak, atomic_load(&held_now));
 }
 
+/* The `numa` key's value, which config.c hands over once it is loaded (os.c reads no key, so
+ * that config.c, which asks hl_nprocs for `P`, and os.c do not use each other). Until then
+ * HL_NUMA_OFF, the key's default and what the zeroed hl_cfg held before. */
+static int numa_mode = HL_NUMA_OFF;
+
+void hl_os_set_numa(int mode) { numa_mode = mode; }
+
 /* numa_all_nodes_ptr is set by libnuma's constructor; a region mapped before it ran keeps the
  * kernel's default placement. mbind is the bare system call wrapper (no malloc, no stdio). */
 void hl_os_place(void *p, size_t size)
 {
-    if (hl_cfg.numa == HL_NUMA_OFF) return;
-    if (hl_cfg.numa == HL_NUMA_LOCAL)
+    if (numa_mode == HL_NUMA_OFF) return;
+    if (numa_mode == HL_NUMA_LOCAL)
         mbind(p, size, MPOL_LOCAL, NULL, 0, 0);
-    else if (hl_cfg.numa == HL_NUMA_INTERLEAVE && numa_all_nodes_ptr)
+    else if (numa_mode == HL_NUMA_INTERLEAVE && numa_all_nodes_ptr)
         mbind(p, size, MPOL_INTERLEAVE, numa_all_nodes_ptr->maskp, numa_all_nodes_ptr->size + 1, 0);
 }
 

@@ -1,7 +1,11 @@
 """docs/experiments.md covers every shipped sweep, each with its command and the parts a
-student needs."""
+student needs; docs/architecture.md's layers are those `hoardlab layers` checks, and its table
+of design elements names files that exist, every src/core/*.c among them (a strategy's row
+there is welcome but not required: adding a strategy stays two files, README)."""
 import os
 import re
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -16,3 +20,63 @@ def test_every_shipped_sweep_is_an_experiment():
         for part in ("**Question.**", "**Command.**", "**Read.**", "**Try.**"):
             assert part in body, "%s: no %s" % (name, part)
         assert "configs/sweeps/%s.ini" % name in body or name == "taxonomy", name
+
+
+# --- docs/architecture.md: the layers and the design element -> file table -----------------
+
+def architecture():
+    text = open(os.path.join(ROOT, "docs", "architecture.md")).read()
+    elements = text.split("## Design element → file", 1)[1]
+    rows = [line for line in elements.splitlines() if line.startswith("| ") and "---" not in line]
+    return text, rows[1:]                                   # without the header row
+
+
+def test_architecture_table_names_files_that_exist():
+    _, rows = architecture()
+    assert len(rows) >= 30
+    for row in rows:
+        element, files = row.split(" | ")[:2]
+        paths = re.findall(r"`((?:src|include)/[\w/.]+)`", files)
+        assert paths, "no file for %s" % element
+        for p in paths + re.findall(r"`((?:src|include|docs)/[\w/.]+)`", row):
+            assert os.path.exists(os.path.join(ROOT, p)), "%s: %s does not exist" % (element, p)
+
+
+def test_architecture_table_names_every_core_file():
+    _, rows = architecture()
+    named = set()
+    for row in rows:
+        named.update(re.findall(r"`(src/[\w/.]+)`", row.split(" | ")[1]))
+    core = sorted("src/core/" + f for f in os.listdir(os.path.join(ROOT, "src", "core"))
+                  if f.endswith(".c"))
+    missing = [f for f in core if f not in named]
+    assert not missing, "docs/architecture.md's table does not name: %s" % ", ".join(missing)
+
+
+def layer_tables():
+    """The Layers tables of docs/architecture.md and the README: {layer: its files cell}."""
+    arch = architecture()[0].split("## Design element", 1)[0]
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    readme = readme.split("### Layers", 1)[1].split("\n### ", 1)[0]
+    return [dict(re.findall(r"^\| (\w+) \| (.*?) \|", t, re.M)) for t in (arch, readme)]
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["architecture.md", "README"])
+def test_layer_tables_are_those_hoardlab_layers_checks(which):
+    from hoardlab_lib import layers
+    table = layer_tables()[which]
+    assert [name for name, _ in layers.LAYERS] == [n for n in table if n != "layer"]
+    for name, members in layers.LAYERS:
+        for m in members:
+            if m == "strategies/*":
+                assert "src/strategies/*.c" in table[name]
+            elif m == "hl":
+                assert "`hl.h`" in table[name]
+            else:
+                assert re.search(r"`%s\.[ch]`" % re.escape(m), table[name]), (name, m)
+
+
+def test_readme_layout_links_the_architecture():
+    text = open(os.path.join(ROOT, "README.md")).read()
+    layout = text.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    assert "docs/architecture.md" in layout

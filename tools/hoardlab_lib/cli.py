@@ -322,7 +322,8 @@ def cmd_config(a):
 def cmd_layers(a):
     bdir = build_dir(a.build_dir)
     build_for(a, bdir, layersmod.TARGETS)
-    bad, text = layersmod.report(bdir)
+    bad, text = layersmod.report(bdir, known=layersmod.NOTHING_KNOWN if a.strict
+                                 else layersmod.KNOWN)
     print(text)
     return 1 if bad else 0
 
@@ -426,7 +427,10 @@ def parser():
     s.set_defaults(func=cmd_config)
 
     s = sub.add_parser("layers", help="check that every file of libhoardlab uses only files "
-                       "of its own layer or below (nm); exit 1 on an upward edge")
+                       "of its own layer or below and that no files use each other in a loop "
+                       "(objects and headers); exit 1 on an upward edge or a loop not known")
+    s.add_argument("--strict", action="store_true",
+                   help="allow nothing: also fail on the known loops (issue 26's target)")
     add_no_build(s)
     s.set_defaults(func=cmd_layers)
 

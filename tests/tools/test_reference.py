@@ -1,0 +1,92 @@
+"""results/reference/<sweep>/: one committed reference result per shipped sweep, holding what
+`hoardlab report` needs and the report it writes from them; docs/experiments.md names each,
+and no doc names a results folder that is not there."""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+TOOL = os.path.join(REPO, "tools", "hoardlab")
+REF = os.path.join(REPO, "results", "reference")
+SWEEPS = sorted(os.path.basename(p)[:-len(".ini")]
+                for p in glob.glob(os.path.join(REPO, "configs", "sweeps", "*.ini")))
+REFS = sorted(os.listdir(REF)) if os.path.isdir(REF) else []
+INPUTS = ("runs.csv", "rounds.csv", "meta.json", "cost.json")   # what `hoardlab report` reads
+IGNORED = re.compile(r".*\.(png|ini)$|^records\.jsonl$")        # .gitignore: not committed
+
+
+def experiments():
+    """{sweep: its section of docs/experiments.md}"""
+    with open(os.path.join(REPO, "docs", "experiments.md")) as f:
+        text = f.read()
+    parts = re.split(r"^## (\S+) — .*$", text, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+def test_every_reference_is_a_shipped_sweep():
+    assert REFS, "no results/reference/"
+    assert set(REFS) <= set(SWEEPS), set(REFS) - set(SWEEPS)
+
+
+@pytest.mark.parametrize("name", REFS)
+def test_a_reference_holds_the_reports_inputs_and_the_report(name):
+    d = os.path.join(REF, name)
+    files = {f for f in os.listdir(d) if not IGNORED.match(f)}
+    assert {"runs.csv", "meta.json", "report.md"} <= files
+    assert files <= set(INPUTS) | {"report.md"}, files
+    with open(os.path.join(d, "meta.json")) as f:
+        assert json.load(f)["sweep"]["name"] == name
+
+
+def test_experiments_name_each_sweeps_reference():
+    sections = experiments()
+    assert set(SWEEPS) <= set(sections), set(SWEEPS) - set(sections)
+    for name in SWEEPS:
+        text = sections[name]
+        if name in REFS:
+            assert "results/reference/%s/" % name in text, name
+        else:
+            assert "no reference yet" in text, name
+
+
+def test_no_doc_names_a_results_folder_that_is_not_there():
+    docs = [os.path.join(REPO, "README.md"), os.path.join(REPO, "results", "README.md")]
+    docs += glob.glob(os.path.join(REPO, "docs", "*.md"))
+    docs += glob.glob(os.path.join(REPO, "harness", "*.md"))
+    docs += glob.glob(os.path.join(REPO, "tests", "**", "*.py"), recursive=True)
+    for path in docs:
+        with open(path) as f:
+            text = f.read()
+        # paths inside the repository (not /shared/.../results/... of a cluster example)
+        for m in re.finditer(r"(?<![\w/.])results/([\w.-]+)/([\w.-]*)", text):
+            folder = m.group(1)
+            if folder.startswith("<") or not re.match(r"\d{4}-|reference$", folder):
+                continue
+            assert folder == "reference", "%s names a dated folder: %s" % (path, m.group(0))
+
+
+@pytest.mark.parametrize("name", REFS)
+def test_report_of_a_copy_reproduces_the_committed_report(name, tmp_path):
+    pytest.importorskip("matplotlib")       # without it the report lists plots not drawn
+    src = os.path.join(REF, name)
+    dst = str(tmp_path / name)
+    os.makedirs(dst)
+    for f in INPUTS:
+        if os.path.exists(os.path.join(src, f)):
+            shutil.copy(os.path.join(src, f), dst)
+    p = subprocess.run([sys.executable, TOOL, "report", dst], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    with open(os.path.join(src, "report.md")) as f:
+        want = f.read()
+    with open(os.path.join(dst, "report.md")) as f:
+        got = f.read()
+    assert got == want, ("results/reference/%s/report.md is not what `tools/hoardlab report` "
+                         "writes now: rerun it on the folder and commit" % name)
