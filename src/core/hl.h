@@ -231,12 +231,19 @@ unsigned hl_thread_count(void);         /* highest id ever + 1 */
 void hl_thread_fork(int phase);
 /* Non-NULL while the census watches: told of each thread's exit. Set by observe.c. */
 extern void (*hl_thread_exit_observer)(struct hl_thread *t);
+/* The statistics' (stats.c, set at init), so that the registry calls up to them without
+ * using them: a thread registers (its counters start), a thread exits (under the registry
+ * lock: its counts are kept). */
+extern void (*hl_thread_start_hook)(struct hl_thread *t);
+extern void (*hl_thread_fold_hook)(struct hl_thread *t);
 
-/* ---- stats.h, stats.c: counters, U and A, the exit report --------------------------------- */
+/* ---- lock.h: spin or futex mutex ----------------------------------------------------------- */
+#include "lock.h"
+
+/* ---- stats.h, stats.c: counters, U and A, counted locks, the exit report ------------------- */
 
 #include "stats.h"
-void hl_stats_thread_start(struct hl_thread *t);  /* registration: nothing pending */
-void hl_stats_fold(struct hl_thread *t);/* a thread exits: keep its counts */
+void hl_stats_init(void);               /* before any thread registers: the thread hooks */
 void hl_stats_at_exit(void);            /* HOARD_STATS output */
 void hl_stats_sum(struct hoardlab_stats *out);   /* api.c's hoardlab_stats, after init */
 void hl_stats_reset_peaks(void);
@@ -257,8 +264,6 @@ void  *hl_valloc(size_t size);
 void  *hl_pvalloc(size_t size);
 size_t hl_malloc_usable_size(const void *p);
 
-/* ---- lock.h: spin or futex mutex, counting acquisitions and contention -------------------- */
-#include "lock.h"
 
 /* ---- observe.c, census.c, trace.c: observers of every block handed out and given back ------ */
 

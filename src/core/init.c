@@ -21,6 +21,7 @@ static HL_TLS bool initialising;
 static void init_now(void)
 {
     hl_config_load();
+    hl_stats_init();
     hl_check_init();                    /* before any block is handed out */
     hl_active = hl_strategies[hl_cfg.strategy];
     hl_lock_kind = hl_cfg.lock;

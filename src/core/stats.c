@@ -35,7 +35,7 @@ static int64_t unpublished(struct hl_thread *t)
     return spent(LOAD(t->ctr.malloc_credit)) - spent(LOAD(t->ctr.free_credit));
 }
 
-void hl_stats_thread_start(struct hl_thread *t)
+static void thread_start(struct hl_thread *t)
 {
     __atomic_store_n(&t->ctr.malloc_credit, (int64_t)hl_cfg.stats_batch, __ATOMIC_RELAXED);
     __atomic_store_n(&t->ctr.free_credit, (int64_t)hl_cfg.stats_batch, __ATOMIC_RELAXED);
@@ -65,12 +65,18 @@ static void add_counters(struct hl_counters *to, const struct hl_counters *from)
 #undef HL_ADD
 }
 
-void hl_stats_fold(struct hl_thread *t)
+static void fold(struct hl_thread *t)
 {
     add_counters(&retired, &t->ctr);
     publish(unpublished(t));
     memset(&t->ctr, 0, sizeof t->ctr);
-    hl_stats_thread_start(t);
+    thread_start(t);
+}
+
+void hl_stats_init(void)
+{
+    hl_thread_start_hook = thread_start;
+    hl_thread_fold_hook = fold;
 }
 
 struct sum { struct hl_counters c; int64_t unpublished; };

@@ -78,4 +78,30 @@ static inline void hl_stats_free(size_t bytes)
     if (hl_unlikely(hl_stats_count(bytes, true))) hl_stats_publish(NULL, true);
 }
 
+/* ---- locks, counted ---------------------------------------------------------------------- */
+
+/* Acquire l (lock.h), counting the acquisition, and the contention if it was held. */
+static inline void hl_lock_acquire(hl_lock *l)
+{
+    HL_COUNT(lock_acquisitions, 1);
+    if (hl_likely(hl_trylock(l))) return;
+    HL_COUNT(lock_contended, 1);
+    hl_lock_slow(l);
+}
+
+/* The end of a fast path that holds l: count the block (p handed out, or size bytes freed)
+ * and release l. Inline when neither needs a call (a spin lock; no publication of U due,
+ * stats.h), else one cold call does both (stats.c), so the fast path makes no call that would
+ * need registers kept. */
+void *hl_release_count_slow(hl_lock *l, void *p, bool publish_due, bool freed);
+static inline void *hl_release_count(hl_lock *l, void *p, size_t size, bool freed)
+{
+    if (hl_unlikely(hl_stats_count(size, freed))) return hl_release_count_slow(l, p, true, freed);
+    if (hl_likely(hl_lock_kind == HL_LOCK_SPIN)) {
+        atomic_store_explicit(&l->word, 0, memory_order_release);
+        return p;
+    }
+    return hl_release_count_slow(l, p, false, freed);
+}
+
 #endif

@@ -29,6 +29,8 @@ static _Atomic unsigned ids_high;        /* highest id ever + 1 */
 static pthread_key_t exit_key;
 static _Atomic int key_state;            /* 0 none, 1 being made, 2 made */
 void (*hl_thread_exit_observer)(struct hl_thread *t);
+void (*hl_thread_start_hook)(struct hl_thread *t);
+void (*hl_thread_fold_hook)(struct hl_thread *t);
 
 static unsigned take_lowest_id(void)
 {
@@ -62,8 +64,8 @@ static void on_thread_exit(void *arg)
     struct hl_thread *t = arg;
     if (hl_thread_exit_observer) hl_thread_exit_observer(t);
     if (hl_active->thread_exit) hl_active->thread_exit(t);
-    hl_lock_acquire(&reg_lock);
-    hl_stats_fold(t);
+    hl_lock_take(&reg_lock);
+    hl_thread_fold_hook(t);
     struct hl_thread *head = t;
     if (!atomic_compare_exchange_strong(&live, &head, t->next)) {
         /* Not the head (or no longer): its predecessor's link is only written here. */
@@ -84,7 +86,7 @@ void hl_thread_register(void)
     while (hl_me.id + 1 > high &&
            !atomic_compare_exchange_weak_explicit(&ids_high, &high, hl_me.id + 1,
                                                   memory_order_relaxed, memory_order_relaxed)) {}
-    hl_stats_thread_start(&hl_me);
+    hl_thread_start_hook(&hl_me);
     hl_me.state = 1;
     struct hl_thread *head = atomic_load_explicit(&live, memory_order_relaxed);
     do hl_me.next = head;
@@ -95,7 +97,7 @@ void hl_thread_register(void)
 
 void hl_thread_foreach(void (*fn)(struct hl_thread *t, void *arg), void *arg)
 {
-    hl_lock_acquire(&reg_lock);
+    hl_lock_take(&reg_lock);
     for (struct hl_thread *t = atomic_load_explicit(&live, memory_order_acquire); t; t = t->next)
         fn(t, arg);
     hl_lock_release(&reg_lock);
@@ -110,7 +112,7 @@ unsigned hl_thread_count(void) { return atomic_load_explicit(&ids_high, memory_o
  * (its id bit then stays set: one id lost in the child). */
 void hl_thread_fork(int phase)
 {
-    if (phase == HL_FORK_PREPARE) hl_lock_acquire(&reg_lock);
+    if (phase == HL_FORK_PREPARE) hl_lock_take(&reg_lock);
     else if (phase == HL_FORK_PARENT) hl_lock_release(&reg_lock);
     else hl_lock_init(&reg_lock);
 }

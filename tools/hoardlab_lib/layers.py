@@ -69,16 +69,8 @@ KNOWN = {
             26, "heap.{c,h} hold two layers in one pair: the heap's structure (lists, groups, "
                 "lock), which heap selection and remote frees use, and the strategies' paths, "
                 "which use those; the split waits for the fast-path work on heap and remote"),
-        frozenset({"lock", "stats", "thread"}): (
-            26, "stats.h counts into the thread's counters (hl_me) while thread.c starts and "
-                "folds a thread's statistics, and lock.h counts its acquisitions with stats.h; "
-                "lock, stats and thread are being edited for the fast paths"),
     },
     "upward": {
-        ("lock", "stats"): (
-            26, "lock.h (base) counts acquisitions with HL_COUNT and hl_release_count ends a "
-                "fast path with stats.h's hl_stats_quick; lock.h is being edited for the fast "
-                "paths"),
     },
 }
 
