@@ -1,6 +1,7 @@
 /* heap.c — the private heap: fullness-group lists, superblocks moving in and out, recycling
- * of empty superblocks for any class, and the checks build's consistency verification.
- * The per-block fast paths are inline in heap.h. */
+ * of empty superblocks for any class, and the checks build's consistency verification: the
+ * heap's structure, which heap selection (heapselect.c) and remote frees (remote.c) use.
+ * The block-level steps are inline in heap.h; the strategies' paths are in heappaths.{c,h}. */
 #include <stdlib.h>
 #include "heap.h"
 
@@ -11,7 +12,6 @@ hl_after_free_fn hl_heap_after_free;
 void hl_heap_init(void)
 {
     hl_heap_groups = (unsigned)hl_cfg.fullness_groups;
-    hl_remote_init();
 }
 
 struct hl_heap *hl_heap_new(unsigned index, bool shared)
@@ -28,7 +28,8 @@ struct hl_heap *hl_heap_new(unsigned index, bool shared)
     hl_lock_init(&h->lock);
     h->index = index;
     h->shared = shared;
-    h->collect_in = HL_COLLECT_EVERY;
+    h->collect_in = 1;       /* its first malloc takes the general path, which starts the
+                              * countdown to collecting remote frees (heappaths.c) */
     return h;
 }
 
@@ -190,7 +191,6 @@ void *hl_heap_alloc_empty(struct hl_heap *h, unsigned c)
 
 struct hl_sb *hl_heap_take(struct hl_heap *h, unsigned c)
 {
-    if (hl_remote_pending(h)) hl_remote_collect(h);
     struct hl_heap_class *k = &h->cls[c];
     for (unsigned g = hl_heap_groups; g-- > 0;)
         if (k->list[g]) {
@@ -285,109 +285,3 @@ void hl_heap_check(const struct hl_heap *h, int c)
              "u %zu a %zu superblocks %u empty %u", h->index, hl_heap_u(h), hl_heap_a(h),
              h->nsb, h->nempty, u, a, n, empties);
 }
-
-/* ---- the rows of the dispatch table the heap strategies share ------------------------------ */
-
-void *hl_heaps_malloc(size_t size)
-{
-    unsigned c = hl_class_of(size);
-    struct hl_heap *h = hl_heap_mine();
-    hl_heap_enter(h);
-    void *p = hl_heap_alloc(h, c);
-    if (hl_unlikely(!p)) p = hl_heaps_refill_from_os(h, c);
-    if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
-    hl_heap_leave(h);
-    return hl_likely(p != NULL) ? hl_stats_malloc(p, hl_class_size(c)) : NULL;
-}
-
-void *hl_heaps_refill_from_os(struct hl_heap *h, unsigned c)
-{
-    struct hl_sb *sb = hl_sb_new(c);
-    if (!sb) return NULL;
-    hl_heap_attach(h, sb);
-    return hl_heap_alloc_from(h, sb);
-}
-
-/* ---- malloc and free to the owner: the general paths (heap.h has the fast ones) ----------- */
-
-void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill)
-{
-    h->collect_in = HL_COLLECT_EVERY;
-    if (hl_remote_mode) {
-        if (hl_remote_pending(h)) hl_remote_collect(h);
-        if (hl_remote_mode == HL_REMOTE_QUEUE) hl_remote_flush();
-    }
-    void *p = hl_heap_alloc_sb(h, c);
-    if (!p) p = refill(h, c);
-    if (HL_INVARIANT_CHECKS) hl_heap_check(h, -1);
-    hl_heap_unlock(h);
-    return hl_likely(p != NULL) ? hl_stats_malloc(p, hl_class_size(c)) : NULL;
-}
-
-void *hl_heap_malloc_general(unsigned c, hl_refill_fn refill)
-{
-    struct hl_heap *h = hl_heap_mine();
-    hl_heap_lock(h);
-    return hl_heap_malloc_retry(h, c, refill);
-}
-
-void hl_heap_free_retry(struct hl_heap *h, void *p, hl_after_free_fn after)
-{
-    hl_heap_unlock(h);
-    hl_heap_free_general(p, after);
-}
-
-void *hl_heap_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p)
-{
-    size_t size = sb->size;
-    hl_heap_regroup(h, sb);
-    if (hl_remote_pending(h)) hl_remote_collect(h);     /* on its way to full: blocks back */
-    hl_heap_unlock(h);
-    return hl_stats_malloc(p, size);
-}
-
-void hl_heap_free_general(void *p, hl_after_free_fn after)
-{
-    struct hl_sb *sb = hl_sb_of(p);
-    p = hl_sb_block(sb, p);
-    if (hl_remote_mode && atomic_load_explicit(&sb->owner, memory_order_relaxed) !=
-                          hl_heap_current()) {
-        hl_remote_free(sb, p);
-        return;
-    }
-    struct hl_heap *h = hl_heap_lock_owner(sb);
-    if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
-    hl_heap_count_remote(h);
-    size_t size = sb->size;
-    hl_heap_free(h, sb, p);
-    after(h, sb);
-    hl_heap_unlock(h);
-    hl_stats_free(size);
-}
-
-void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_after_free_fn after)
-{
-    if (hl_heap_must_regroup(sb)) hl_heap_regroup(h, sb);
-    else hl_heap_to_front(h, sb);
-    /* The policies act only below the floor or on an empty superblock (heap.h). */
-    if (hl_heap_policy_due(h, sb)) after(h, sb);
-    if (hl_remote_pending(h)) hl_remote_collect(h);
-    hl_heap_unlock(h);
-    hl_stats_free(size);
-}
-
-void *hl_heaps_memalign(size_t align, size_t size)
-{
-    return hl_sb_memalign(hl_front_malloc_fn, align, size);    /* the strategy's malloc */
-}
-
-size_t hl_heaps_usable_size(const void *p) { return hl_sb_usable(p); }
-
-static void add_lock_counts(struct hl_heap *h, void *arg)
-{
-    struct hoardlab_stats *s = arg;
-    s->lock_acquisitions += __atomic_load_n(&h->acquisitions, __ATOMIC_RELAXED);
-    s->lock_contended += __atomic_load_n(&h->contended, __ATOMIC_RELAXED);
-}
-
-void hl_heaps_stats(struct hoardlab_stats *s) { hl_heaps_foreach(add_lock_counts, s); }

@@ -263,13 +263,12 @@ void hl_heap_recheck_cpu(void);
 int hl_heap_cpu(void);                  /* sched_getcpu, 0 if it fails */
 void hl_heaps_thread_exit(struct hl_thread *t);   /* thread mode: its heap back to the pool */
 void hl_heaps_fork(int phase);                    /* HL_FORK_*: the pool, every heap */
+/* Visit every heap (global first), without locks: for statistics and tests. */
+void hl_heaps_foreach(void (*fn)(struct hl_heap *h, void *arg), void *arg);
 
-/* ---- heap.c: malloc and free of the strategies whose blocks go back to their owner -------
- * (ownership, hoard). The fast paths below serve the common call in straight-line code: the
- * thread has a heap, its lock is free at once, a superblock of the class has room (malloc) or
- * the block's owner is locked at once (free), and no superblock changes group or heap. Any
- * other case goes to the general path, which does the same steps with blocking locks. What
- * the strategies differ in is a hook each: */
+/* ---- heap.c: the hooks the strategies whose blocks go back to their owner fill in ----------
+ * (ownership, hoard; heappaths.h has their malloc and free paths). What they differ in is a
+ * hook each: */
 
 /* h locked, no superblock of h has room for class c: a block from elsewhere (hoard: the global
  * heap, then the OS; ownership: the OS), with its superblock attached to h, or NULL. */
@@ -284,10 +283,11 @@ typedef void (*hl_after_free_fn)(struct hl_heap *h, struct hl_sb *sb);
  * (remote_free = list | queue: remote.c), which reach a heap outside any free call. */
 extern hl_after_free_fn hl_heap_after_free;
 
-/* remote.c: frees by a thread whose heap does not own the block (remote_free = list | queue;
- * `lock` is the locked free below). hl_remote_mode is HL_REMOTE_LOCK, _LIST or _QUEUE. */
+/* ---- remote.c: frees by a thread whose heap does not own the block ------------------------
+ * (remote_free = list | queue; `lock` is heappaths.h's locked free). hl_remote_mode is
+ * HL_REMOTE_LOCK, _LIST or _QUEUE. */
 extern int hl_remote_mode;
-void hl_remote_init(void);                          /* hl_heap_init: the key, the limits */
+void hl_remote_init(void);                          /* hl_heaps_init: the key, the limits */
 void hl_remote_free(struct hl_sb *sb, void *p);     /* p: a block of sb; counts the free */
 void hl_remote_collect(struct hl_heap *h);          /* h locked: take back what is pending */
 void hl_remote_flush(void);       /* queue: post this thread's buffers (no lock is taken) */
@@ -299,86 +299,7 @@ static inline bool hl_remote_pending(const struct hl_heap *h)
     return atomic_load_explicit(&h->inbox, memory_order_relaxed) != 0;
 }
 
-void *hl_heap_malloc_general(unsigned c, hl_refill_fn refill);
-/* The general path for h, locked by a fast path that cannot go on. */
-void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill);
-void hl_heap_free_retry(struct hl_heap *h, void *p, hl_after_free_fn after);
-void *hl_heap_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p);
-void hl_heap_free_general(void *p, hl_after_free_fn after);
-void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_after_free_fn after);
-
-static inline bool hl_heap_trylock(struct hl_heap *h)
-{
-    if (!hl_trylock(&h->lock)) return false;
-    HL_COUNT_AT(h->acquisitions, 1);
-    return true;
-}
-
-static inline void *hl_heap_malloc_fast(size_t size, hl_refill_fn refill)
-{
-    unsigned c = hl_class_of(size);
-    struct hl_heap *h = hl_me.heap;
-    if (hl_unlikely(HL_INVARIANT_CHECKS || !h || !hl_heap_trylock(h)))
-        return hl_heap_malloc_general(c, refill);
-    struct hl_heap_class *k = &h->cls[c];
-    if (hl_unlikely(!k->groups || --h->collect_in == 0)) return hl_heap_malloc_retry(h, c, refill);
-    struct hl_sb *sb = k->list[63 - __builtin_clzll(k->groups)];   /* the fullest group */
-    void *p = hl_heap_take_block(h, sb);
-    if (hl_unlikely(sb->used >= sb->group_hi)) return hl_heap_malloc_finish(h, sb, p);
-    return hl_release_count(&h->lock, p, sb->size, false);
-}
-
-static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
-{
-    struct hl_sb *sb = hl_sb_of(p);
-    struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_acquire);
-    struct hl_heap *mine = hl_me.heap;
-    if (hl_unlikely(h != mine) && hl_remote_mode && mine) {    /* remote_free = list, queue */
-        hl_remote_free(sb, hl_sb_block(sb, p));
-        return;
-    }
-    if (hl_unlikely(HL_INVARIANT_CHECKS || !mine ||
-                    atomic_load_explicit(&sb->interior, memory_order_relaxed) ||
-                    !hl_heap_trylock(h))) {
-        hl_heap_free_general(p, after);
-        return;
-    }
-    if (hl_unlikely(atomic_load_explicit(&sb->owner, memory_order_relaxed) != h)) {
-        hl_heap_free_retry(h, p, after);    /* it moved while we locked: the general path */
-        return;
-    }
-    if (h != mine) HL_COUNT(remote_frees, 1);
-    size_t size = sb->size;
-    struct hl_heap_class *k = &h->cls[sb->cls];
-    hl_heap_put_block(h, sb, p);
-    if (hl_unlikely(hl_heap_must_regroup(sb) || k->list[sb->list] != sb ||
-                    k->acct->u < k->acct->u_floor ||
-                    (sb->used == 0 && hl_cfg.release_empty))) {
-        hl_heap_free_finish(h, sb, size, after);
-        return;
-    }
-    hl_release_count(&h->lock, NULL, size, true);
-}
-
-/* ---- heap.c: the rows of the dispatch table the heap strategies share ------------------- */
-
-/* Allocation without a global heap (private, ownership): the fullest superblock of the class
- * in the thread's heap (loose blocks first), else a fresh superblock from the OS. */
-void  *hl_heaps_malloc(size_t size);
-void  *hl_heaps_refill_from_os(struct hl_heap *h, unsigned c);   /* an hl_refill_fn */
-void  *hl_heaps_memalign(size_t align, size_t size);   /* inside a block of the row's malloc */
-size_t hl_heaps_usable_size(const void *p);
-/* The members every heap strategy's row shares; a row adds name, summary, init, malloc and
- * free (and defaults). */
-#define HL_HEAP_ROW                                                                           \
-    .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,                       \
-    .thread_exit = hl_heaps_thread_exit, .fork = hl_heaps_fork, .stats = hl_heaps_stats
-/* Visit every heap (global first), without locks: for statistics and tests. */
-void hl_heaps_foreach(void (*fn)(struct hl_heap *h, void *arg), void *arg);
-void hl_heaps_stats(struct hoardlab_stats *s);   /* the heaps' lock counts, for the rows */
-
-/* ---- checks build ------------------------------------------------------------------------ */
-
+/* ---- heap.c: checks build ---------------------------------------------------------------- */
 
 /* Verify class c of h: every list's links, owners, classes and groups; nsb, u and a against
  * the superblocks; the heap's totals. c = -1: every class. Aborts with a message. */

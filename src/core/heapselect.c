@@ -46,6 +46,7 @@ void hl_heaps_init(bool with_global, bool exclusive)
 {
     hl_sb_init();
     hl_heap_init();
+    hl_remote_init();
     mode = hl_cfg.heap_select;
     exclusive_heaps = exclusive && mode == HL_SELECT_THREAD;
     hl_lock_acquire(&pool_lock);

@@ -23,7 +23,7 @@
  *     hoard's threshold has acted on it, within 64 of the owner's mallocs;
  *   - by the freeing thread, for the owner, when what is pending reaches a limit (help_at,
  *     help_bytes below), so pending memory stays bounded whatever the owner does;
- *   - hl_heap_take: a heap giving superblocks away (hoard's global heap) collects first;
+ *   - a heap giving superblocks away (hoard's global heap, hoard.c's take_from) collects first;
  *   - a thread's exit collects its own heap; a heap left by an exited thread is collected
  *     by the next thread that takes it, on the same terms as its own;
  * Blocks still in a freeing thread's queue buffer wait for that thread: at most SLOTS x BATCH

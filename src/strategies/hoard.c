@@ -86,6 +86,7 @@ static struct hl_heap *shard_here(void)
  * free finds it in h. */
 static struct hl_sb *take_from(struct hl_heap *g, struct hl_heap *h, unsigned c)
 {
+    if (hl_remote_pending(g)) hl_remote_collect(g);     /* what others freed comes back first */
     struct hl_sb *sb = hl_heap_take(g, c);
     if (sb) {
         if (hl_meta_foreign_blocks)       /* census = on: Table 3's count */

@@ -2,6 +2,7 @@
 #ifndef HL_HOARD_H
 #define HL_HOARD_H
 
+#include "heappaths.h"
 #include "tlab.h"
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */

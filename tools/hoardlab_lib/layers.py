@@ -50,7 +50,8 @@ from .common import REPO, ToolError
 LAYERS = [
     ("base", ["hl", "msg", "os", "lock", "bootstrap", "config", "registry"]),
     ("parts", ["arena", "pagemap", "meta", "large", "sizeclass", "thread", "stats",
-               "superblock", "heap", "heapselect", "tlab", "remote", "carveheap", "hazard"]),
+               "superblock", "heap", "heapselect", "remote", "heappaths", "tlab", "carveheap",
+               "hazard"]),
     ("strategies", ["strategies/*"]),
     ("instruments", ["observe", "census", "trace", "checks"]),
     ("front", ["interpose", "export", "fork", "init", "api"]),
@@ -65,10 +66,6 @@ TARGETS = ("src/libhoardlab_core.a",)   # what `hoardlab layers` builds first: t
 # something that no longer exists, and `hoardlab layers` fails on anything not listed.
 KNOWN = {
     "loops": {
-        frozenset({"heap", "heapselect", "remote"}): (
-            26, "heap.{c,h} hold two layers in one pair: the heap's structure (lists, groups, "
-                "lock), which heap selection and remote frees use, and the strategies' paths, "
-                "which use those; the split waits for the fast-path work on heap and remote"),
     },
     "upward": {
     },
