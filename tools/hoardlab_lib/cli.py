@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from . import common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
+from . import check, common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
 from . import cost as costmod, layers as layersmod, nodes, programs, selftest, slurm
 from .build import MEASURED_TARGETS, do_build, incremental_build, build_state, install_deps
 from .common import REPO, ToolError, build_dir, require, log
@@ -32,6 +32,9 @@ def cmd_run(a):
     build_for(a, bdir, MEASURED_TARGETS[:3])
     base, knobs = common.parse_allocator_spec(a.allocator)
     knobs.update(common.parse_key_values(a.knob or [], "--knob"))
+    check.allocator(bdir, base, knobs, [n for n, _ in common.hlconfig_strategies(bdir)]
+                    if common.allocator_kind(base) == "hoardlab" else [],
+                    "-a %s" % a.allocator)
     params = common.parse_key_values(a.param or [], "--param", knobs=False, form="name=value")
     run = {"index": 0, "allocator": base, "variant": a.allocator, "base": base,
            "kind": common.allocator_kind(base), "knobs": knobs, "swept": {},
@@ -88,41 +91,25 @@ def out_dir_for(name, root):
     return d
 
 
-def validate_allocators(runs, bdir):
-    """Fail before the first run if an allocator cannot run: a missing production library,
-    or knobs hlconfig rejects (its one-line message is shown as is)."""
-    hlconfig = common.artifact(bdir, "hlconfig")
-    seen = set()
-    for r in runs:
-        base, knobs, variant = r["base"], r["knobs"], r["variant"]
-        key = (base, tidy.knobs_text(knobs))
-        if key in seen:
-            continue
-        seen.add(key)
-        kind = common.allocator_kind(base)
-        if kind == "production":
-            common.production_library(base)
-        elif kind == "hoardlab":
-            require(bdir, "lib")
-            env = common.allocator_env(base, knobs, bdir)
-            env.pop("LD_PRELOAD", None)
-            if os.path.exists(hlconfig):
-                p = subprocess.run([hlconfig, "--effective"], env=env, capture_output=True,
-                                   text=True, timeout=30)
-                if p.returncode != 0:
-                    msg = (p.stderr or p.stdout).strip().splitlines()
-                    raise ToolError("allocator %s: %s" % (
-                        variant, msg[-1] if msg else "hlconfig --effective exit %d"
-                        % p.returncode))
+def validate_sweep(sw, runs, bdir):
+    """Fail before the first run on any mistake the build can see (check.py): a strategy,
+    knob, value, a knob that acts nowhere under its strategy, a workload or parameter, or a
+    missing production library; one line with the file, line and section."""
+    if any(r["kind"] == "hoardlab" for r in runs):
+        require(bdir, "lib")
+    check.sweep(sw, runs, bdir, [n for n, _ in common.hlconfig_strategies(bdir)])
 
 
 def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=False,
               build=None):
+    """Run the sweep at `path`; returns (report path, runs not ok), or (None, 0) for a dry
+    run."""
     sw = sweepmod.load(path, strategies=strategies_or_none(bdir))
     runs = sw.expand()
     if seed is None:
         seed = sw.seed if sw.seed is not None else random.SystemRandom().randrange(1 << 31)
     order = sweepmod.shuffled(runs, seed)
+    validate_sweep(sw, runs, bdir)
     if dry_run:
         print("sweep %s: %d runs, shuffle seed %d" % (sw.name, len(runs), seed))
         for i, r in enumerate(order):
@@ -131,9 +118,8 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
                 tidy.knobs_text(r["knobs"]) or "-"))
         if sw.cost:
             print("then cost (callgrind): every strategy and the sweep's production allocators")
-        return None
+        return None, 0
     hlbench = require(bdir, "hlbench")
-    validate_allocators(runs, bdir)
     cost_names = cost_allocators(sw, bdir) if sw.cost else None
     progs = programs.prepare(runs, bdir, quiet)     # setup and glibc's outputs, untimed
     outdir = out or out_dir_for(sw.name, root or os.path.join(REPO, "results"))
@@ -187,7 +173,7 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
     if bad:
         log("%d of %d runs did not succeed: listed under 'Failed runs' in the report" %
             (bad, len(rows)))
-    return rpath
+    return rpath, bad + (len(runs) - meta["runs_done"])
 
 
 def cost_allocators(sw, bdir):
@@ -244,11 +230,11 @@ def cmd_sweep(a):
     build = build_for(a, bdir)
     if slurm.options_used(a):
         return slurm.cmd_sweep(a, bdir, build)
-    path = run_sweep(a.file, bdir, out=a.out, root=a.results, seed=a.seed, quiet=a.quiet,
-                     dry_run=a.dry_run, build=build)
+    path, bad = run_sweep(a.file, bdir, out=a.out, root=a.results, seed=a.seed,
+                          quiet=a.quiet, dry_run=a.dry_run, build=build)
     if path:
         print(path)
-    return 0
+    return 1 if bad else 0
 
 
 def cmd_report(a):
@@ -265,10 +251,10 @@ def cmd_main(a):
     bdir = build_dir(a.build_dir)
     # Only what a sweep runs; `hoardlab build` and `hoardlab test` build everything.
     build = incremental_build(bdir, MEASURED_TARGETS, a.jobs)
-    path = run_sweep(os.path.join(REPO, "configs", "sweeps", "taxonomy.ini"), bdir,
-                     root=a.results, quiet=a.quiet, build=build)
+    path, bad = run_sweep(os.path.join(REPO, "configs", "sweeps", "taxonomy.ini"), bdir,
+                          root=a.results, quiet=a.quiet, build=build)
     print("report: %s" % path)
-    return 0
+    return 1 if bad else 0
 
 
 # --- cost -----------------------------------------------------------------------------------
@@ -365,8 +351,9 @@ def parser():
                        "after `--`.")
     s.add_argument("workload")
     s.add_argument("-a", "--allocator", default="hoard",
-                   help="strategy or production allocator, with knobs: 'concurrent, "
-                   "padding=on' (default hoard)")
+                   help="strategy or production allocator, with knobs: "
+                   "'hoard:heap_select=cpu:tlab=on' (as cost -a), or 'concurrent, padding=on' "
+                   "(default hoard)")
     s.add_argument("-k", "--knob", action="append", help="knob override key=value (repeatable)")
     s.add_argument("-p", "--param", action="append",
                    help="workload parameter name=value, passed as --name value")
