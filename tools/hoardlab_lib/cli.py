@@ -8,7 +8,8 @@ import sys
 import time
 
 from . import check, common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
-from . import cost as costmod, layers as layersmod, nodes, programs, selftest, slurm
+from . import compare as comparemod, cost as costmod, layers as layersmod, nodes, programs
+from . import selftest, slurm
 from .build import MEASURED_TARGETS, do_build, incremental_build, build_state, install_deps
 from .common import REPO, ToolError, build_dir, require, log
 
@@ -244,6 +245,12 @@ def cmd_report(a):
     return 0
 
 
+def cmd_compare(a):
+    text, _ = comparemod.run(a.a, a.b, a.allocators, a.metric)
+    print(text)
+    return 0
+
+
 def cmd_main(a):
     rc = install_deps()
     if rc != 0:
@@ -383,6 +390,18 @@ def parser():
     s.add_argument("dir")
     s.add_argument("--baseline", help="allocator for relative throughput")
     s.set_defaults(func=cmd_report)
+
+    s = sub.add_parser("compare", help="B against A per workload and thread count: faster, "
+                       "slower or no significant difference (ratio of medians, bootstrap "
+                       "interval)")
+    s.add_argument("a", metavar="A", help="results folder (runs.csv)")
+    s.add_argument("b", metavar="B", nargs="?", help="results folder; omit with --allocators")
+    s.add_argument("--allocators", nargs=2, metavar=("X", "Y"),
+                   help="compare allocator (variant) Y against X within folder A")
+    s.add_argument("--metric", default="throughput",
+                   help="a numeric runs.csv column (default throughput; wall_s: lower is "
+                   "better)")
+    s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("cost", help="instructions per malloc+free pair (callgrind), per "
                        "allocator and case, with the core's share")
