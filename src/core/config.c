@@ -495,6 +495,19 @@ static bool known_strategy(const char *w, size_t n, const void *arg)
     return true;                                /* true: stop, an unknown name */
 }
 
+/* A value a condition names that its key cannot take (arg: the key's option). */
+static bool not_a_value(const char *w, size_t n, const void *arg)
+{
+    const struct option *c = arg;
+    if (c->kind == BOOL) return !word_is(w, n, "on") && !word_is(w, n, "off");
+    for (int i = 0;; i++) {
+        const char *v = c->choices ? c->choices[i]
+                                   : (hl_strategies[i] ? hl_strategies[i]->name : NULL);
+        if (!v) return true;
+        if (word_is(w, n, v)) return false;
+    }
+}
+
 int hl_config_check_table(char *err, size_t len)
 {
     for (size_t i = 0; i < NOPTIONS; i++) {
@@ -504,9 +517,11 @@ int hl_config_check_table(char *err, size_t len)
             const char *eq = cond < end ? memchr(cond, '=', (size_t)(end - cond)) : NULL;
             const struct option *c = eq ? option_find(cond + 4, (size_t)(eq - cond - 4)) : NULL;
             if (cond == p || each_word(p, cond, ", ", known_strategy, NULL) ||
-                (cond < end && (!c || (c->kind != ENUM && c->kind != BOOL)))) {
+                (cond < end && (!c || (c->kind != ENUM && c->kind != BOOL) ||
+                                each_word(eq + 1, end, "|", not_a_value, c)))) {
                 snprintf(err, len, "key '%s': acts '%s': an unknown strategy, or a condition "
-                         "not on an enum or bool key", o->name, o->acts);
+                         "not on an enum or bool key, or not one of its values", o->name,
+                         o->acts);
                 return -1;
             }
             p = *end ? end + 1 : end;

@@ -270,6 +270,11 @@ def cmd_cost(a):
     bdir = build_dir(a.build_dir)
     build_for(a, bdir)
     names = [n.strip() for n in a.allocators.split(",")] if a.allocators else None
+    strategies = [n for n, _ in common.hlconfig_strategies(bdir)]
+    for n in names or []:               # a strategy's knobs: checked as `run -a` checks them
+        base, knobs = common.parse_allocator_spec(n)
+        if knobs and base in strategies:
+            check.allocator(bdir, base, knobs, strategies, "-a %s" % n)
     results = costmod.run(bdir, names, a.pairs, a.jobs or 2)
     print(costmod.table(results))
     if a.functions:
