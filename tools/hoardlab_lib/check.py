@@ -3,6 +3,7 @@ strategies, knob names, knob values and where each knob acts (asked of the built
 config.h's table stays the only source), workload names and parameters (`hlbench --list`).
 
 A mistake is one line: 'FILE:LINE: [SECTION] KEY: what is wrong; did you mean X?'."""
+import json
 import re
 import subprocess
 
@@ -24,7 +25,6 @@ def _output(argv):
 
 def config_keys(bdir):
     """The knob names of the built table (hlconfig --json)."""
-    import json
     return [k["name"] for k in json.loads(_output([require(bdir, "hlconfig"), "--json"]))]
 
 
@@ -39,7 +39,8 @@ def workloads(bdir):
             table[name] = set()
         elif name and line.strip().startswith("defaults:"):
             table[name] = {p.replace("-", "_") for p in re.findall(r"--([\w-]+)", line)}
-    help_text = subprocess.run([hlbench, "--help"], capture_output=True, text=True).stdout
+    help_text = subprocess.run([hlbench, "--help"], capture_output=True, text=True,
+                               timeout=60).stdout
     common = {p.replace("-", "_") for p in re.findall(r"^\s+--([\w-]+)", help_text, re.M)}
     table[None] = common - {"threads", "scale", "seed", "pin", "label"}   # sweep settings
     return table
