@@ -6,10 +6,17 @@
  *   hlconfig --strategies  name<TAB>summary of every strategy
  *   hlconfig --effective   validate HOARD_CONFIG and HOARD_* and print every value and its source
  *   hlconfig --classes     the size classes of the effective configuration
+ *   hlconfig --check [KEY=VALUE ...]
+ *                          validate exactly these settings (strategy=NAME among them; every
+ *                          other HOARD_* variable and HOARD_CONFIG ignored) as start-up would:
+ *                          silent with exit 0, or its one-line message and exit 2. Tools
+ *                          (sweeps) check their knobs with it, so the table stays their source.
  *
  * It links the allocator's core without its libc exports, so it runs on the system malloc
  * and can report a bad configuration exactly as a preloaded program would (exit 2). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <unistd.h>
 #include "hl.h"
@@ -17,12 +24,38 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: hlconfig --list | --json | --markdown | --strategies | --effective | "
-                    "--classes\n");
+                    "--classes | --check [KEY=VALUE ...]\n");
     return 2;
+}
+
+/* --check: KEY=VALUE becomes HOARD_<KEY>=VALUE, alone in the environment with its peers. */
+static int check(int n, char **pairs)
+{
+    extern char **environ;
+    static char *env[256];
+    static char vars[256][512];
+    if (n >= 256) return usage();
+    for (int i = 0; i < n; i++) {
+        const char *eq = strchr(pairs[i], '=');
+        if (!eq || eq == pairs[i]) {
+            fprintf(stderr, "hlconfig: --check: '%s' is not KEY=VALUE\n", pairs[i]);
+            return 2;
+        }
+        int k = snprintf(vars[i], sizeof vars[i], "HOARD_");
+        for (const char *c = pairs[i]; c < eq && k < 100; c++)
+            vars[i][k++] = (char)(*c == '-' ? '_' : toupper((unsigned char)*c));
+        snprintf(vars[i] + k, sizeof vars[i] - (size_t)k, "%s", eq);
+        env[i] = vars[i];
+    }
+    env[n] = NULL;
+    environ = env;
+    hl_config_load();                           /* exits 2 with one line on bad input */
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "--check")) return check(argc - 2, argv + 2);
     if (argc != 2) return usage();
     const char *cmd = argv[1];
     static const char *const tables[] = { "--list", "--json", "--markdown" };

@@ -23,9 +23,9 @@ const char *const hl_heap_selects[] = { "thread", "hash", "cpu", NULL };
 const char *const hl_remote_frees[] = { "lock", "list", "queue", NULL };
 const char *const hl_accountings[] = { "class", "heap", NULL };
 
-enum kind { BOOL, INT, SIZE, POW2, REAL, ENUM, STR, PCOUNT };
+enum kind { BOOL, INT, SIZE, POW2, REAL, ENUM, STR, PCOUNT, OUTPUT };
 static const char *const kind_names[] = { "bool", "int", "size", "pow2", "real", "enum",
-                                          "string", "count" };
+                                          "string", "count", "output" };
 
 struct option {
     const char *name, *section;
@@ -33,13 +33,15 @@ struct option {
     const char *def;
     double min, max;
     const char *const *choices;         /* ENUM; NULL for `strategy`: the registry's names */
+    const char *acts;                   /* where it has an effect (config.h) */
     const char *help;
     size_t offset;
 };
 
 static const struct option options[] = {
-#define HL_OPTION_ROW(name, section, kind, def, min, max, choices, help)                        \
-    { #name, #section, kind, def, min, max, choices, help, offsetof(struct hl_config, name) },
+#define HL_OPTION_ROW(name, section, kind, def, min, max, choices, acts, help)                  \
+    { #name, #section, kind, def, min, max, choices, acts, help,                                 \
+      offsetof(struct hl_config, name) },
     HL_OPTIONS(HL_OPTION_ROW)
 #undef HL_OPTION_ROW
 };
@@ -88,6 +90,7 @@ static void range_text(const struct option *o, char *buf, size_t len)
     case BOOL: snprintf(buf, len, "on, off"); break;
     case ENUM: choices_text(o, buf, len); break;
     case STR:  snprintf(buf, len, "any text"); break;
+    case OUTPUT: snprintf(buf, len, "stderr, off (or empty), or a path containing '/'"); break;
     case REAL: snprintf(buf, len, "%g .. %g (or p/q)", o->min, o->max); break;
     case PCOUNT: snprintf(buf, len, "%g .. %g, or NP (N x processors)", o->min, o->max); break;
     case POW2: snprintf(buf, len, "power of two, %.0f .. %.0f (K/M/G)", o->min, o->max); break;
@@ -170,6 +173,15 @@ static int set_value(const struct option *o, const char *text, char *why, size_t
         choices_text(o, range, sizeof range);
         snprintf(why, wlen, "'%s' is not one of: %s", text, range);
         return -1;
+    case OUTPUT:
+        /* A bare word is a typo of stderr or off far more often than a file name: sterr
+         * would quietly write a file of that name in whatever directory the program ran. */
+        if (*text && strcmp(text, "stderr") && strcmp(text, "off") && !strchr(text, '/')) {
+            snprintf(why, wlen, "'%.200s' is not an output; valid: stderr, off (or empty), or "
+                     "a path containing '/' (e.g. ./%.200s)", text, text);
+            return -1;
+        }
+        /* fall through */
     case STR: {
         const char *kept = keep_string(text);
         if (!kept) { snprintf(why, wlen, "value too long"); return -1; }
@@ -292,19 +304,25 @@ int hl_config_parse_text(const char *name, const char *text, char *err, size_t l
     return line ? -1 : 0;
 }
 
+/* The config file as read, for the line of a key that acts nowhere (check_acts). */
+static char file_text[64 * 1024];
+static const char *file_path;
+
 static void load_file(const char *path)
 {
-    static char text[64 * 1024];
+    char *text = file_text;
+    size_t size = sizeof file_text;
     char err[2600];
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) hl_die("%s: cannot open config file (HOARD_CONFIG): %s", path, strerror(errno));
     size_t n = 0;
     ssize_t r;
-    while ((r = read(fd, text + n, sizeof text - 1 - n)) > 0) n += (size_t)r;
+    while ((r = read(fd, text + n, size - 1 - n)) > 0) n += (size_t)r;
     close(fd);
     if (r < 0) hl_die("%s: cannot read config file: %s", path, strerror(errno));
-    if (n == sizeof text - 1) hl_die("%s: config file larger than %zu bytes", path, n);
+    if (n == size - 1) hl_die("%s: config file larger than %zu bytes", path, n);
     text[n] = 0;
+    file_path = path;
     if (hl_config_parse_text(path, text, err, sizeof err)) hl_die("%s", err);
 }
 
@@ -334,8 +352,182 @@ static void load_environment(void)
 static void load_explicit(void)
 {
     const char *path = getenv("HOARD_CONFIG");
+    file_path = NULL;
     if (path && *path) load_file(path);
     load_environment();
+}
+
+/* ---- where a key acts (the `acts` column) ------------------------------------------------ */
+
+static const char *value_text(const struct option *o, char *buf, size_t len);
+
+static bool word_is(const char *w, size_t n, const char *s)
+{
+    return strlen(s) == n && !strncmp(w, s, n);
+}
+
+/* The first " if " in [p, end), or end. */
+static const char *find_if(const char *p, const char *end)
+{
+    for (; p + 4 <= end; p++)
+        if (!strncmp(p, " if ", 4)) return p;
+    return end;
+}
+
+/* Calls fn on each name of a list "a, b c" in [p, end); stops at the first that returns true. */
+static bool each_word(const char *p, const char *end, const char *sep,
+                      bool (*fn)(const char *w, size_t n, const void *arg), const void *arg)
+{
+    while (p < end) {
+        size_t n = strcspn(p, sep);
+        if (p + n > end) n = (size_t)(end - p);
+        if (n && fn(p, n, arg)) return true;
+        p += n + 1;
+    }
+    return false;
+}
+
+static bool names_strategy(const char *w, size_t n, const void *strategy)
+{
+    return word_is(w, n, "all") || word_is(w, n, strategy);
+}
+
+static bool is_value(const char *w, size_t n, const void *value) { return word_is(w, n, value); }
+
+/* "key=v1|v2" in [c, end) holds for the effective configuration. */
+static bool condition_holds(const char *c, const char *end)
+{
+    const char *eq = memchr(c, '=', (size_t)(end - c));
+    const struct option *o = eq ? option_find(c, (size_t)(eq - c)) : NULL;
+    char value[256];
+    if (!o) return false;                       /* hl_config_check_table rules it out */
+    value_text(o, value, sizeof value);
+    return each_word(eq + 1, end, "|", is_value, value);
+}
+
+/* Whether key o has an effect under `strategy` with the effective configuration. */
+static bool option_acts(const struct option *o, const char *strategy)
+{
+    for (const char *p = o->acts; *p;) {
+        const char *end = p + strcspn(p, ";"), *cond = find_if(p, end);
+        if (each_word(p, cond, ", ", names_strategy, strategy) &&
+            (cond == end || condition_holds(cond + 4, end)))
+            return true;
+        p = *end ? end + 1 : end;
+    }
+    return false;
+}
+
+/* " (key=value, ...)": the effective values of the keys o's conditions name, or "". */
+static void conditions_text(const struct option *o, char *buf, size_t len)
+{
+    size_t n = 0;
+    char value[256];
+    buf[0] = 0;
+    for (const char *p = o->acts; *p;) {
+        const char *end = p + strcspn(p, ";"), *cond = find_if(p, end), *eq;
+        const struct option *c = NULL;
+        if (cond < end && (eq = memchr(cond, '=', (size_t)(end - cond))))
+            c = option_find(cond + 4, (size_t)(eq - cond - 4));
+        if (c && !strstr(buf, c->name))
+            n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s=%s", n ? ", " : " (",
+                                  c->name, value_text(c, value, sizeof value));
+        p = *end ? end + 1 : end;
+    }
+    if (n) snprintf(buf + n, n < len ? len - n : 0, ")");
+}
+
+/* The number of the last line of text that sets key in [section], or 0. */
+static int line_of(const char *text, const char *section, const char *key)
+{
+    int line = 0, found = 0;
+    bool in_section = false;
+    size_t klen = strlen(key), slen = strlen(section);
+    for (const char *p = text; *p; ) {
+        size_t n = strcspn(p, "\n");
+        line++;
+        const char *q = p;
+        while (q < p + n && isspace((unsigned char)*q)) q++;
+        if (*q == '[')
+            in_section = !strncasecmp(q + 1, section, slen) && q[1 + slen] == ']';
+        else if (in_section && !strncasecmp(q, key, klen)) {
+            q += klen;
+            while (*q == ' ' || *q == '\t') q++;
+            if (*q == '=' || *q == ':') found = line;
+        }
+        p += n + (p[n] != 0);
+    }
+    return found;
+}
+
+/* A key set explicitly (file or environment) that has no effect under the effective
+ * configuration stops the program, like any bad input: an experiment that varies it would
+ * present noise as its effect. Strategy defaults are not explicit. */
+static void check_acts(void)
+{
+    const char *strategy = hl_strategies[hl_cfg.strategy]->name;
+    char conds[512];
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        const struct option *o = &options[i];
+        if (sources[i] < FROM_FILE || option_acts(o, strategy)) continue;
+        conditions_text(o, conds, sizeof conds);
+        if (sources[i] == FROM_ENV) {
+            char env[64];
+            size_t n = 0;
+            for (const char *c = o->name; *c && n + 1 < sizeof env; c++)
+                env[n++] = (char)toupper((unsigned char)*c);
+            env[n] = 0;
+            hl_die("environment: HOARD_%s: key '%s' has no effect under strategy '%s'%s; it "
+                   "acts only under: %s", env, o->name, strategy, conds, o->acts);
+        }
+        hl_die("%s:%d: key '%s' has no effect under strategy '%s'%s; it acts only under: %s",
+               file_path ? file_path : "config", file_path ? line_of(file_text, o->section,
+               o->name) : 0, o->name, strategy, conds, o->acts);
+    }
+}
+
+static bool known_strategy(const char *w, size_t n, const void *arg)
+{
+    (void)arg;
+    if (word_is(w, n, "all")) return false;
+    for (int i = 0; hl_strategies[i]; i++)
+        if (word_is(w, n, hl_strategies[i]->name)) return false;
+    return true;                                /* true: stop, an unknown name */
+}
+
+/* A value a condition names that its key cannot take (arg: the key's option). */
+static bool not_a_value(const char *w, size_t n, const void *arg)
+{
+    const struct option *c = arg;
+    if (c->kind == BOOL) return !word_is(w, n, "on") && !word_is(w, n, "off");
+    for (int i = 0;; i++) {
+        const char *v = c->choices ? c->choices[i]
+                                   : (hl_strategies[i] ? hl_strategies[i]->name : NULL);
+        if (!v) return true;
+        if (word_is(w, n, v)) return false;
+    }
+}
+
+int hl_config_check_table(char *err, size_t len)
+{
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        const struct option *o = &options[i];
+        for (const char *p = o->acts; *p;) {
+            const char *end = p + strcspn(p, ";"), *cond = find_if(p, end);
+            const char *eq = cond < end ? memchr(cond, '=', (size_t)(end - cond)) : NULL;
+            const struct option *c = eq ? option_find(cond + 4, (size_t)(eq - cond - 4)) : NULL;
+            if (cond == p || each_word(p, cond, ", ", known_strategy, NULL) ||
+                (cond < end && (!c || (c->kind != ENUM && c->kind != BOOL) ||
+                                each_word(eq + 1, end, "|", not_a_value, c)))) {
+                snprintf(err, len, "key '%s': acts '%s': an unknown strategy, or a condition "
+                         "not on an enum or bool key, or not one of its values", o->name,
+                         o->acts);
+                return -1;
+            }
+            p = *end ? end + 1 : end;
+        }
+    }
+    return 0;
 }
 
 void hl_config_load(void)
@@ -348,6 +540,7 @@ void hl_config_load(void)
     apply_defaults();
     apply_strategy_defaults(s);
     load_explicit();
+    check_acts();
     hl_os_set_numa(hl_cfg.numa);
 }
 
@@ -363,7 +556,7 @@ static const char *value_text(const struct option *o, char *buf, size_t len)
         snprintf(buf, len, "%s", o->choices ? o->choices[i] : hl_strategies[i]->name);
         break;
     }
-    case STR: snprintf(buf, len, "%s", *(const char *const *)field); break;
+    case STR: case OUTPUT: snprintf(buf, len, "%s", *(const char *const *)field); break;
     case INT: case PCOUNT: snprintf(buf, len, "%ld", *(const long *)field); break;
     case SIZE: case POW2: snprintf(buf, len, "%zu", *(const size_t *)field); break;
     case REAL: snprintf(buf, len, "%g", *(const double *)field); break;
@@ -404,12 +597,16 @@ void hl_config_print_table(int fd, int format)
                     "table in `src/core/config.h`; do not edit.\n\nSet a key in the INI file "
                     "named by `HOARD_CONFIG` (in its section) or as `HOARD_<KEY>` in the "
                     "environment, which wins. Sizes take K/M/G; reals take p/q.\n\n"
-                    "| key | section | default | valid values | meaning |\n"
-                    "|---|---|---|---|---|\n");
+                    "*Acts under* names the strategies where a key has an effect (and the value "
+                    "another key must have there); setting a key anywhere else stops the "
+                    "program at start-up (exit status 2), since it would change nothing.\n\n"
+                    "| key | section | default | valid values | acts under | meaning |\n"
+                    "|---|---|---|---|---|---|\n");
         for (size_t i = 0; i < NOPTIONS; i++) {
             range_text(&options[i], range, sizeof range);
-            dprintf(fd, "| `%s` | %s | `%s` | %s | %s |\n", options[i].name, options[i].section,
-                    *options[i].def ? options[i].def : "\"\"", range, options[i].help);
+            dprintf(fd, "| `%s` | %s | `%s` | %s | %s | %s |\n", options[i].name,
+                    options[i].section, *options[i].def ? options[i].def : "\"\"", range,
+                    options[i].acts, options[i].help);
         }
         return;
     }
@@ -419,8 +616,9 @@ void hl_config_print_table(int fd, int format)
         const struct option *o = &options[i];
         range_text(o, range, sizeof range);
         if (!json) {
-            dprintf(fd, "[%s] %s = %s\n    %s\n    kind %s; valid: %s; env HOARD_", o->section,
-                    o->name, o->def, o->help, kind_names[o->kind], range);
+            dprintf(fd, "[%s] %s = %s\n    %s\n    acts under: %s\n    kind %s; valid: %s; "
+                    "env HOARD_", o->section, o->name, o->def, o->help, o->acts,
+                    kind_names[o->kind], range);
             for (const char *c = o->name; *c; c++) dprintf(fd, "%c", toupper((unsigned char)*c));
             dprintf(fd, "\n");
             continue;
@@ -439,7 +637,9 @@ void hl_config_print_table(int fd, int format)
                 dprintf(fd, "%s\"%s\"", c ? ", " : "", name);
             }
         }
-        dprintf(fd, "], \"help\": ");
+        dprintf(fd, "], \"acts\": ");
+        json_string(fd, o->acts);
+        dprintf(fd, ", \"help\": ");
         json_string(fd, o->help);
         dprintf(fd, ", \"env\": \"HOARD_");
         for (const char *c = o->name; *c; c++) dprintf(fd, "%c", toupper((unsigned char)*c));

@@ -1,14 +1,22 @@
 /* config.h — the one table of configuration keys.
  *
- * Every design element is a key here: X(name, section, kind, default, min, max, choices, help).
+ * Every design element is a key here:
+ *     X(name, section, kind, default, min, max, choices, acts, help).
  * The table drives INI parsing (key `name` in section `[section]`), the environment
  * (HOARD_<NAME>, upper case), validation, `hlconfig --list`, HOARD_VERBOSE and the docs
  * (docs/config.md is `hlconfig --markdown`; a test keeps it current). Sizes accept K/M/G suffixes; reals accept "1/4".
  * Strategy-specific defaults (struct hl_strategy.defaults) override the table default.
  *
+ * `acts` says where the key has an effect: "all", or clauses separated by "; ", each a list of
+ * strategies ("hoard, hoard2026") optionally followed by " if KEY=VALUE[|VALUE...]" naming the
+ * value another key must have (effective value, whatever its source). A key set explicitly
+ * (file or environment) where it acts nowhere is an error at start-up, like any bad input: it
+ * would change nothing, and an experiment varying it would measure noise.
+ *
  * Kinds: BOOL (on/off, 1/0, true/false, yes/no) -> int; INT -> long; SIZE -> size_t;
  *        REAL -> double; ENUM -> int index into choices; STR -> const char *;
- *        PCOUNT (N, or NP meaning N x processors) -> long; POW2 -> size_t power of two.
+ *        PCOUNT (N, or NP meaning N x processors) -> long; POW2 -> size_t power of two;
+ *        OUTPUT ("stderr", "off" or empty, or a path containing '/') -> const char *.
  * For ENUM, `min`/`max` are unused; `strategy`'s choices come from the registry.
  */
 #ifndef HL_CONFIG_H
@@ -25,68 +33,84 @@
 #endif
 
 #define HL_OPTIONS(X)                                                                          \
-  X(strategy,        allocator,    ENUM,  HL_DEFAULT_STRATEGY, 0, 0, NULL,                        \
+  X(strategy,        allocator,    ENUM,  HL_DEFAULT_STRATEGY, 0, 0, NULL, "all",            \
     "allocation strategy (see hlconfig --strategies)")                                         \
-  X(verbose,         allocator,    BOOL,  "off",      0, 1, NULL,                              \
+  X(verbose,         allocator,    BOOL,  "off",      0, 1, NULL, "all",                     \
     "print the effective configuration to stderr at start-up")                                 \
-  X(stats,           allocator,    STR,   "",         0, 0, NULL,                              \
-    "write statistics as one JSON object at exit: 'stderr', a file path, or off")                    \
-  X(stats_batch,     allocator,    SIZE,  "64K",      0, 64 * HL_MB, NULL,                     \
+  X(stats,           allocator,    OUTPUT, "",        0, 0, NULL, "all",                     \
+    "write statistics as one JSON object at exit: 'stderr', a path with a '/', or off")       \
+  X(stats_batch,     allocator,    SIZE,  "64K",      0, 64 * HL_MB, NULL, "all",            \
     "bytes a thread's in-use count may drift before it is published; 0 = exact U peak")        \
-  X(lock,            allocator,    ENUM,  "spin",     0, 0, hl_lock_kinds,                     \
+  X(lock,            allocator,    ENUM,  "spin",     0, 0, hl_lock_kinds, "all",            \
     "lock kind for every allocator lock")                                                      \
-  X(numa,            allocator,    ENUM,  "off",      0, 0, hl_numa_modes,                     \
+  X(numa,            allocator,    ENUM,  "off",      0, 0, hl_numa_modes, "all",            \
     "NUMA placement of memory from the OS (libnuma)")                                          \
-  X(large_threshold, allocator,    SIZE,  "0",        0, 64 * HL_MB, NULL,                     \
+  X(large_threshold, allocator,    SIZE,  "0",        0, 64 * HL_MB, NULL, "all",            \
     "requests above this many bytes get an OS mapping of their own; 0 = S/2")                  \
-  X(large_cache,     allocator,    SIZE,  "32M",      0, 64 * 1024 * HL_MB, NULL,              \
+  X(large_cache,     allocator,    SIZE,  "32M",      0, 64 * 1024 * HL_MB, NULL, "all",     \
     "freed large mappings kept for reuse (still counted in A); 0 = none. 32M: glibc's top "   \
     "mmap threshold, a few MiB-sized buffers, small next to the memory of a large-object run") \
-  X(arena_reserve,   allocator,    SIZE,  "256G",     64 * HL_MB, 64.0 * 1024 * 1024 * HL_MB, NULL, \
+  X(arena_reserve,   allocator,    SIZE,  "256G",     64 * HL_MB, 64.0 * 1024 * 1024 * HL_MB, NULL, "all", \
     "address space reserved for strategy blocks (no memory until used); halved if refused")   \
-  X(size_classes,    size_classes, ENUM,  "geometric",0, 0, hl_class_tables,                   \
+  X(size_classes,    size_classes, ENUM,  "geometric",0, 0, hl_class_tables, "all",          \
     "size-class table: pow2 (uC++) or geometric with base b (Hoard)")                          \
   X(size_class_base, size_classes, REAL,  "1.2",      1.01, 4.0, NULL,                         \
+    "all if size_classes=geometric",                                                           \
     "b: ratio between neighbouring geometric size classes")                                    \
-  X(superblock_size, superblock,   POW2,  "8K",       4 * HL_KB, 16 * HL_MB, NULL,             \
+  X(superblock_size, superblock,   POW2,  "8K",       4 * HL_KB, 16 * HL_MB, NULL, "all",    \
     "S: bytes in a superblock (also the unit the single heap grows by, times heap_grow)")      \
   X(heap_grow,       single_heap,  INT,   "128",      1, 65536, NULL,                          \
+    "serial, concurrent",                                                                      \
     "single heap: superblock_size units added each time the heap region grows")                \
   X(padding,         single_heap,  BOOL,  "off",      0, 1, NULL,                              \
+    "concurrent",                                                                              \
     "concurrent: give each size class's free-list head and lock its own cache line")           \
   X(free_list,       allocator,    ENUM,  "lifo",     0, 0, hl_list_orders,                    \
+    "serial, concurrent, ownership, hoard, hoard2026",                                         \
     "order in which freed blocks are reused")                                                  \
   X(heaps,           heaps,        PCOUNT,"2P",       1, 4096, NULL,                           \
+    "private, ownership, hoard, hoard2026, lockfree if heap_select=hash|cpu",                  \
     "number of per-processor heaps: N, or NP for N times the processor count")                \
   X(heap_select,     heaps,        ENUM,  "hash",     0, 0, hl_heap_selects,                   \
+    "private, ownership, hoard, hoard2026, lockfree",                                          \
     "which heap a thread uses: own heap per thread, thread-id hash, or current CPU")           \
   X(empty_fraction,  superblock,   REAL,  "1/4",      0.01, 0.99, NULL,                        \
+    "hoard, hoard2026; ownership if remote_free=list",                                         \
     "f: a heap may hold this fraction of its memory free before it gives a superblock away")   \
   X(release_threshold, superblock, INT,   "4",        0, 1 << 20, NULL,                        \
+    "hoard, hoard2026; ownership if remote_free=queue",                                        \
     "K: superblocks a heap may hold free regardless of f")                                     \
   X(fullness_groups, superblock,   INT,   "4",        1, 64, NULL,                             \
+    "ownership, hoard, hoard2026",                                                             \
     "bins of superblocks by fraction in use; allocation takes from the fullest")               \
   X(accounting,      superblock,   ENUM,  "class",    0, 0, hl_accountings,                    \
+    "hoard, hoard2026",                                                                        \
     "hoard: u and a of the emptiness threshold per size class of a heap, or per heap over "  \
     "all its classes (the paper's u_i and a_i)")                                               \
   X(release_empty,   superblock,   BOOL,  "off",      0, 1, NULL,                              \
+    "ownership, hoard, hoard2026, lockfree",                                                   \
     "return completely empty superblocks to the OS instead of keeping them for reuse")         \
   X(remote_free,     heaps,        ENUM,  "lock",     0, 0, hl_remote_frees,                   \
+    "ownership, hoard, hoard2026",                                                             \
     "ownership, hoard: a free by a thread other than the owner's: lock the owner heap (the "   \
     "paper), push onto the superblock's atomic list, or post to the owner heap's queue")       \
   X(tlab,            tlab,         BOOL,  "off",      0, 1, NULL,                              \
+    "hoard, hoard2026",                                                                        \
     "hoard: a thread-local allocation buffer per size class in front of the heap (Hoard 2026)") \
   X(tlab_budget,     tlab,         SIZE,  "64K",      0, 64 * HL_MB, NULL,                     \
+    "hoard, hoard2026 if tlab=on",                                                             \
     "hoard tlab: free bytes a thread's TLAB may hold per size class before it overflows")      \
   X(global_shards,   heaps,        INT,   "1",        1, 64, NULL,                             \
+    "hoard, hoard2026",                                                                        \
     "hoard: the global heap split into this many shards, each with its lock (1 = the paper)")  \
   X(partial_list,    lockfree,     ENUM,  "fifo",     0, 0, hl_list_orders,                    \
+    "lockfree",                                                                                \
     "lockfree: order of a size class's list of PARTIAL superblocks (Michael 2004 prefers fifo)") \
-  X(census,          observe,      BOOL,  "off",      0, 1, NULL,                              \
+  X(census,          observe,      BOOL,  "off",      0, 1, NULL, "all",                     \
     "count allocator-induced false sharing: blocks on a cache line another thread holds")      \
-  X(trace,           observe,      STR,   "",         0, 0, NULL,                              \
+  X(trace,           observe,      STR,   "",         0, 0, NULL, "all",                     \
     "record every operation to this file at exit, for hlbench replay")                         \
-  X(checks,          observe,      BOOL,  "off",      0, 1, NULL,                              \
+  X(checks,          observe,      BOOL,  "off",      0, 1, NULL, "all",                     \
     "detect double frees and frees of pointers hoardlab never returned, and abort")
 
 /* Choice lists, NULL-terminated. */
@@ -110,10 +134,11 @@ enum hl_accounting { HL_ACCOUNT_CLASS, HL_ACCOUNT_HEAP };
 #define HL_CTYPE_ENUM   int
 #define HL_CTYPE_STR    const char *
 #define HL_CTYPE_PCOUNT long
+#define HL_CTYPE_OUTPUT const char *
 
 /* The effective configuration: one typed field per key. Read-only after init. */
 struct hl_config {
-#define HL_CONFIG_FIELD(name, section, kind, def, min, max, choices, help) HL_CTYPE_##kind name;
+#define HL_CONFIG_FIELD(name, section, kind, def, min, max, choices, acts, help) HL_CTYPE_##kind name;
     HL_OPTIONS(HL_CONFIG_FIELD)
 #undef HL_CONFIG_FIELD
 };
@@ -125,6 +150,9 @@ void hl_config_load(void);
 /* Parse INI text into hl_cfg on top of what is there; on bad input write the one-line
  * message ("name:line: ...") to err and return -1. Never exits (the fuzzer's entry). */
 int hl_config_parse_text(const char *name, const char *text, char *err, size_t len);
+/* 0 if every `acts` entry names known strategies and conditions on enum or bool keys; else -1
+ * and a line in err (for the unit test). */
+int hl_config_check_table(char *err, size_t len);
 /* Text of the effective value of key, or NULL if there is no such key. */
 const char *hl_config_value(const char *key, char *buf, size_t len);
 /* For hlconfig: print the table (text or JSON) and the effective values with their source. */

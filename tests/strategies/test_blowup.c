@@ -137,7 +137,7 @@ static void round_robin(void **state)
 
 int main(void)
 {
-    setenv("HOARD_HEAPS", "8", 0);      /* P threads on distinct heaps on any machine */
+    /* HOARD_HEAPS=8 from meson.build: P threads on distinct heaps on any machine. */
     hl_init();
     const struct CMUnitTest tests[] = {        /* round-robin first: on heaps never used */
         cmocka_unit_test(round_robin),

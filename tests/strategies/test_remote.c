@@ -194,9 +194,7 @@ static void fork_pending(void **state)
 
 int main(void)
 {
-    /* Strategy and remote_free come from meson; threads on distinct heaps. */
-    setenv("HOARD_HEAPS", "8", 0);
-    setenv("HOARD_RELEASE_THRESHOLD", "0", 1);   /* hoard: an empty superblock moves at once */
+    /* Strategy, remote_free, heap_select, heaps and K come from meson.build. */
     hl_free(hl_malloc(1));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(to_exited),

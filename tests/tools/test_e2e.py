@@ -42,7 +42,7 @@ def strategies():
 def sweep_dir(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("e2e") / "tiny")
     p = tool("sweep", os.path.join(HERE, "tiny.ini"), "--out", out, "--seed", "5", timeout=300)
-    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.returncode == 1, p.stderr[-2000:]     # must-fail failed: the report is written
     assert p.stdout.strip() == os.path.join(out, "report.md")
     assert "run 1" not in p.stderr and "[" in p.stderr      # the progress lines
     return out

@@ -100,20 +100,15 @@ static void defaults_apply(void **state)
 static void file_sets_values_with_suffixes_and_fractions(void **state)
 {
     (void)state;
-    /* Any strategy compiled in: the last one. */
-    const char *name = NULL;
-    for (int i = 0; hl_strategies[i]; i++) name = hl_strategies[i]->name;
-    char text[256], strategy[64];
-    snprintf(text, sizeof text, "; a comment\n[allocator]\nstrategy = %s\n"
-             "[superblock]\nsuperblock_size = 16K\nempty_fraction = 1/8\n"
-             "[single_heap]\npadding = on\n[heaps]\nheaps = 3P\n", name);
-    snprintf(strategy, sizeof strategy, "%s (file)", name);
-    struct outcome r = load(text, NULL);
+    if (!hl_strategy_find("hoard")) skip();     /* the keys below act under hoard */
+    struct outcome r = load("; a comment\n[allocator]\nstrategy = hoard\n"
+                            "[superblock]\nsuperblock_size = 16K\nempty_fraction = 1/8\n"
+                            "[tlab]\ntlab = on\n[heaps]\nheaps = 3P\n", NULL);
     assert_int_equal(r.status, 0);
-    EXPECT_VALUE(r, "strategy", strategy);
+    EXPECT_VALUE(r, "strategy", "hoard (file)");
     EXPECT_VALUE(r, "superblock_size", "16384 (file)");
     EXPECT_VALUE(r, "empty_fraction", "0.125 (file)");
-    EXPECT_VALUE(r, "padding", "on (file)");
+    EXPECT_VALUE(r, "tlab", "on (file)");
     char want[64];
     snprintf(want, sizeof want, "%d (file)", 3 * hl_nprocs());
     EXPECT_VALUE(r, "heaps", want);
@@ -122,10 +117,10 @@ static void file_sets_values_with_suffixes_and_fractions(void **state)
 static void environment_overrides_file(void **state)
 {
     (void)state;
-    const char *env[] = { "HOARD_PADDING=off", "HOARD_SUPERBLOCK_SIZE=1M", NULL };
-    struct outcome r = load("[single_heap]\npadding = on\n", env);
+    const char *env[] = { "HOARD_LOCK=spin", "HOARD_SUPERBLOCK_SIZE=1M", NULL };
+    struct outcome r = load("[allocator]\nlock = mutex\n", env);
     assert_int_equal(r.status, 0);
-    EXPECT_VALUE(r, "padding", "off (env)");
+    EXPECT_VALUE(r, "lock", "spin (env)");
     EXPECT_VALUE(r, "superblock_size", "1048576 (env)");
 }
 
@@ -217,6 +212,83 @@ static void bad_environment_value(void **state)
     EXPECT_FAIL(r, "HOARD_HEAP_SELECT", "'random'", "thread, hash, cpu");
 }
 
+/* A key set where it has no effect (the `acts` column) stops the program like bad input:
+ * the source, the key, the strategy and where the key acts. */
+static void no_op_key_from_environment(void **state)
+{
+    (void)state;
+    if (!hl_strategy_find("serial")) skip();
+    const char *env[] = { "HOARD_STRATEGY=serial", "HOARD_TLAB=on", NULL };
+    struct outcome r = load(NULL, env);
+    EXPECT_FAIL(r, "environment: HOARD_TLAB", "key 'tlab'", "no effect", "'serial'",
+                "acts only under: hoard, hoard2026");
+}
+
+static void no_op_key_from_file_names_its_line(void **state)
+{
+    (void)state;
+    if (!hl_strategy_find("hoard")) skip();
+    struct outcome r = load("[allocator]\nstrategy = hoard\n[tlab]\n; budget only\n"
+                            "tlab_budget = 16K\n", NULL);
+    EXPECT_FAIL(r, ":5:", "key 'tlab_budget'", "'hoard' (tlab=off)", "hoard2026 if tlab=on");
+    const char *sel[] = { "HOARD_STRATEGY=hoard", NULL };
+    r = load("[heaps]\nheap_select = thread\nheaps = 4\n", sel);
+    EXPECT_FAIL(r, ":3:", "key 'heaps'", "(heap_select=thread)");
+}
+
+/* A condition met by an explicit value or by the strategy's own defaults (which are not
+ * "set explicitly" themselves, so never flagged). */
+static void key_acts_where_its_condition_holds(void **state)
+{
+    (void)state;
+    if (!hl_strategy_find("hoard") || !hl_strategy_find("hoard2026") ||
+        !hl_strategy_find("ownership") || !hl_strategy_find("private")) skip();
+    const char *tlab[] = { "HOARD_STRATEGY=hoard", "HOARD_TLAB=on", "HOARD_TLAB_BUDGET=16K",
+                           NULL };
+    struct outcome r = load(NULL, tlab);
+    assert_int_equal(r.status, 0);
+    const char *by_default[] = { "HOARD_STRATEGY=hoard2026", "HOARD_TLAB_BUDGET=16K", NULL };
+    r = load(NULL, by_default);
+    assert_int_equal(r.status, 0);
+    EXPECT_VALUE(r, "tlab", "on (strategy)");
+    const char *remote[] = { "HOARD_STRATEGY=ownership", "HOARD_REMOTE_FREE=list",
+                             "HOARD_EMPTY_FRACTION=1/8", NULL };
+    r = load(NULL, remote);
+    assert_int_equal(r.status, 0);
+    const char *private_default[] = { "HOARD_STRATEGY=private", NULL };
+    r = load(NULL, private_default);                 /* heap_select=thread, heaps unused */
+    assert_int_equal(r.status, 0);
+    const char *lock_remote[] = { "HOARD_STRATEGY=ownership", "HOARD_EMPTY_FRACTION=1/8", NULL };
+    r = load(NULL, lock_remote);
+    EXPECT_FAIL(r, "HOARD_EMPTY_FRACTION", "(remote_free=lock)");
+}
+
+static void acts_column_names_known_strategies(void **state)
+{
+    (void)state;
+    int n = 0;
+    while (hl_strategies[n]) n++;
+    if (n < 7) skip();                          /* a build without some strategies */
+    char err[512] = "";
+    if (hl_config_check_table(err, sizeof err)) fail_msg("%s", err);
+}
+
+/* HOARD_STATS: stderr, off or empty, or a path with a slash; a bare word is a typo. */
+static void stats_output_forms(void **state)
+{
+    (void)state;
+    const char *typo[] = { "HOARD_STATS=sterr", NULL };
+    struct outcome r = load(NULL, typo);
+    EXPECT_FAIL(r, "HOARD_STATS", "'sterr'", "stderr, off", "'/'", "./sterr");
+    static const char *const good[] = { "HOARD_STATS=stderr", "HOARD_STATS=off", "HOARD_STATS=",
+                                        "HOARD_STATS=/tmp/hl-stats.json", "HOARD_STATS=./s" };
+    for (unsigned i = 0; i < sizeof good / sizeof good[0]; i++) {
+        const char *env[] = { good[i], NULL };
+        r = load(NULL, env);
+        if (r.status != 0) fail_msg("%s: %s", good[i], r.err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -232,6 +304,11 @@ int main(void)
         cmocka_unit_test(missing_file),
         cmocka_unit_test(unknown_environment_variable),
         cmocka_unit_test(bad_environment_value),
+        cmocka_unit_test(no_op_key_from_environment),
+        cmocka_unit_test(no_op_key_from_file_names_its_line),
+        cmocka_unit_test(key_acts_where_its_condition_holds),
+        cmocka_unit_test(acts_column_names_known_strategies),
+        cmocka_unit_test(stats_output_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,8 +7,9 @@ import subprocess
 import sys
 import time
 
-from . import common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
-from . import cost as costmod, layers as layersmod, nodes, programs, selftest, slurm
+from . import check, common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
+from . import compare as comparemod, cost as costmod, layers as layersmod, nodes, programs
+from . import selftest, slurm
 from .build import MEASURED_TARGETS, do_build, incremental_build, build_state, install_deps
 from .common import REPO, ToolError, build_dir, require, log
 
@@ -32,6 +33,9 @@ def cmd_run(a):
     build_for(a, bdir, MEASURED_TARGETS[:3])
     base, knobs = common.parse_allocator_spec(a.allocator)
     knobs.update(common.parse_key_values(a.knob or [], "--knob"))
+    check.allocator(bdir, base, knobs, [n for n, _ in common.hlconfig_strategies(bdir)]
+                    if common.allocator_kind(base) == "hoardlab" else [],
+                    "-a %s" % a.allocator)
     params = common.parse_key_values(a.param or [], "--param", knobs=False, form="name=value")
     run = {"index": 0, "allocator": base, "variant": a.allocator, "base": base,
            "kind": common.allocator_kind(base), "knobs": knobs, "swept": {},
@@ -88,41 +92,25 @@ def out_dir_for(name, root):
     return d
 
 
-def validate_allocators(runs, bdir):
-    """Fail before the first run if an allocator cannot run: a missing production library,
-    or knobs hlconfig rejects (its one-line message is shown as is)."""
-    hlconfig = common.artifact(bdir, "hlconfig")
-    seen = set()
-    for r in runs:
-        base, knobs, variant = r["base"], r["knobs"], r["variant"]
-        key = (base, tidy.knobs_text(knobs))
-        if key in seen:
-            continue
-        seen.add(key)
-        kind = common.allocator_kind(base)
-        if kind == "production":
-            common.production_library(base)
-        elif kind == "hoardlab":
-            require(bdir, "lib")
-            env = common.allocator_env(base, knobs, bdir)
-            env.pop("LD_PRELOAD", None)
-            if os.path.exists(hlconfig):
-                p = subprocess.run([hlconfig, "--effective"], env=env, capture_output=True,
-                                   text=True, timeout=30)
-                if p.returncode != 0:
-                    msg = (p.stderr or p.stdout).strip().splitlines()
-                    raise ToolError("allocator %s: %s" % (
-                        variant, msg[-1] if msg else "hlconfig --effective exit %d"
-                        % p.returncode))
+def validate_sweep(sw, runs, bdir):
+    """Fail before the first run on any mistake the build can see (check.py): a strategy,
+    knob, value, a knob that acts nowhere under its strategy, a workload or parameter, or a
+    missing production library; one line with the file, line and section."""
+    if any(r["kind"] == "hoardlab" for r in runs):
+        require(bdir, "lib")
+    check.sweep(sw, runs, bdir, [n for n, _ in common.hlconfig_strategies(bdir)])
 
 
 def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=False,
               build=None):
+    """Run the sweep at `path`; returns (report path, runs not ok), or (None, 0) for a dry
+    run."""
     sw = sweepmod.load(path, strategies=strategies_or_none(bdir))
     runs = sw.expand()
     if seed is None:
         seed = sw.seed if sw.seed is not None else random.SystemRandom().randrange(1 << 31)
     order = sweepmod.shuffled(runs, seed)
+    validate_sweep(sw, runs, bdir)
     if dry_run:
         print("sweep %s: %d runs, shuffle seed %d" % (sw.name, len(runs), seed))
         for i, r in enumerate(order):
@@ -131,9 +119,8 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
                 tidy.knobs_text(r["knobs"]) or "-"))
         if sw.cost:
             print("then cost (callgrind): every strategy and the sweep's production allocators")
-        return None
+        return None, 0
     hlbench = require(bdir, "hlbench")
-    validate_allocators(runs, bdir)
     cost_names = cost_allocators(sw, bdir) if sw.cost else None
     progs = programs.prepare(runs, bdir, quiet)     # setup and glibc's outputs, untimed
     outdir = out or out_dir_for(sw.name, root or os.path.join(REPO, "results"))
@@ -187,7 +174,7 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
     if bad:
         log("%d of %d runs did not succeed: listed under 'Failed runs' in the report" %
             (bad, len(rows)))
-    return rpath
+    return rpath, bad + (len(runs) - meta["runs_done"])
 
 
 def cost_allocators(sw, bdir):
@@ -244,17 +231,23 @@ def cmd_sweep(a):
     build = build_for(a, bdir)
     if slurm.options_used(a):
         return slurm.cmd_sweep(a, bdir, build)
-    path = run_sweep(a.file, bdir, out=a.out, root=a.results, seed=a.seed, quiet=a.quiet,
-                     dry_run=a.dry_run, build=build)
+    path, bad = run_sweep(a.file, bdir, out=a.out, root=a.results, seed=a.seed,
+                          quiet=a.quiet, dry_run=a.dry_run, build=build)
     if path:
         print(path)
-    return 0
+    return 1 if bad else 0
 
 
 def cmd_report(a):
     if not os.path.exists(os.path.join(a.dir, "runs.csv")):
         raise ToolError("%s: no runs.csv" % a.dir)
     print(make_report(a.dir, a.baseline))
+    return 0
+
+
+def cmd_compare(a):
+    text, _ = comparemod.run(a.a, a.b, a.allocators, a.metric)
+    print(text)
     return 0
 
 
@@ -265,10 +258,10 @@ def cmd_main(a):
     bdir = build_dir(a.build_dir)
     # Only what a sweep runs; `hoardlab build` and `hoardlab test` build everything.
     build = incremental_build(bdir, MEASURED_TARGETS, a.jobs)
-    path = run_sweep(os.path.join(REPO, "configs", "sweeps", "taxonomy.ini"), bdir,
-                     root=a.results, quiet=a.quiet, build=build)
+    path, bad = run_sweep(os.path.join(REPO, "configs", "sweeps", "taxonomy.ini"), bdir,
+                          root=a.results, quiet=a.quiet, build=build)
     print("report: %s" % path)
-    return 0
+    return 1 if bad else 0
 
 
 # --- cost -----------------------------------------------------------------------------------
@@ -277,6 +270,11 @@ def cmd_cost(a):
     bdir = build_dir(a.build_dir)
     build_for(a, bdir)
     names = [n.strip() for n in a.allocators.split(",")] if a.allocators else None
+    strategies = [n for n, _ in common.hlconfig_strategies(bdir)]
+    for n in names or []:               # a strategy's knobs: checked as `run -a` checks them
+        base, knobs = common.parse_allocator_spec(n)
+        if knobs and base in strategies:
+            check.allocator(bdir, base, knobs, strategies, "-a %s" % n)
     results = costmod.run(bdir, names, a.pairs, a.jobs or 2)
     print(costmod.table(results))
     if a.functions:
@@ -366,8 +364,9 @@ def parser():
                        "after `--`.")
     s.add_argument("workload")
     s.add_argument("-a", "--allocator", default="hoard",
-                   help="strategy or production allocator, with knobs: 'concurrent, "
-                   "padding=on' (default hoard)")
+                   help="strategy or production allocator, with knobs: "
+                   "'hoard:heap_select=cpu:tlab=on' (as cost -a), or 'concurrent, padding=on' "
+                   "(default hoard)")
     s.add_argument("-k", "--knob", action="append", help="knob override key=value (repeatable)")
     s.add_argument("-p", "--param", action="append",
                    help="workload parameter name=value, passed as --name value")
@@ -397,6 +396,18 @@ def parser():
     s.add_argument("dir")
     s.add_argument("--baseline", help="allocator for relative throughput")
     s.set_defaults(func=cmd_report)
+
+    s = sub.add_parser("compare", help="B against A per workload and thread count: faster, "
+                       "slower or no significant difference (ratio of medians, bootstrap "
+                       "interval)")
+    s.add_argument("a", metavar="A", help="results folder (runs.csv)")
+    s.add_argument("b", metavar="B", nargs="?", help="results folder; omit with --allocators")
+    s.add_argument("--allocators", nargs=2, metavar=("X", "Y"),
+                   help="compare allocator (variant) Y against X within folder A")
+    s.add_argument("--metric", default="throughput",
+                   help="a numeric runs.csv column (default throughput; wall_s: lower is "
+                   "better)")
+    s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("cost", help="instructions per malloc+free pair (callgrind), per "
                        "allocator and case, with the core's share")

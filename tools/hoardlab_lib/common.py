@@ -146,13 +146,24 @@ def parse_key_values(items, where, knobs=True, form="key=value"):
 
 
 def parse_allocator_spec(spec):
-    """'concurrent, padding=on' -> ('concurrent', {'padding': 'on'})."""
-    parts = split_commas(spec)
-    if not parts:
-        raise ToolError("empty allocator spec")
-    if "=" in parts[0]:
-        raise ToolError("allocator spec %r must start with a strategy or allocator name" % spec)
-    return parts[0], parse_key_values(parts[1:], "allocator spec %r" % spec)
+    """The one allocator-with-knobs syntax of `run -a`, `cost -a`, `config -a` and sweeps:
+    'hoard:heap_select=cpu:tlab=on' (the colon form, which fits in a comma-separated list),
+    or 'concurrent, padding=on' (the comma form). -> ('hoard', {'heap_select': 'cpu', ...}).
+    'preload:/path/lib.so' is a base of its own (its colon is part of the name)."""
+    spec = (spec or "").strip()
+    head, sep, rest = spec.partition(",")
+    if head.startswith("preload:"):
+        base, knobs = head, []
+    else:
+        base, *knobs = head.split(":")
+    parts = [p.strip() for p in knobs] + split_commas(rest if sep else "")
+    base = base.strip()
+    if not base:
+        raise ToolError("empty allocator spec %r" % spec)
+    if "=" in base:
+        raise ToolError("allocator spec %r must start with a strategy or allocator name, "
+                        "e.g. hoard:%s" % (spec, base))
+    return base, parse_key_values(parts, "allocator spec %r (STRATEGY:KEY=VALUE:...)" % spec)
 
 
 def allocator_kind(base):

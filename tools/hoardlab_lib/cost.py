@@ -108,16 +108,8 @@ def split(result):
 
 def parse_variant(name):
     """'hoard:remote_free=list:tlab=on' -> ('hoard', {'remote_free': 'list', 'tlab': 'on'}):
-    a strategy with knobs, measured under its own name."""
-    base, *knobs = name.split(":")
-    out = {}
-    for kv in knobs:
-        k, sep, v = kv.partition("=")
-        if not sep or not k or not v:
-            raise ToolError("cost: %r in %r is not key=value (e.g. hoard:remote_free=list)"
-                            % (kv, name))
-        out[k.strip()] = v.strip()
-    return base, out
+    a strategy with knobs, measured under its own name (common.parse_allocator_spec)."""
+    return common.parse_allocator_spec(name)
 
 
 def allocators(bdir, names=None):

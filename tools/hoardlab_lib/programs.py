@@ -155,7 +155,7 @@ def section(sw, sec, w):
             "server": server, "stop": w.get("stop", "").strip() or None,
             "setup_timeout": setup_timeout, "seed": settings["workload_seed"],
             "preload_libc": preload_libc}
-    wl = {"label": label, "workload": "program", "program": spec, "params": {}}
+    wl = {"label": label, "workload": "program", "program": spec, "params": {}, "section": sec}
     wl.update(settings)
     wl["knobs"] = parse_key_values(w.get("knobs", ""), where + " knobs")
     wl["allocators"] = sw._allocator_subset(w["allocators"], where) if "allocators" in w \

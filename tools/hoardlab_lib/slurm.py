@@ -374,10 +374,10 @@ def cmd_sweep(a, bdir, build):
                                partition=a.partition, time_limit=a.time, dry_run=a.dry_run)
     outdir = os.path.abspath(a.out or cli.out_dir_for(
         sw.name, a.results or os.path.join(REPO, "results")))
+    cli.validate_sweep(sw, runs, bdir)
     if a.dry_run:
         print_plan(plan, outdir)
         return 0
-    cli.validate_allocators(runs, bdir)
     prepare(outdir, plan, sw, bdir, build)
     log("sweep %s: %d runs in %d tasks, shuffle seed %s, %s -> %s" % (
         sw.name, len(runs), len(plan["shards"]), plan["seed"], plan["ncores_note"], outdir))

@@ -36,6 +36,7 @@ Format (documented in docs/tool.md):
     command = sqlite3 db < {repo}/configs/programs/queries.sql
 """
 import configparser
+import difflib
 import itertools
 import random
 import re
@@ -48,6 +49,12 @@ SWEEP_KEYS = {"name", "description", "strategies", "threads", "repetitions", "sc
               "workload_seed", "baseline", "timeout", "pin", "cost"}
 WORKLOAD_KEYS = {"workload", "threads", "repetitions", "scale", "knobs", "allocators",
                  "timeout", "pin", "workload_seed"}
+
+
+def did_you_mean(word, known):
+    """'; did you mean X?' for the closest of `known`, or ''."""
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return "; did you mean %r?" % close[0] if close else ""
 
 
 def split_list(text):
@@ -123,6 +130,50 @@ class Sweep:
     def _error(self, msg):
         return ToolError("%s: %s" % (self.path, msg))
 
+    def line_of(self, section, key=None):
+        """The line of `key` in [section] (the last, as configparser keeps the last), or of the
+        section's header when key is None; 0 if not found."""
+        cur, found = None, 0
+        for n, line in enumerate(self.text.splitlines(), 1):
+            t = line.strip()
+            m = re.fullmatch(r"\[(.+)\]", t)
+            if m:
+                cur = m.group(1)
+                if cur == section and key is None:
+                    return n
+            elif cur == section and key is not None and t and t[0] not in ";#":
+                k = re.split(r"[=:]", t, 1)[0]
+                if knob_key(k) == knob_key(key):
+                    found = n
+        return found
+
+    def error_at(self, section, key, msg):
+        """'FILE:LINE: [SECTION] KEY: msg' as a ToolError."""
+        return ToolError("%s:%d: [%s]%s: %s" % (self.path, self.line_of(section, key), section,
+                                                " " + key if key else "", msg))
+
+    def knob_origins(self):
+        """((section, key), knob) for every knob the file names."""
+        for label, base, knobs in self.explicit:
+            for k in knobs:
+                yield ("allocators", label), k
+        for k in self.knob_values:
+            yield ("knobs", k), k
+        for wl in self.workloads:
+            for k in wl.get("knobs", {}):
+                yield (wl["section"], "knobs"), k
+
+    def knob_origin(self, run, knob):
+        """(section, key) of the line that gave `run` its `knob`."""
+        wl = next(w for w in self.workloads if w["label"] == run["workload_label"])
+        if knob in wl.get("knobs", {}):
+            return wl["section"], "knobs"
+        if knob in run["swept"]:
+            return "knobs", next(k for k in self.knob_values if k == knob)
+        if any(label == run["allocator"] for label, _, _ in self.explicit):
+            return "allocators", run["allocator"]
+        return "sweep", "strategies"
+
     def _read_ini(self):
         cp = configparser.ConfigParser(inline_comment_prefixes=(";", "#"), interpolation=None,
                                        strict=True)
@@ -174,8 +225,8 @@ class Sweep:
         names = [] if strat in ("", "none") else split_list(strat)
         for n in names:
             if strategies is not None and n not in strategies:
-                raise self._error("[sweep] strategies: unknown strategy %r (known: %s)"
-                                  % (n, ", ".join(strategies)))
+                raise self.error_at("sweep", "strategies", "unknown strategy %r%s (known: %s)"
+                                    % (n, did_you_mean(n, strategies), ", ".join(strategies)))
         return names
 
     def _allocator(self, label, spec, strategies):
@@ -183,12 +234,13 @@ class Sweep:
         base, knobs = parse_allocator_spec(spec)
         kind = allocator_kind(base)
         if kind == "production" and knobs:
-            raise self._error("[allocators] %s: %s is a production allocator; knobs do not "
-                              "apply" % (label, base))
+            raise self.error_at("allocators", label, "%s is a production allocator; knobs do "
+                                "not apply" % base)
         if kind == "hoardlab" and strategies is not None and base not in strategies:
-            raise self._error("[allocators] %s: unknown strategy or allocator %r "
-                              "(strategies: %s; production: %s)"
-                              % (label, base, ", ".join(strategies), ", ".join(PRODUCTION)))
+            raise self.error_at("allocators", label, "unknown strategy or allocator %r%s "
+                                "(strategies: %s; production: %s)"
+                                % (base, did_you_mean(base, list(strategies) + list(PRODUCTION)),
+                                   ", ".join(strategies), ", ".join(PRODUCTION)))
         return label, base, knobs
 
     def _read_allocators(self, cp, strategies):
@@ -197,8 +249,9 @@ class Sweep:
         explicit = dict(cp["allocators"]) if cp.has_section("allocators") else {}
         names = self._strategy_names(cp["sweep"].get("strategies", "none"), strategies)
         self.allocators = [(n, n, {}) for n in names if n not in explicit]
-        self.allocators += [self._allocator(label, spec, strategies)
-                            for label, spec in explicit.items()]
+        self.explicit = [self._allocator(label, spec, strategies)
+                         for label, spec in explicit.items()]
+        self.allocators += self.explicit
         if not self.allocators:
             raise self._error("no allocators (set [sweep] strategies or an [allocators] "
                               "section)")
@@ -237,7 +290,7 @@ class Sweep:
         if not label:
             raise self._error("[workload] needs a name: [workload threadtest]")
         where = "[%s]" % sec
-        wl = {"label": label, "workload": w.get("workload", label)}
+        wl = {"label": label, "workload": w.get("workload", label), "section": sec}
         wl.update(self._settings(w, where, inherited=self.settings))
         wl["knobs"] = parse_key_values(w.get("knobs", ""), where + " knobs")
         wl["allocators"] = self._allocator_subset(w["allocators"], where) \

@@ -1,0 +1,144 @@
+"""`hoardlab compare`: is B faster than A, slower, or not significantly different?
+
+A and B are two results folders (each with runs.csv; every variant present in both is
+compared) or two allocators (variants) of one folder. Per workload and thread count, the
+statistic is the ratio of medians B / A of a metric (throughput by default), and its 95 %
+interval is a percentile bootstrap: both samples resampled with replacement, RESAMPLES times
+from a fixed seed (so the answer is reproducible), the ratio of the two medians each time,
+and the 2.5th and 97.5th percentiles of those ratios. The verdict follows the interval:
+entirely above 1 or entirely below 1 is a difference, an interval containing 1 is "no
+significant difference". With 3 runs a side this amounts to asking that every run of one
+side beat every run of the other, which is what 3 runs can show; fewer than MIN_RUNS a side
+is "too few runs". Stdlib only (random, statistics)."""
+import os
+import random
+import statistics
+
+from . import tidy
+from .common import ToolError
+from .report import si
+
+RESAMPLES = 2000
+SEED = 1
+MIN_RUNS = 3
+# Metrics where lower is better, said as faster / slower; any other metric but throughput
+# is said as higher / lower.
+TIMES = {"wall_s", "elapsed_s"}
+
+
+def load(folder):
+    path = os.path.join(folder, "runs.csv")
+    if not os.path.exists(path):
+        raise ToolError("%s: no runs.csv (a results folder of `hoardlab sweep`)" % folder)
+    return tidy.read_csv(path)
+
+
+def samples(rows, metric, variant=None):
+    """{(variant, workload_label, threads): [values]} of the ok rows."""
+    out = {}
+    for r in rows:
+        v = r.get(metric)
+        if r.get("status") != "ok" or not isinstance(v, (int, float)):
+            continue
+        if variant is not None and r.get("variant") != variant:
+            continue
+        out.setdefault((r.get("variant"), r.get("workload_label"), r.get("threads")), []).append(v)
+    return out
+
+
+def interval(a, b, rng, resamples=RESAMPLES):
+    """(ratio of medians b/a, (low, high)): the 95 % percentile-bootstrap interval."""
+    ratios = []
+    for _ in range(resamples):
+        ma = statistics.median(rng.choices(a, k=len(a)))
+        mb = statistics.median(rng.choices(b, k=len(b)))
+        ratios.append(mb / ma if ma else float("inf"))
+    ratios.sort()
+    lo = ratios[int(0.025 * (resamples - 1))]
+    hi = ratios[int(round(0.975 * (resamples - 1)))]
+    ma = statistics.median(a)
+    return (statistics.median(b) / ma if ma else float("inf")), (lo, hi)
+
+
+def verdict(lo, hi, metric):
+    if lo <= 1 <= hi:
+        return "no significant difference"
+    higher = lo > 1
+    if metric == "throughput":
+        return "faster" if higher else "slower"
+    if metric in TIMES:
+        return "slower" if higher else "faster"
+    return "higher" if higher else "lower"
+
+
+def compare(a_rows, b_rows, metric="throughput", a_variant=None, b_variant=None):
+    """One dict per group present on both sides: variant (None when comparing two allocators),
+    workload, threads, n_a, n_b, median_a, median_b, ratio, low, high, verdict."""
+    sa = samples(a_rows, metric, a_variant)
+    sb = samples(b_rows, metric, b_variant)
+    if a_variant is not None:           # two allocators: group by workload and threads only
+        sa = {(None,) + k[1:]: v for k, v in sa.items()}
+        sb = {(None,) + k[1:]: v for k, v in sb.items()}
+    rng = random.Random(SEED)
+    res = []
+    for key in sorted(set(sa) & set(sb), key=lambda k: tuple(str(x) for x in k[:2]) + (k[2],)):
+        a, b = sa[key], sb[key]
+        row = {"variant": key[0], "workload": key[1], "threads": key[2], "n_a": len(a),
+               "n_b": len(b), "median_a": statistics.median(a), "median_b": statistics.median(b),
+               "ratio": None, "low": None, "high": None}
+        if min(len(a), len(b)) < MIN_RUNS:
+            row["verdict"] = "too few runs"
+        else:
+            row["ratio"], (row["low"], row["high"]) = interval(a, b, rng)
+            row["verdict"] = verdict(row["low"], row["high"], metric)
+        res.append(row)
+    return res
+
+
+def table(res, metric, a_name, b_name):
+    """The comparison as text, one line a group, after a header stating the method."""
+    better = "higher is better" if metric == "throughput" else \
+        "lower is better" if metric in TIMES else "a difference, not a judgement"
+    lines = ["B = %s against A = %s; %s (%s)" % (b_name, a_name, metric, better),
+             "ratio: median of B / median of A; interval: 95 %% percentile bootstrap of that "
+             "ratio (%d resamples, seed %d); the verdict is the interval's: containing 1 = no "
+             "significant difference; fewer than %d runs a side: too few runs"
+             % (RESAMPLES, SEED, MIN_RUNS), ""]
+    head = (["allocator"] if any(r["variant"] for r in res) else []) + \
+        ["workload", "threads", "A median (n)", "B median (n)", "B/A", "95% interval", "verdict"]
+    body = []
+    for r in res:
+        cells = ([str(r["variant"])] if r["variant"] is not None else []) + [
+            str(r["workload"]), str(r["threads"]), "%s (%d)" % (si(r["median_a"]), r["n_a"]),
+            "%s (%d)" % (si(r["median_b"]), r["n_b"])]
+        if r["ratio"] is None:
+            cells += ["-", "-"]
+        else:
+            cells += ["%.3f" % r["ratio"], "[%.3f, %.3f]" % (r["low"], r["high"])]
+        body.append(cells + [r["verdict"]])
+    if not body:
+        return "\n".join(lines + ["nothing to compare: no workload and thread count with ok "
+                                  "runs of %s on both sides" % metric])
+    widths = [max(len(x) for x in col) for col in zip(head, *body)]
+    for cells in [head] + body:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
+    return "\n".join(lines)
+
+
+def run(a, b=None, allocators=None, metric="throughput"):
+    """The command: (text, results)."""
+    if allocators:
+        if b is not None:
+            raise ToolError("compare: --allocators X Y compares two allocators of ONE folder")
+        rows = load(a)
+        known = sorted({r.get("variant") for r in rows if r.get("variant")})
+        for v in allocators:
+            if v not in known:
+                raise ToolError("compare: %s has no allocator %r (it has: %s)"
+                                % (a, v, ", ".join(known)))
+        res = compare(rows, rows, metric, allocators[0], allocators[1])
+        return table(res, metric, allocators[0], allocators[1]), res
+    if b is None:
+        raise ToolError("compare: give two results folders, or one and --allocators X Y")
+    res = compare(load(a), load(b), metric)
+    return table(res, metric, a, b), res
