@@ -16,7 +16,7 @@
  *
  * The 2026 Hoard's knobs (docs/hoard2026.md), each usable alone:
  *   tlab            a thread-local buffer per size class in front of the heap (core tlab.c);
- *   global_shards   the global heap as n heaps, each with its lock (shards_put, shards_get);
+ *   global_shards   the global heap as n heaps, each with its lock (core globalheap.c);
  *   heap_select=cpu the heap of the CPU the thread runs on (core heapselect.c).
  * `hoard2026` (hoard2026.c) is this code with those on by default. */
 #include <stdlib.h>
@@ -73,86 +73,13 @@ static void hoard_check(struct hl_heap *h, int c, bool freed)
     }
 }
 
-/* ---- the global heap, as one heap or as shards (global_shards) ------------------------- */
-
-/* The shard of the CPU the thread runs on: where put() goes and get() looks first. */
-static struct hl_heap *shard_here(void)
-{
-    return hl_heap_shards[(unsigned)hl_heap_cpu() % hl_heap_nshards];
-}
-
-/* A superblock of class c from shard g (locked) into h: the fullest of class c, else an empty
- * one of any class (hl_heap_take). It becomes h's before g's lock is released, so a concurrent
- * free finds it in h. */
-static struct hl_sb *take_from(struct hl_heap *g, struct hl_heap *h, unsigned c)
-{
-    if (hl_remote_pending(g)) hl_remote_collect(g);     /* what others freed comes back first */
-    struct hl_sb *sb = hl_heap_take(g, c);
-    if (sb) {
-        if (hl_meta_foreign_blocks)       /* census = on: Table 3's count */
-            HL_COUNT(census_paper, hl_meta_foreign_blocks(sb, hl_sb_size));
-        hl_heap_attach(h, sb);
-        HL_COUNT(global_from, 1);
-    }
-    if (HL_INVARIANT_CHECKS) hl_heap_check(g, -1);
-    return sb;
-}
-
-static struct hl_sb *take_locked(struct hl_heap *g, struct hl_heap *h, unsigned c)
-{
-    hl_heap_lock(g);
-    struct hl_sb *sb = take_from(g, h, c);
-    hl_heap_unlock(g);
-    return sb;
-}
-
-/* What shard g (locked) could give class c: its superblocks of c and its empty ones. */
-static uint32_t stock(const struct hl_heap *g, unsigned c) { return g->cls[c].nsb + g->nempty; }
-
-static HL_TLS uint32_t rnd_state;        /* per thread: the two random shards of get() */
-static uint32_t rnd(void)
-{
-    uint32_t x = rnd_state ? rnd_state : hl_me.id * 2654435761u + 1;
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    return rnd_state = x;
-}
-
-/* get(): the thread's CPU's shard; then two random shards, taking from the fuller (two
- * choices concentrate the parked superblocks in few shards); then every shard in turn, so a
- * superblock parked anywhere is found before the OS is asked (none is stranded, and the
- * bound of §4.1 holds over the sum of the shards). Two shards are locked together only in
- * ascending shard number. */
-static struct hl_sb *shards_get(struct hl_heap *h, unsigned c)
-{
-    unsigned n = hl_heap_nshards;
-    if (n == 1) return take_locked(hl_heap_global, h, c);
-    struct hl_heap *here = shard_here();
-    struct hl_sb *sb = take_locked(here, h, c);
-    if (sb) return sb;
-    if (n > 2) {
-        unsigned i = rnd() % n, j = rnd() % (n - 1);
-        j += j >= i;                                     /* distinct from i */
-        struct hl_heap *a = hl_heap_shards[i < j ? i : j], *b = hl_heap_shards[i < j ? j : i];
-        hl_heap_lock(a);
-        hl_heap_lock(b);
-        struct hl_heap *fuller = stock(a, c) >= stock(b, c) ? a : b;
-        if (!(sb = take_from(fuller, h, c))) sb = take_from(fuller == a ? b : a, h, c);
-        hl_heap_unlock(b);
-        hl_heap_unlock(a);
-        if (sb) return sb;
-    }
-    for (unsigned k = 0; k < n && !sb; k++)
-        if (hl_heap_shards[k] != here) sb = take_locked(hl_heap_shards[k], h, c);
-    return sb;
-}
-
 /* The rest of Figure 2's malloc, lines 5-14: heap i has no room for class c. Take a
- * superblock from the global heap (shards_get), and only if there is none, a new one from the
- * OS. (cpu selection: the thread re-reads its CPU here, for its next call.) */
+ * superblock from the global heap (globalheap.c), and only if there is none, a new one from
+ * the OS. (cpu selection: the thread re-reads its CPU here, for its next call.) */
 static void *refill(struct hl_heap *h, unsigned c)
 {
     hl_heap_recheck_cpu();
-    struct hl_sb *sb = shards_get(h, c);
+    struct hl_sb *sb = hl_global_get(h, c);
     if (!sb) {
         if (!(sb = hl_sb_new(c))) return NULL;
         hl_heap_attach(h, sb);
@@ -166,22 +93,14 @@ static void *refill(struct hl_heap *h, unsigned c)
  * else any class) that is at least f empty from h to the global heap (or, with
  * release_empty, a completely empty one to the OS). One always exists while the threshold is
  * crossed: if every superblock of the account were less than f empty, its u would be at
- * least (1 - f) a. Sharded: put() goes to the shard of the thread's CPU, near the memory it
- * last touched. */
+ * least (1 - f) a. */
 static bool give_to_global(struct hl_heap *h, unsigned c)
 {
     struct hl_sb *s1 = hl_heap_emptiest(h, c, f);
     for (unsigned k = 0; !s1 && per_heap && k < hl_classes->count; k++)
         s1 = hl_heap_emptiest(h, k, f);
     if (!s1) return false;
-    struct hl_heap *g = shard_here();
-    hl_heap_lock(g);
-    hl_heap_detach(h, s1);
-    if (hl_cfg.release_empty && hl_sb_empty(s1)) hl_sb_release(s1);
-    else hl_heap_attach(g, s1);
-    HL_COUNT(global_to, 1);
-    if (HL_INVARIANT_CHECKS) hl_heap_check(g, -1);
-    hl_heap_unlock(g);
+    hl_global_put(h, s1);
     return true;
 }
 

@@ -2,6 +2,7 @@
 #ifndef HL_HOARD_H
 #define HL_HOARD_H
 
+#include "globalheap.h"
 #include "heappaths.h"
 #include "tlab.h"
 
