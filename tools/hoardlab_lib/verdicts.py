@@ -36,8 +36,9 @@ RULES = {
     "fast": "fast? = yes if the geometric mean, over the workloads measured at 1 thread, of "
             "(median throughput / median throughput of `serial`) is >= %.2f; else no."
             % FAST_MIN_RATIO,
-    "scalable": "scalable? from speedup S = median throughput at the highest thread count T "
-                "measured / median throughput at 1 thread (geometric mean over %s). With "
+    "scalable": "scalable? from speedup S = median throughput at T / median throughput at 1 "
+                "thread (geometric mean over %s), T = P of the thread-count rule (the largest "
+                "thread count measured not above the cores, else the smallest above 1). With "
                 "ideal I = min(T, cores) and gain g = (S-1)/(I-1): yes if g >= %.2f, no if "
                 "g < %.2f, maybe in between. Undecided when I < 2."
                 % (", ".join(SCALE_WORKLOADS), SCALE_YES_GAIN, SCALE_NO_GAIN),
@@ -147,10 +148,10 @@ def fast(rows, variant, reference):
 
 
 def interval_text(s):
-    """'1.23 [1.18-1.30]' (a Spread in the evidence of a verdict), '1.23' without spread."""
+    """'1.23 [1.18, 1.30]' (a Spread in the evidence of a verdict), '1.23' without spread."""
     if s.n < 2 or s.lo == s.hi:
         return "%.2f" % s.med
-    return "%.2f [%.2f-%.2f]" % (s.med, s.lo, s.hi)
+    return "%.2f [%.2f, %.2f]" % (s.med, s.lo, s.hi)
 
 
 def decided(holds, yes="yes", no="no"):
@@ -158,8 +159,9 @@ def decided(holds, yes="yes", no="no"):
     return WITHIN_NOISE if holds is None else (yes if holds else no)
 
 
-def speedup_spreads(rows, variant, workloads, max_threads=None):
-    """{workload: (Spread of S, Tmax)}: as speedups(), with the ratio's interval."""
+def speedup_spreads(rows, variant, workloads, max_threads=None, ncores=None):
+    """{workload: (Spread of S, T)}: as speedups(), with the ratio's interval; with ncores,
+    T is P of THREADS_RULE among the thread counts above 1."""
     tab = throughput_spreads(rows)
     res = {}
     for wl in workloads:
@@ -167,9 +169,10 @@ def speedup_spreads(rows, variant, workloads, max_threads=None):
                     (max_threads is None or t <= max_threads))
         if len(ts) < 2 or ts[0] != 1:
             continue
-        s = ratio(tab[(variant, wl, ts[-1])], tab[(variant, wl, 1)])
+        t = timing_threads(ts[1:], ncores) if ncores else ts[-1]
+        s = ratio(tab[(variant, wl, t)], tab[(variant, wl, 1)])
         if s:
-            res[wl] = (s, ts[-1])
+            res[wl] = (s, t)
     return res
 
 
@@ -292,6 +295,14 @@ def differ(a, b):
     return check(ratio(a, b), ">", 1.0)
 
 
+def all_hold(*holds):
+    """Several checks together: False if any fails, None (within noise) if any is within
+    noise, else True."""
+    if any(h is False for h in holds):
+        return False
+    return None if any(h is None for h in holds) else True
+
+
 def throughput_spreads(rows):
     """{(variant, workload_label, threads): Spread of throughput} over timing rows."""
     return {k: spread_of(v) for k, v in throughput_groups(rows).items()}
@@ -360,7 +371,7 @@ def gain(s, ideal):
 
 def scalable(rows, variant, ncores):
     """scalable?: speedup at the highest thread count (rule: RULES['scalable'])."""
-    sp = speedup_spreads(rows, variant, SCALE_WORKLOADS)
+    sp = speedup_spreads(rows, variant, SCALE_WORKLOADS, ncores=ncores)
     if not sp:
         return verdict("undecided", "no workload of %s measured at 1 and >= 2 threads"
                        % "/".join(SCALE_WORKLOADS))
