@@ -239,7 +239,7 @@ def test_table4_a_row_per_thread_count_and_why_from_the_others():
     lines = [ln for ln in text.splitlines() if ln.startswith("| shbench")]
     assert len(lines) == 2                       # heaps=28 is the machine, not the policy
     t2, t14 = lines
-    assert t2.startswith("| shbench (t=2) | class |") and "| 1.44 |" in t2
+    assert t2.startswith("| shbench (t=2) | class |") and "| 1.44 ±0% |" in t2
     assert "**MISMATCH**" in t2
     assert "A/U is 2.44 at t=14, heaps=28 (U 0.48 MiB): at about the same U" in t2
     assert t14.startswith("| shbench (t=14, heaps=28) | class |") and "| agrees |" in t14
@@ -320,3 +320,33 @@ def test_scalable_uses_p_not_an_oversubscribed_count():
     rows = scaling("x", 1.9, 2) + [row("x", wl, 4, 50) for wl in V.SCALE_WORKLOADS]
     v = V.scalable(rows, "x", ncores=2)
     assert v["value"] == "yes" and "at 2 threads" in v["evidence"]
+
+
+def test_tables_5_6_checks_within_noise_and_decided():
+    from hoardlab_lib import report_hoard as RH
+
+    def run(f, thr, frag_, i):
+        r = row("hoard-%s" % f.replace("/", ""), "larson", 2, thr, strategy="hoard",
+                knobs="empty_fraction=%s" % f, a=int(frag_ * 1e6), u=1000000)
+        r.update({"hoardlab.fragmentation": frag_, "repetition": i})
+        return r
+    # throughput max/min over f is 1.19, but the runs of each f spread over 1.40: within
+    # noise; A/U rises from 1.00 to exactly 1.05: at the threshold, within noise too
+    rows = [run("1/8", x, 1.0, i) for i, x in enumerate((100, 80, 112))] + \
+        [run("1/4", x, 1.0, i) for i, x in enumerate((119, 100, 125))] + \
+        [run("1/2", x, 1.05, i) for i, x in enumerate((105, 95, 110))]
+    text = "\n".join(RH.table56(rows))
+    flat = next(ln for ln in text.splitlines() if "max/min over f" in ln)
+    rise = next(ln for ln in text.splitlines() if "at f=1/2 is" in ln)
+    assert "max/min over f = 1.19 [0.89, 1.56]" in flat and "— within noise" in flat
+    assert "— within noise" in rise and "agrees" not in rise
+    # clearly outside: a flat f with tight runs agrees, a rise of 1.20 agrees, 0.90 does not
+    rows = [run(f, x, a, i) for f, a in (("1/8", 1.0), ("1/4", 1.0), ("1/2", 1.2))
+            for i, x in enumerate((100, 101, 102))]
+    text = "\n".join(RH.table56(rows))
+    assert "nearly unchanged (rule: <= 1.15) — agrees" in text
+    assert "rule: >= 1.05) — agrees" in text
+    for r in rows:
+        if r["knobs"].endswith("1/2"):
+            r["hoardlab.fragmentation"] = 0.9
+    assert "rule: >= 1.05) — **MISMATCH**" in "\n".join(RH.table56(rows))

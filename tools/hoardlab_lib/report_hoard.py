@@ -137,11 +137,15 @@ def _measure(rows, w, variant, threads=None):
     rr = _max_threads_rows(rows, w, variant, threads=threads)
     if not rr:
         return None
+    sp = lambda k: V.spread_of([r.get(k) for r in rr])       # noqa: E731
     med = lambda k: V.median([r.get(k) for r in rr])          # noqa: E731
-    return {"w": w, "frag": med("hoardlab.fragmentation"),
-            "frag_os": med("hoardlab.fragmentation_os"), "u": med("hoardlab.in_use_peak"),
-            "a": V.median([V.memory_of(r)[0] for r in rr]), "heaps": V.knobs_of(rr[0]).get("heaps"),
-            "thr": med("throughput"), "t": rr[0]["threads"],
+    return {"w": w, "frag": med("hoardlab.fragmentation"), "frag_s": sp("hoardlab.fragmentation"),
+            "frag_os": med("hoardlab.fragmentation_os"), "frag_os_s": sp("hoardlab.fragmentation_os"),
+            "u": med("hoardlab.in_use_peak"), "u_s": sp("hoardlab.in_use_peak"),
+            "a": V.median([V.memory_of(r)[0] for r in rr]),
+            "a_s": V.spread_of([V.memory_of(r)[0] for r in rr]),
+            "heaps": V.knobs_of(rr[0]).get("heaps"),
+            "thr": med("throughput"), "thr_s": sp("throughput"), "t": rr[0]["threads"],
             "spread": V.median([x for x in V.rep_spread(rr).values()])}
 
 
@@ -208,11 +212,12 @@ def table4(rows):
                 if not m or m["frag"] is None:
                     continue
                 any_ = True
-                agree = abs(m["frag"] / p - 1) <= NEAR
+                agree = V.check_between(m["frag_s"], p * (1 - NEAR), p * (1 + NEAR))
                 other = next((ms[(a, t)] for a in accs if a != acc and ms[(a, t)]), None)
                 by_threads = [ms[(acc, u)] for u in threads if ms[(acc, u)]]
-                rs.append(["%s (%s)" % (w, _at(m)), acc, R.mib(m["u"]), R.mib(m["a"]),
-                           "%.2f" % m["frag"], "%.2f" % m["frag_os"] if m["frag_os"] else "–",
+                rs.append(["%s (%s)" % (w, _at(m)), acc, R.pm(m["u_s"], R.mib),
+                           R.pm(m["a_s"], R.mib), R.pm(m["frag_s"], "%.2f"),
+                           R.pm(m["frag_os_s"], "%.2f") if m["frag_os"] else "–",
                            "%.2f" % p, R.mark(agree),
                            "" if agree else _why(m, other, p, by_threads)])
     if not any_:
@@ -235,7 +240,8 @@ def table56(rows):
     if len(fs) < 2:
         return []
     out = ["## Empty fraction f (Hoard Tables 5 and 6)", "",
-           "Each cell: median throughput (operations/s) and A/U at the highest thread count, "
+           "Each cell: median throughput (operations/s) and A/U at the highest thread count "
+           "(the paper's tables are about memory; the throughput there is one run's time), "
            "then the verdict of that A/U against the paper's Table 6 (rule: within %d%%)."
            % (NEAR * 100), ""]
     rs, checks = [], []
@@ -255,27 +261,30 @@ def table56(rows):
                     continue
                 p = p6[paper.F_VALUES.index(f)] if p6 and f in paper.F_VALUES else None
                 verdict = "" if p is None or not m["frag"] else \
-                    " — " + R.mark(abs(m["frag"] / p - 1) <= NEAR)
-                cells.append("%s, A/U %s%s" % (R.si(m["thr"]), "%.2f" % m["frag"]
+                    " — " + R.mark(V.check_between(m["frag_s"], p * (1 - NEAR), p * (1 + NEAR)))
+                cells.append("%s, A/U %s%s" % (R.pm(m["thr_s"]), R.pm(m["frag_s"], "%.2f")
                                                if m["frag"] else "–", verdict))
             rs.append(["%s (%s)" % (w, at), acc] + cells +
                       ["%s / %s" % ("–" if not p5 else ", ".join(R.si(x) for x in p5),
                                     "–" if not p6 else ", ".join("%.2f" % x for x in p6))])
-            tv = [m["thr"] for m in ms.values() if m["thr"]]
+            tv = [m["thr_s"] for m in ms.values() if m["thr"]]
             if len(tv) >= 2:
-                spread = max(tv) / min(tv)
+                hi = max(tv, key=lambda x: x.med)
+                lo = min(tv, key=lambda x: x.med)
+                spread = V.ratio(hi, lo)
                 noise = V.median([m["spread"] for m in ms.values() if m["spread"]])
-                checks.append("%s, accounting %s: throughput max/min over f = %.2f; paper: "
+                checks.append("%s, accounting %s: throughput max/min over f = %s; paper: "
                               "nearly unchanged (rule: <= %.2f) — %s%s" % (
-                                  w, acc, spread, FLAT, R.mark(spread <= FLAT),
+                                  w, acc, R.iv(spread), FLAT,
+                                  R.mark(V.check(spread, "<=", FLAT)),
                                   " (run-to-run noise here: %.2f)" % noise if noise else ""))
             if w == "larson" and ms.get("1/4") and ms.get("1/2") and ms["1/4"]["frag"] and \
                     ms["1/2"]["frag"]:
-                rise = ms["1/2"]["frag"] / ms["1/4"]["frag"]
-                checks.append("larson, accounting %s: A/U at f=1/2 is %.2f x that at f=1/4 "
+                rise = V.ratio(ms["1/2"]["frag_s"], ms["1/4"]["frag_s"])
+                checks.append("larson, accounting %s: A/U at f=1/2 is %s x that at f=1/4 "
                               "(%.2f -> %.2f); paper: rises (1.22 -> 1.61; rule: >= %.2f) — %s"
-                              % (acc, rise, ms["1/4"]["frag"], ms["1/2"]["frag"], RISE,
-                                 R.mark(rise >= RISE)))
+                              % (acc, R.iv(rise), ms["1/4"]["frag"], ms["1/2"]["frag"], RISE,
+                                 R.mark(V.check(rise, ">=", RISE))))
     if not rs:
         return []
     paper_col = "paper (f=%s): runtime s or ops/s / A/U" % ", ".join(paper.F_VALUES)
