@@ -58,7 +58,10 @@ def cells(prows):
             out[(name, v)] = {"runs": len(rs), "bad": bad,
                               "wall": V.median([r.get("wall_s") for r in ok]),
                               "rss_kb": V.median([r.get("peak_rss_kb") for r in ok]),
-                              "cpu": V.median(cpu), "walls": [r.get("wall_s") for r in ok]}
+                              "cpu": V.median(cpu), "walls": [r.get("wall_s") for r in ok],
+                              "spread": {"wall": V.spread_of([r.get("wall_s") for r in ok]),
+                                         "rss_kb": V.spread_of([r.get("peak_rss_kb")
+                                                                for r in ok])}}
     return out
 
 
@@ -118,7 +121,7 @@ def _table(data, cs, vs, key, title, absolute):
         elif base["bad"]:
             first = "**%s**" % bad_text(base)
         else:
-            first = absolute(base[key])
+            first = R.pm(base["spread"][key], absolute)
         cells_ = [name, first]
         for v in others:
             c = data.get((name, v))
@@ -129,7 +132,7 @@ def _table(data, cs, vs, key, title, absolute):
             elif rat[v].get(name) is None:
                 cells_.append("(%s)" % absolute(c[key]))
             else:
-                cells_.append("%.2f" % rat[v][name])
+                cells_.append(R.pm(V.ratio(c["spread"][key], base["spread"][key]), "%.2f"))
         rows.append(cells_)
     gm = gmeans(rat, vs)
     rows.append(["**geometric mean**", "1"] + [
@@ -203,12 +206,14 @@ def programs_section(rows, meta=None):
         out += ["glibc was not among the sweep's allocators, so there are no ratios; "
                 "`runs.csv` has every measurement.", ""]
     out += ["- %d program runs, %d not ok (also listed under Failed runs)" % (len(prows), n_bad)]
-    spreads = sorted(max(c["walls"]) / min(c["walls"]) for c in data.values()
-                     if len(c["walls"]) >= 2 and min(c["walls"]) > 0)
+    noise = sorted(((max(c["walls"]) / min(c["walls"]), k) for k, c in data.items()
+                    if len(c["walls"]) >= 2 and min(c["walls"]) > 0), reverse=True)
+    spreads = sorted(x for x, _ in noise)
     if spreads:
         out.append("- run-to-run noise: wall time max/min over the repetitions of one program "
-                   "and allocator is %.2f in the median group and %.2f in the worst"
-                   % (V.median(spreads), spreads[-1]))
+                   "and allocator is %.2f in the median group and %.2f in the worst; "
+                   "noisiest: %s" % (V.median(spreads), spreads[-1], "; ".join(
+                       "%s under %s %.2f" % (k[0], k[1], x) for x, k in noise[:3])))
     out.append("")
     if BASELINE in vs:
         out += _table(data, cs, vs, "wall", "Time relative to glibc", lambda x: "%.2f" % x)
