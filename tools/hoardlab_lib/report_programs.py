@@ -225,15 +225,16 @@ def programs_section(rows, meta=None):
 
 def programs_plot(rows, outdir):
     """programs.png: two panels (time, peak RSS), a group of bars per program and one for
-    the geometric mean, each bar an allocator's ratio to glibc (linear, from 0, as
-    mimalloc-bench draws them; a bar above CAP is cut there and labelled with its value); a
+    the geometric mean, each bar an allocator's ratio to glibc with the ratio's interval
+    over repetitions as its error bar (linear, from 0, as mimalloc-bench draws them; a bar
+    above CAP is cut there and labelled with its value; the legend outside the axes); a
     run that was not ok is an x at 1 with its status letter (F failed, T timeout, M
     mismatch, N not loaded)."""
     prows = program_rows(rows)
     vs = variants(prows)
     if not prows or BASELINE not in vs or len(vs) < 2:
         return []
-    from .plots import _plt, _save
+    from .plots import _legend, _plt, _save, _yerr
     plt = _plt()
     cs = cases(prows)
     data = cells(prows)
@@ -248,7 +249,7 @@ def programs_plot(rows, outdir):
         gm = gmeans(rat, vs)
         top = min(CAP, 1.1 * max([1.0] + [x for v in others for x in rat[v].values() if x]))
         for i, v in enumerate(others):
-            xs, ys, bad_x = [], [], []
+            xs, ys, bad_x, sp = [], [], [], []
             for g, name in enumerate(groups):
                 x = g + (i - (len(others) - 1) / 2) * width
                 y = gm[v][0] if name == "geomean" else rat[v].get(name)
@@ -256,9 +257,13 @@ def programs_plot(rows, outdir):
                 if y:
                     xs.append(x)
                     ys.append(y)
+                    base = data.get((name, BASELINE))
+                    sp.append(None if name == "geomean" or y > top else
+                              V.ratio(c["spread"][key], base["spread"][key]))
                 elif c is not None and (c["bad"] or name != "geomean"):
                     bad_x.append((x, c))
-            ax.bar(xs, [min(y, top) for y in ys], width, label=v, color=cmap(i % 20))
+            ax.bar(xs, [min(y, top) for y in ys], width, label=v, color=cmap(i % 20),
+                   yerr=_yerr(sp), capsize=1.5, error_kw={"lw": 0.7})
             for x, y in zip(xs, ys):
                 if y > top:
                     ax.annotate("%.1f" % y, (x, top), textcoords="offset points",
@@ -276,7 +281,7 @@ def programs_plot(rows, outdir):
         ax.set_ylim(0, top * 1.08)
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3, axis="y")
-    axes[0].legend(fontsize=7, ncol=min(6, len(others)), loc="upper left")
+    _legend(axes[0])
     fig.text(0.01, 0.005, "x: no ratio (F failed, T timed out, M output differs from "
              "glibc's, N allocator not loaded, g glibc's own runs failed); geomean over the "
              "programs with ratios", fontsize=7)
