@@ -164,9 +164,12 @@ def stats_table(prows, cs):
 
             def num(x):
                 return "–" if x is None else R.si(x)
-            fr = med("fragmentation")
-            rows.append([name, v, R.mib(med("held_bytes_peak")), R.mib(med("in_use_peak")),
-                         "%.2f" % fr if fr else "–", num(med("lock_acquisitions")),
+            def sp(k):
+                return V.spread_of([r.get("hoardlab." + k) for r in rs])
+            fr = sp("fragmentation")
+            rows.append([name, v, R.pm(sp("held_bytes_peak"), R.mib),
+                         R.pm(sp("in_use_peak"), R.mib),
+                         R.pm(fr, "%.2f") if fr and fr.med else "–", num(med("lock_acquisitions")),
                          num(med("lock_contended")), num(med("cas_attempts")),
                          num(med("cas_retries")), num(med("mallocs")),
                          num(V.median([r.get("program.processes") for r in rs]))])

@@ -23,9 +23,9 @@ def _mem(r):
 
 
 def _per_free(rows, counter):
-    """Median over runs of counter / frees (the run's own hoardlab counters)."""
-    return V.median([r["hoardlab." + counter] / r["hoardlab.frees"] for r in rows
-                     if r.get("hoardlab." + counter) is not None and r.get("hoardlab.frees")])
+    """Spread over runs of counter / frees (the run's own hoardlab counters)."""
+    return V.spread_of([r["hoardlab." + counter] / r["hoardlab.frees"] for r in rows
+                        if r.get("hoardlab." + counter) is not None and r.get("hoardlab.frees")])
 
 
 def _growth(rounds, rows):
@@ -76,8 +76,8 @@ def remote_free_section(rows, rounds, ncores=2):
             xr = [r for r in rr if r["workload"] == "xfree" and r["threads"] == t]
             fr = _sp(xr, "hoardlab.fragmentation")
             lk, cas = _per_free(xr, "lock_acquisitions"), _per_free(xr, "cas_attempts")
-            cells += [R.pm(fr, "%.2f") if fr else "–", "%.2f" % lk if lk is not None else "–",
-                      "%.2f" % cas if cas is not None else "–"]
+            cells += [R.pm(fr, "%.2f") if fr else "–", R.pm(lk, "%.2f") if lk else "–",
+                      R.pm(cas, "%.2f") if cas else "–"]
             grow = []
             for w in BLOWUP:
                 br = [r for r in rr if r["workload"] == w and r["threads"] == tm]

@@ -417,8 +417,8 @@ def false_sharing(rows, variant, ncores):
     """avoids false sharing? (rule: RULES['false_sharing'])."""
     counts = census_counts(rows, variant)
     paper_counts = census_counts(rows, variant, FS_PROGRAM_SHARED, "hoardlab.census_paper")
-    sp = speedups(rows, variant, FS_TIMING_WORKLOADS)
-    timing = ", ".join("%s S=%.2f" % (w, x) for w, (x, _) in sorted(sp.items()))
+    sp = speedup_spreads(rows, variant, FS_TIMING_WORKLOADS, ncores=ncores)
+    timing = ", ".join("%s S=%s" % (w, interval_text(x)) for w, (x, _) in sorted(sp.items()))
     if counts or paper_counts:
         bad = {w: c for w, c in list(counts.items()) + list(paper_counts.items()) if c > 0}
         ev = "census: " + ", ".join("%s %d" % (w, c) for w, c in sorted(counts.items()))
@@ -447,10 +447,11 @@ def false_sharing(rows, variant, ncores):
         return verdict("undecided", "timing: " + timing,
                        "no census runs, and %d core(s) cannot show false sharing" % ncores)
     missing = [w for w in FS_TIMING_WORKLOADS if w not in sp]
-    good = all(gain(x, ideal) >= SCALE_YES_GAIN for x, _ in sp.values())
-    if missing and good:
+    good = all_hold(*[check(Spread(gain(x.med, ideal), gain(x.lo, ideal), gain(x.hi, ideal),
+                                   x.n), ">=", SCALE_YES_GAIN) for x, _ in sp.values()])
+    if missing and good is not False:
         return verdict("undecided", "timing: " + timing, "%s not measured" % ", ".join(missing))
-    return verdict("yes" if good else "no", "timing (no census): " + timing,
+    return verdict(decided(good), "timing (no census): " + timing,
                    "decided from speed only" + ("; only %d cores" % ncores
                                                 if ncores < FEW_CORES else ""))
 
