@@ -250,7 +250,10 @@ def programs_plot(rows, outdir):
                            (axes[1], "rss_kb", "peak RSS relative to glibc (lower is less)")):
         rat, _ = ratios(data, cs, vs, key)
         gm = gmeans(rat, vs)
-        top = min(CAP, 1.1 * max([1.0] + [x for v in others for x in rat[v].values() if x]))
+        his = [V.ratio(data[(n, v)]["spread"][key], data[(n, BASELINE)]["spread"][key])
+               for v in others for n, x in rat[v].items() if x]
+        top = min(CAP, 1.1 * max([1.0] + [x for v in others for x in rat[v].values() if x] +
+                                 [h.hi for h in his if h]))
         for i, v in enumerate(others):
             xs, ys, bad_x, sp = [], [], [], []
             for g, name in enumerate(groups):
