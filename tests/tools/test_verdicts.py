@@ -350,3 +350,17 @@ def test_tables_5_6_checks_within_noise_and_decided():
         if r["knobs"].endswith("1/2"):
             r["hoardlab.fragmentation"] = 0.9
     assert "rule: >= 1.05) — **MISMATCH**" in "\n".join(RH.table56(rows))
+
+
+def test_table5_throughput_at_p_memory_at_the_highest():
+    from hoardlab_lib import report_hoard as RH
+    rows = []
+    for f in ("1/8", "1/4"):
+        for t, thr in ((2, 100), (14, 30)):
+            r = row("hoard-%s" % f[2], "larson", t, thr, strategy="hoard",
+                    knobs="empty_fraction=%s" % f, a=2000000, u=1000000)
+            r["hoardlab.fragmentation"] = 2.0 if t == 14 else 1.5
+            rows.append(r)
+    text = "\n".join(RH.table56(rows, ncores=2))
+    line = next(ln for ln in text.splitlines() if ln.startswith("| larson"))
+    assert line.startswith("| larson (t=14) |") and "100 ±? at t=2, A/U 2.00" in line

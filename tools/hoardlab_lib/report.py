@@ -254,7 +254,7 @@ def ucpp(rows, ncores):
            "Speedup over 1 thread of `concurrent` with padding off and on, at P = %s (the "
            "thread-count rule in the header; %d cores). The uC++ report found a slowdown with "
            "threads on ucpp-unique without padding, removed by padding each free-list head to "
-           "a cache line." % (p, ncores), ""]
+           "a cache line." % (p or "–", ncores), ""]
     rs, checks = [], []
     for w in ("ucpp-unique", "ucpp-random"):
         s = {}
@@ -508,7 +508,7 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
         rows = bench
         tax_lines, tax = taxonomy_section(rows, rounds, ncores)
         lines += tax_lines
-        lines += report_hoard.sections(rows)
+        lines += report_hoard.sections(rows, ncores)
         lines += ucpp(rows, ncores)
         lines += report_remote.remote_free_section(rows, rounds, ncores)
         lines += report_michael.michael_section(rows, rounds, ncores, outdir)

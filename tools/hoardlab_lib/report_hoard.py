@@ -17,8 +17,8 @@ DEFAULTS = {"accounting": "class", "empty_fraction": "1/4"}
 MACHINE_KNOBS = ("heaps",)
 
 
-def sections(rows):
-    return table3(rows) + table4(rows) + table56(rows)
+def sections(rows, ncores=None):
+    return table3(rows) + table4(rows) + table56(rows, ncores)
 
 
 def _max_threads_rows(rows, wl_name, variant, census=False, threads=None):
@@ -233,17 +233,25 @@ def table4(rows):
 
 # --- Tables 5 and 6 -------------------------------------------------------------------------
 
-def table56(rows):
+def _at_p(rows, w, variant, ncores):
+    """_measure at P (verdicts.THREADS_RULE) for the throughput of Table 5; the highest
+    thread count without ncores."""
+    ts = [r["threads"] for r in V.ok(rows) if r["workload"] == w and r["variant"] == variant
+          and not V.is_census(r)]
+    return _measure(rows, w, variant, V.timing_threads(ts, ncores) if ncores else None)
+
+
+def table56(rows, ncores=None):
     found = _settings(rows)
     accs = sorted({acc for (acc, f) in found})
     fs = sorted({f for (acc, f) in found}, key=_frac)
     if len(fs) < 2:
         return []
     out = ["## Empty fraction f (Hoard Tables 5 and 6)", "",
-           "Each cell: median throughput (operations/s) and A/U at the highest thread count "
-           "(the paper's tables are about memory; the throughput there is one run's time), "
-           "then the verdict of that A/U against the paper's Table 6 (rule: within %d%%)."
-           % (NEAR * 100), ""]
+           "Each cell: median throughput (operations/s) at P (the thread-count rule in the "
+           "header; `at t=` where the row's thread count differs), A/U at the highest thread "
+           "count (the row's), then the verdict of that A/U against the paper's Table 6 "
+           "(rule: within %d%%)." % (NEAR * 100), ""]
     rs, checks = [], []
     for w in ("threadtest", "shbench", "larson"):
         for acc in accs:
@@ -251,6 +259,7 @@ def table56(rows):
             ms = {f: m for f, m in ms.items() if m}
             if not ms:
                 continue
+            mt = {f: _at_p(rows, w, found[(acc, f)], ncores) for f in ms}
             at = _at(max(ms.values(), key=lambda m: m["t"]))
             p5, p6 = paper.TABLE5.get(w), paper.TABLE6.get(w)
             cells = []
@@ -262,17 +271,21 @@ def table56(rows):
                 p = p6[paper.F_VALUES.index(f)] if p6 and f in paper.F_VALUES else None
                 verdict = "" if p is None or not m["frag"] else \
                     " — " + R.mark(V.check_between(m["frag_s"], p * (1 - NEAR), p * (1 + NEAR)))
-                cells.append("%s, A/U %s%s" % (R.pm(m["thr_s"]), R.pm(m["frag_s"], "%.2f")
-                                               if m["frag"] else "–", verdict))
+                tm = mt.get(f) or m
+                cells.append("%s%s, A/U %s%s" % (R.pm(tm["thr_s"]), " at t=%d" % tm["t"]
+                                                 if tm["t"] != m["t"] else "",
+                                                 R.pm(m["frag_s"], "%.2f")
+                                                 if m["frag"] else "–", verdict))
             rs.append(["%s (%s)" % (w, at), acc] + cells +
                       ["%s / %s" % ("–" if not p5 else ", ".join(R.si(x) for x in p5),
                                     "–" if not p6 else ", ".join("%.2f" % x for x in p6))])
-            tv = [m["thr_s"] for m in ms.values() if m["thr"]]
+            tv = [(mt.get(f) or m)["thr_s"] for f, m in ms.items() if (mt.get(f) or m)["thr"]]
             if len(tv) >= 2:
                 hi = max(tv, key=lambda x: x.med)
                 lo = min(tv, key=lambda x: x.med)
                 spread = V.ratio(hi, lo)
-                noise = V.median([m["spread"] for m in ms.values() if m["spread"]])
+                noise = V.median([(mt.get(f) or m)["spread"] for f, m in ms.items()
+                                  if (mt.get(f) or m)["spread"]])
                 checks.append("%s, accounting %s: throughput max/min over f = %s; paper: "
                               "nearly unchanged (rule: <= %.2f) — %s%s" % (
                                   w, acc, R.iv(spread), FLAT,
