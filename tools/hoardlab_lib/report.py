@@ -236,7 +236,10 @@ def taxonomy_section(rows, rounds, ncores):
     out += ["- A verdict is a mismatch when it is decided and not among the answers the "
             "paper's Table 7 gives for the strategy's category (for private heaps with "
             "ownership the paper's three allocators differ, so any of their answers agrees).",
-            ""]
+            "- fast?, scalable? and false sharing from timing decide on the interval of their "
+            "number (the geometric mean of the ratios' intervals; header: noise decides): a "
+            "verdict whose interval reaches a threshold is *%s*, which is never a mismatch."
+            % V.WITHIN_NOISE, ""]
     return out, tax
 
 
