@@ -163,8 +163,10 @@ def test_hoard2026_section_ablation_targets_and_blowup():
     text = "\n".join(H.hoard2026_section(rows, rounds, 2))
     lines = text.splitlines()
     assert "## Hoard 2026 (PR 88) ablation" in text
-    assert "| larson | 1 | 100 ±? | 1.10 ±? | 1.10 ±? | 1.10 ±? | 1.30 ±? | 1.00 ±? | 1.20 ±? |" in text
-    assert "| larson | 2 | 100 ±? | 1.10 ±? | 1.10 ±? | 1.10 ±? | 0.90 ±? | 1.00 ±? | 1.20 ±? |" in text
+    assert "| larson | 1 | 100 ±? | 1.10 ±? | 1.10 ±? | 1.10 ±? | 1.30 ±? | 1.00 ±? | " \
+        "1.20 ±? |" in text
+    assert "| larson | 2 | 100 ±? | 1.10 ±? | 1.10 ±? | 1.10 ±? | 0.90 ±? | 1.00 ±? | " \
+        "1.20 ±? |" in text
     # targets: above the best production allocator (mimalloc, 120) at t=1, below it at t=2
     t1 = next(ln for ln in lines if ln.startswith("- larson at t=1: hoard2026"))
     t2 = next(ln for ln in lines if ln.startswith("- larson at t=2: hoard2026"))

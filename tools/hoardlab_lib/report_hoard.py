@@ -139,8 +139,10 @@ def _measure(rows, w, variant, threads=None):
         return None
     sp = lambda k: V.spread_of([r.get(k) for r in rr])       # noqa: E731
     med = lambda k: V.median([r.get(k) for r in rr])          # noqa: E731
-    return {"w": w, "frag": med("hoardlab.fragmentation"), "frag_s": sp("hoardlab.fragmentation"),
-            "frag_os": med("hoardlab.fragmentation_os"), "frag_os_s": sp("hoardlab.fragmentation_os"),
+    return {"w": w, "frag": med("hoardlab.fragmentation"),
+            "frag_s": sp("hoardlab.fragmentation"),
+            "frag_os": med("hoardlab.fragmentation_os"),
+            "frag_os_s": sp("hoardlab.fragmentation_os"),
             "u": med("hoardlab.in_use_peak"), "u_s": sp("hoardlab.in_use_peak"),
             "a": V.median([V.memory_of(r)[0] for r in rr]),
             "a_s": V.spread_of([V.memory_of(r)[0] for r in rr]),
