@@ -99,3 +99,23 @@ def test_ucpp_checks_decide_by_interval():
     text = "\n".join(report.ucpp(rows, 2))
     assert "S < 1): S = 0.50 [0.40, 0.60] — agrees" in text
     assert "— within noise" in text
+
+
+def test_knob_table_says_when_a_value_changes_nothing_beyond_noise():
+    # tlab_budget under a strategy that ignores it: 117M against 85M, but each value's runs
+    # spread from 80M to 120M, so the ratio's interval contains 1
+    rows = []
+    for val, xs in (("16K", (80e6, 85e6, 118e6)), ("256K", (84e6, 117e6, 120e6)),
+                    ("1M", (300e6, 310e6, 320e6))):
+        for rep, x in enumerate(xs):
+            rows.append(row("h-" + val, "larson", 2, x, rep, strategy="hoard",
+                            **{"knob.tlab_budget": val}))
+    text = "\n".join(report.knob_section(rows, {"machine": {"cores": 2}}))
+    line = next(ln for ln in text.splitlines() if ln.startswith("| larson"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    head = next(ln for ln in text.splitlines() if ln.startswith("| workload"))
+    col = {c.strip(): i for i, c in enumerate(head.strip("|").split("|"))}
+    assert "within noise" in cells[col["tlab_budget=256K"]]
+    assert "117M" in cells[col["tlab_budget=256K"]]
+    assert "within noise" not in cells[col["tlab_budget=1M"]]      # 3.6x, far outside
+    assert "x3.65" in cells[col["tlab_budget=1M"]]

@@ -326,16 +326,25 @@ def knob_section(rows, meta, ncores=None):
                     continue
                 t = V.timing_threads([r["threads"] for r in rr], ncores)
                 cells = [w, strat, V.threads_text(rr, w, t)]
+                first = None
                 for val in vals:
                     x = V.spread_of([r["throughput"] for r in rr if str(r["knob." + knob]) == val
                                      and r["threads"] == t])
                     fr = V.spread_of([r.get("hoardlab.fragmentation") for r in rr
                                       if str(r["knob." + knob]) == val and r["threads"] == t])
-                    cells.append("%s%s" % (pm(x), (" / %s" % pm(fr, "%.2f")) if fr else ""))
+                    first = first or x
+                    q = V.ratio(x, first) if x is not first else None
+                    vs_first = "" if q is None else " (%s%s)" % (
+                        pm(q, "x%.2f"), ", %s" % V.WITHIN_NOISE
+                        if V.check(q, ">", 1.0) is None else "")
+                    cells.append("%s%s%s" % (pm(x), vs_first,
+                                             (" / %s" % pm(fr, "%.2f")) if fr else ""))
                 rs.append(cells)
         out += [table(["workload", "strategy", "threads"] + ["%s=%s" % (knob, v) for v in vals],
-                      rs), "", "Cells: median throughput (ops/s) / A/U, at P (the thread-count "
-                "rule in the header).", ""]
+                      rs), "", "Cells: median throughput (ops/s), in brackets its ratio to the "
+                "first column's (`%s=%s`; *%s* when the ratio's interval contains 1: no "
+                "evidence the knob changed the speed) / A/U, at P (the thread-count rule in "
+                "the header)." % (knob, vals[0], V.WITHIN_NOISE), ""]
     if out:
         out = ["## Knob comparisons", ""] + out
     return out
