@@ -95,3 +95,19 @@ def test_speedup_plot_error_bars_and_legend(tmp_path, figures):
 def test_yerr_from_spreads():
     lo, hi = plots._yerr([V.spread_of([1, 2, 4]), None, V.spread_of([3])])
     assert lo == [1.0, 0.0, 0.0] and hi == [2.0, 0.0, 0.0]
+
+
+def test_programs_plot_error_bars_and_legend(tmp_path, figures):
+    from hoardlab_lib import report_programs
+    rows = []
+    for v, k in (("glibc", 1.0), ("hoard", 0.9), ("mimalloc", 1.1)):
+        for prog in ("python3", "xz"):
+            for rep, f in enumerate((0.97, 1.0, 1.05)):
+                r = row(v, prog, 1, None, rep)
+                r.update({"workload": "program", "wall_s": 2.0 * k * f,
+                          "peak_rss_kb": int(1000 * k * f)})
+                rows.append(r)
+    assert report_programs.programs_plot(rows, str(tmp_path)) == ["programs.png"]
+    for ax in figures[0].axes:
+        _bars_have_error_bars(ax)
+    _legend_outside(figures[0].axes[0])
