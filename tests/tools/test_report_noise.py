@@ -119,3 +119,9 @@ def test_knob_table_says_when_a_value_changes_nothing_beyond_noise():
     assert "117M" in cells[col["tlab_budget=256K"]]
     assert "within noise" not in cells[col["tlab_budget=1M"]]      # 3.6x, far outside
     assert "x3.65" in cells[col["tlab_budget=1M"]]
+
+
+def test_throughput_speedup_column_at_p():
+    text = "\n".join(report.throughput_tables(sweep_rows(), "serial", ncores=2))
+    assert "| allocator | t=1 | t=2 | t=4 | speedup t=2 / t=1 |" in text
+    assert "| serial | 100 ±2% | 200 ±2% | 400 ±2% | 2.00 ±4% |" in text

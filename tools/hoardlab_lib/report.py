@@ -350,12 +350,14 @@ def knob_section(rows, meta, ncores=None):
     return out
 
 
-def throughput_tables(rows, baseline):
+def throughput_tables(rows, baseline, ncores=None):
     tab = V.throughput_spreads(rows)
     short = V.short_groups(rows)
     out = ["## Throughput", "",
-           "Median operations per second over repetitions%s; the speedup is the highest "
-           "thread count's over 1 thread; `(short)`: runs under %.2g s (header)." %
+           "Median operations per second over repetitions, at every thread count measured%s; "
+           "the speedup is P's over 1 thread (P: the thread-count rule in the header, or the "
+           "highest count when every one is above the cores); `(short)`: runs under %.2g s "
+           "(header)." %
            ("; in brackets relative to `%s` at the same thread count" % baseline
             if baseline else "", V.SHORT_RUN_S)]
     for w in sorted({w for (_, w, _) in tab}):
@@ -372,13 +374,15 @@ def throughput_tables(rows, baseline):
                 cells.append("–" if x is None else pm(x) + (" (%s)" % pm(rel, "%.2f")
                                                              if rel else "") +
                              (" (short)" if (v, w, t) in short else ""))
-            sp = V.ratio(tab.get((v, w, ts[-1])), tab.get((v, w, 1))) \
+            p = V.timing_threads(ts[1:], ncores) if ncores else (ts[-1] if ts else None)
+            sp = V.ratio(tab.get((v, w, p)), tab.get((v, w, 1))) \
                 if len(ts) > 1 and ts[0] == 1 else None
             cells.append(pm(sp, "%.2f") if sp else "–")
             rs.append(cells)
+        p = V.timing_threads(ts[1:], ncores) if ncores and len(ts) > 1 else ts[-1]
         out += ["", "### %s" % w, "",
                 table(["allocator"] + ["t=%s" % V.threads_text(rows, w, t) for t in ts] +
-                      ["speedup"], rs)]
+                      ["speedup t=%d / t=1" % p if len(ts) > 1 else "speedup"], rs)]
     return out + [""]
 
 
@@ -526,7 +530,7 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
         lines += report_michael.michael_section(rows, rounds, ncores, outdir)
         lines += report_hoard2026.hoard2026_section(rows, rounds, ncores)
         lines += knob_section(rows, meta, ncores)
-        lines += throughput_tables(rows, baseline)
+        lines += throughput_tables(rows, baseline, ncores)
         lines += production_section(rows)
         lines += memory_tables(rows)
     lines += progs
