@@ -46,15 +46,9 @@ def pm(s, fmt=si):
     return "%s ±%.0f%%" % (text, s.rel() * 100)
 
 
-def iv(s, fmt="%.2f"):
-    """A Spread in a check's sentence, with its interval: '0.38 [0.04, 0.72]' (what the check
-    decides on; pm() is the cells' shorter form)."""
-    if s is None or s.med is None:
-        return "–"
-    f = (lambda x: fmt(x)) if callable(fmt) else (lambda x: fmt % x)
-    if s.n < 2 or s.lo == s.hi:
-        return f(s.med)
-    return "%s [%s, %s]" % (f(s.med), f(s.lo), f(s.hi))
+# A Spread in a check's sentence, with the interval the check decides on:
+# '0.38 [0.36, 0.72]' (pm() is the cells' shorter form).
+iv = V.interval_text
 
 
 def table(header, rows):

@@ -147,11 +147,16 @@ def fast(rows, variant, reference):
     return verdict(decided(check(g, ">=", FAST_MIN_RATIO)), ev)
 
 
-def interval_text(s):
-    """'1.23 [1.18, 1.30]' (a Spread in the evidence of a verdict), '1.23' without spread."""
+def interval_text(s, fmt="%.2f"):
+    """'1.23 [1.18, 1.30]': a Spread in a sentence (a verdict's evidence, a check), with the
+    interval it is decided on; '1.23' without spread, '–' for None. fmt: '%.2f' or a
+    function. (Table cells use report.pm, the shorter 'median ±p%'.)"""
+    if s is None or s.med is None:
+        return "–"
+    f = fmt if callable(fmt) else (lambda x: fmt % x)
     if s.n < 2 or s.lo == s.hi:
-        return "%.2f" % s.med
-    return "%.2f [%.2f, %.2f]" % (s.med, s.lo, s.hi)
+        return f(s.med)
+    return "%s [%s, %s]" % (f(s.med), f(s.lo), f(s.hi))
 
 
 def decided(holds, yes="yes", no="no"):
