@@ -245,8 +245,8 @@ def test_report_geomean_excludes_bad_cells():
             row("x", "a", 1.0, 50), row("x", "b", 4.0, 400), row("x", "b", None, None,
                                                                  "timeout")]
     text = "\n".join(report_programs.programs_section(rows))
-    assert "| a | 2.00 | 0.50 |" in text
-    assert "| b | 1.00 | **timeout 1/2** |" in text
+    assert "| a | 2.00 ±? | 0.50 ±? |" in text
+    assert "| b | 1.00 ±? | **timeout 1/2** |" in text
     assert "**0.50** (1 of 2)" in text and "x on b (timeout 1/2)" in text
 
 

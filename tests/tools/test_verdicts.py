@@ -39,8 +39,8 @@ def test_fast_against_serial():
 
 
 def test_fast_uses_medians_and_ignores_failures_and_census():
-    rows = [row("serial", "threadtest", 1, x) for x in (100, 100, 1)] + \
-        [row("a", "threadtest", 1, x) for x in (79, 79, 500)] + \
+    rows = [row("serial", "threadtest", 1, x) for x in (100, 101, 99)] + \
+        [row("a", "threadtest", 1, x) for x in (79, 78, 76)] + \
         [row("a", "threadtest", 1, 1000, status="failed"),
          row("a", "census-threadtest", 1, 1000, census=0)]
     assert V.fast(rows, "a", "serial")["value"] == "no"       # median 79 / 100
@@ -54,17 +54,18 @@ def scaling(variant, s, tmax=2):
 
 
 def test_scalable_classes_on_two_cores():
-    for s, want in ((1.9, "yes"), (1.5, "yes"), (1.3, "maybe"), (1.1, "no"), (0.6, "no")):
+    for s, want in ((1.9, "yes"), (1.55, "yes"), (1.3, "maybe"), (1.1, "no"), (0.6, "no"),
+                    (1.5, V.WITHIN_NOISE)):      # exactly at a threshold decides nothing
         v = V.scalable(scaling("x", s), "x", ncores=2)
         assert v["value"] == want, (s, v)
         assert "2 cores" in v["note"]
 
 
 def test_scalable_ideal_is_capped_by_cores():
-    # 8 threads on 4 cores: ideal 4; S = 2.5 -> gain 0.5 -> yes; S = 1.3 -> gain 0.1 -> no
-    assert V.scalable(scaling("x", 2.5, 8), "x", ncores=4)["value"] == "yes"
+    # 8 threads on 4 cores: ideal 4; S = 2.6 -> gain 0.53 -> yes; S = 1.3 -> gain 0.1 -> no
+    assert V.scalable(scaling("x", 2.6, 8), "x", ncores=4)["value"] == "yes"
     assert V.scalable(scaling("x", 1.3, 8), "x", ncores=4)["value"] == "no"
-    assert V.scalable(scaling("x", 2.5, 8), "x", ncores=4)["note"] == ""
+    assert V.scalable(scaling("x", 2.6, 8), "x", ncores=4)["note"] == ""
 
 
 def test_scalable_undecided():
@@ -214,8 +215,8 @@ def test_best_production_allocator_is_the_best_of_all_per_workload():
     assert ("blowup-prodcons", 2) not in rank
     sec = "\n".join(report.production_section(rows))
     assert "## Against the best production allocator" in sec
-    assert "| threadtest | 1 | mimalloc3 120 | jemalloc (0.75) | 0.50 |" in sec
-    assert "| larson | 1 | glibc 70 | mimalloc3 (0.93) | 1.00 |" in sec
+    assert "| threadtest | 1 | mimalloc3 120 ±? | jemalloc (0.75 ±?) | 0.50 ±? |" in sec
+    assert "| larson | 1 | glibc 70 ±? | mimalloc3 (0.93 ±?) | 1.00 ±? |" in sec
     assert "mimalloc3 1" in sec and "glibc 1" in sec and "not ranked" in sec
     # One production allocator: the throughput tables relative to it say it all.
     assert report.production_section([prod("glibc", "threadtest", 1, 5),
@@ -238,8 +239,128 @@ def test_table4_a_row_per_thread_count_and_why_from_the_others():
     lines = [ln for ln in text.splitlines() if ln.startswith("| shbench")]
     assert len(lines) == 2                       # heaps=28 is the machine, not the policy
     t2, t14 = lines
-    assert t2.startswith("| shbench (t=2) | class |") and "| 1.44 |" in t2
+    assert t2.startswith("| shbench (t=2) | class |") and "| 1.44 ±0% |" in t2
     assert "**MISMATCH**" in t2
     assert "A/U is 2.44 at t=14, heaps=28 (U 0.48 MiB): at about the same U" in t2
     assert t14.startswith("| shbench (t=14, heaps=28) | class |") and "| agrees |" in t14
     assert "threadtest | class | – |" in text          # a workload not measured says so
+
+
+# --- noise decides --------------------------------------------------------------------------
+
+def reps(variant, wl, t, values):
+    return [dict(row(variant, wl, t, x), repetition=i) for i, x in enumerate(values)]
+
+
+def test_check_decides_only_outside_the_interval():
+    s = V.spread_of([1.10, 1.19, 1.40])
+    assert (s.med, s.lo, s.hi, s.n) == (1.19, 1.10, 1.40, 3)
+    assert V.check(s, "<=", 1.15) is None                 # 1.15 inside [1.10, 1.40]
+    assert V.check(V.spread_of([1.16, 1.19, 1.21]), "<=", 1.15) is False
+    assert V.check(V.spread_of([1.01, 1.02, 1.03]), "<=", 1.15) is True
+    assert V.check(1.05, ">=", 1.05) is None              # exactly at the threshold
+    assert V.check(1.06, ">=", 1.05) is True
+    assert V.check_between(V.spread_of([0.9, 1.0]), 0.8, 1.2) is True
+    assert V.check_between(V.spread_of([1.1, 1.3]), 0.8, 1.2) is None
+    assert V.check_between(V.spread_of([1.3, 1.4]), 0.8, 1.2) is False
+
+
+def test_ratio_interval_from_both_groups():
+    r = V.ratio(V.spread_of([90, 100, 110]), V.spread_of([50, 50, 55]))
+    assert r.med == 2.0 and abs(r.lo - 90 / 55) < 1e-9 and abs(r.hi - 110 / 50) < 1e-9
+    assert V.differ(V.spread_of([100, 104]), V.spread_of([98, 102])) is None   # inside
+    assert V.differ(V.spread_of([150, 160]), V.spread_of([98, 102])) is True   # outside
+    assert V.ratio(V.spread_of([1]), V.spread_of([0])) is None
+
+
+def test_fast_within_noise_and_outside_it():
+    ref = reps("serial", "threadtest", 1, (100, 100, 100))
+    inside = reps("a", "threadtest", 1, (70, 79, 95))        # 0.79, but up to 0.95
+    outside = reps("b", "threadtest", 1, (70, 72, 75))       # wholly below 0.80
+    rows = ref + inside + outside
+    assert V.fast(rows, "a", "serial")["value"] == V.WITHIN_NOISE
+    assert V.fast(rows, "b", "serial")["value"] == "no"
+    assert "[0.70, 0.75]" in V.fast(rows, "b", "serial")["evidence"]
+
+
+def test_scalable_within_noise():
+    rows = []
+    for wl in V.SCALE_WORKLOADS:
+        rows += reps("x", wl, 1, (100, 100)) + reps("x", wl, 2, (120, 160))  # gain 0.2-0.6
+    assert V.scalable(rows, "x", 2)["value"] == V.WITHIN_NOISE
+    tax = V.taxonomy(rows, [], 2)
+    assert "scalable" not in tax[0]["mismatches"]          # within noise is no mismatch
+
+
+def test_noisiest_and_short_groups():
+    rows = reps("a", "larson", 2, (100, 140)) + reps("b", "larson", 2, (100, 101)) + \
+        reps("c", "threadtest", 1, (100, 920))
+    for r, w in zip(rows, (0.5, 0.5, 0.04, 0.05, 0.3, 0.3)):
+        r["wall_s"] = w
+    assert [k for k, _ in V.noisiest(rows, 2)] == [("c", "threadtest", 1), ("a", "larson", 2)]
+    assert V.short_groups(rows) == {("b", "larson", 2): 0.045}
+    blow = reps("d", "blowup-roundrobin", 2, (1, 1))
+    for r in blow:
+        r["wall_s"] = 0.01
+    assert V.short_groups(blow) == {}                      # memory workloads are not timed
+
+
+def test_thread_rule_and_threads_run():
+    assert V.timing_threads([1, 2, 4], 2) == 2
+    assert V.timing_threads([4, 8], 2) == 4
+    assert V.timing_threads([], 2) is None
+    r = dict(row("h", "xfree", 4, 1), **{"extra.producers": 4, "extra.consumers": 4})
+    assert V.threads_run(r) == 8
+    assert V.threads_run(row("h", "larson", 4, 1)) == 4
+    assert V.threads_text([r], "xfree", 4) == "4 (8 threads run)"
+    assert V.threads_text([row("h", "larson", 4, 1)], "larson", 4) == "4"
+
+
+def test_scalable_uses_p_not_an_oversubscribed_count():
+    rows = scaling("x", 1.9, 2) + [row("x", wl, 4, 50) for wl in V.SCALE_WORKLOADS]
+    v = V.scalable(rows, "x", ncores=2)
+    assert v["value"] == "yes" and "at 2 threads" in v["evidence"]
+
+
+def test_tables_5_6_checks_within_noise_and_decided():
+    from hoardlab_lib import report_hoard as RH
+
+    def run(f, thr, frag_, i):
+        r = row("hoard-%s" % f.replace("/", ""), "larson", 2, thr, strategy="hoard",
+                knobs="empty_fraction=%s" % f, a=int(frag_ * 1e6), u=1000000)
+        r.update({"hoardlab.fragmentation": frag_, "repetition": i})
+        return r
+    # throughput max/min over f is 1.19, but the runs of each f spread over 1.40: within
+    # noise; A/U rises from 1.00 to exactly 1.05: at the threshold, within noise too
+    rows = [run("1/8", x, 1.0, i) for i, x in enumerate((100, 80, 112))] + \
+        [run("1/4", x, 1.0, i) for i, x in enumerate((119, 100, 125))] + \
+        [run("1/2", x, 1.05, i) for i, x in enumerate((105, 95, 110))]
+    text = "\n".join(RH.table56(rows))
+    flat = next(ln for ln in text.splitlines() if "max/min over f" in ln)
+    rise = next(ln for ln in text.splitlines() if "at f=1/2 is" in ln)
+    assert "max/min over f = 1.19 [0.89, 1.56]" in flat and "— within noise" in flat
+    assert "— within noise" in rise and "agrees" not in rise
+    # clearly outside: a flat f with tight runs agrees, a rise of 1.20 agrees, 0.90 does not
+    rows = [run(f, x, a, i) for f, a in (("1/8", 1.0), ("1/4", 1.0), ("1/2", 1.2))
+            for i, x in enumerate((100, 101, 102))]
+    text = "\n".join(RH.table56(rows))
+    assert "nearly unchanged (rule: <= 1.15) — agrees" in text
+    assert "rule: >= 1.05) — agrees" in text
+    for r in rows:
+        if r["knobs"].endswith("1/2"):
+            r["hoardlab.fragmentation"] = 0.9
+    assert "rule: >= 1.05) — **MISMATCH**" in "\n".join(RH.table56(rows))
+
+
+def test_table5_throughput_at_p_memory_at_the_highest():
+    from hoardlab_lib import report_hoard as RH
+    rows = []
+    for f in ("1/8", "1/4"):
+        for t, thr in ((2, 100), (14, 30)):
+            r = row("hoard-%s" % f[2], "larson", t, thr, strategy="hoard",
+                    knobs="empty_fraction=%s" % f, a=2000000, u=1000000)
+            r["hoardlab.fragmentation"] = 2.0 if t == 14 else 1.5
+            rows.append(r)
+    text = "\n".join(RH.table56(rows, ncores=2))
+    line = next(ln for ln in text.splitlines() if ln.startswith("| larson"))
+    assert line.startswith("| larson (t=14) |") and "100 ±? at t=2, A/U 2.00" in line

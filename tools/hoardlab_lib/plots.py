@@ -1,9 +1,19 @@
 """PNG plots of a sweep: speedup over 1 thread per workload (in the manner of Hoard's
 Figure 3), throughput relative to a baseline allocator, memory (A or RSS, and A/U), and
-memory over rounds for the blowup workloads. Returns the files written."""
+memory over rounds for the blowup workloads. Returns the files written.
+
+Every bar and every point of a median carries an error bar: the interval over its
+repetitions (min-max; for a ratio, the ratio's interval, verdicts.ratio), the same spread as
+the report's `±p%`. An axis is linear from 0 unless its values span 10x or more; a log axis
+is labelled at 1, 2 and 5 times the powers of ten, so it never shows a lone "1". Legends sit
+outside the axes, to the right; titles are wrapped, never cut."""
 import os
+import textwrap
 
 from . import verdicts as V
+
+LOG_SPAN = 10.0         # values spanning this factor or more get a log axis
+TITLE_WIDTH = 60        # characters per line of a title
 
 
 
@@ -25,12 +35,48 @@ MARKERS = "os^vD<>pPX*h"
 
 
 def _plain_log(ax):
-    """Log y axis with plain numbers (0.5, 2, 10) instead of powers of ten."""
-    from matplotlib.ticker import FuncFormatter
+    """Log y axis with plain numbers at 1, 2 and 5 x 10^k (0.5, 1, 2, 5, 10), instead of
+    powers of ten or a lone 1."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
     ax.set_yscale("log")
-    fmt = FuncFormatter(lambda y, _: "%g" % y)
-    ax.yaxis.set_major_formatter(fmt)
-    ax.yaxis.set_minor_formatter(FuncFormatter(lambda y, _: ""))
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: "%g" % y))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _value_axis(ax, values):
+    """Linear from 0 when the positive values span less than LOG_SPAN, else _plain_log."""
+    vs = [v for v in values if v and v > 0]
+    if vs and max(vs) / min(vs) >= LOG_SPAN:
+        _plain_log(ax)
+        return True
+    ax.set_ylim(bottom=0)
+    return False
+
+
+def _yerr(spreads, scale=1.0):
+    """Asymmetric error bars [[below], [above]] of Spreads (0 for a missing one or one
+    without repetitions)."""
+    lo, hi = [], []
+    for s in spreads:
+        if s is None or s.n < 2:
+            lo.append(0.0)
+            hi.append(0.0)
+        else:
+            lo.append(max(0.0, (s.med - s.lo) * scale))
+            hi.append(max(0.0, (s.hi - s.med) * scale))
+    return [lo, hi]
+
+
+def _legend(ax, **kw):
+    """A legend outside the axes, on the right, so that it covers no data."""
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+              **kw)
+
+
+def _title(ax, text, **kw):
+    """The whole title, wrapped at TITLE_WIDTH characters."""
+    ax.set_title("\n".join(textwrap.wrap(text, TITLE_WIDTH)), **kw)
 
 
 def _speed_workloads(tab):
@@ -44,14 +90,15 @@ def _fname(s):
 
 def speedup_plots(rows, outdir, ncores):
     plt = _plt()
-    tab = V.throughput_table(rows)
+    tab = V.throughput_spreads(rows)
     files = []
     for wl in _speed_workloads(tab):
         series = {}
         for v in V.variants(rows):
             base = tab.get((v, wl, 1))
-            pts = sorted((t, thr / base) for (vv, w, t), thr in tab.items()
-                         if vv == v and w == wl and base and thr)
+            pts = sorted((t, V.ratio(thr, base) if t != 1 else V.exact(1.0))
+                         for (vv, w, t), thr in tab.items()
+                         if vv == v and w == wl and V.ratio(thr, base))
             if len(pts) >= 2:
                 series[v] = pts
         if not series:
@@ -63,26 +110,31 @@ def speedup_plots(rows, outdir, ncores):
         ax.plot(knee, [min(t, ncores) for t in knee], color="0.75", ls="--",
                 label="ideal (%d cores)" % ncores)
         for i, (v, pts) in enumerate(series.items()):
-            ax.plot([t for t, _ in pts], [s for _, s in pts], marker=MARKERS[i % len(MARKERS)],
-                    label=v)
+            ax.errorbar([t for t, _ in pts], [s.med for _, s in pts],
+                        yerr=_yerr([s for _, s in pts]), marker=MARKERS[i % len(MARKERS)],
+                        capsize=3, label=v)
         ax.set_xlabel("threads")
         ax.set_ylabel("speedup over 1 thread (same allocator)")
-        ax.set_title("%s: speedup" % wl)
+        _title(ax, "%s: speedup over 1 thread (bars: the ratio's interval over repetitions)"
+               % wl,
+               fontsize=10)
         ax.set_xticks(sorted({t for pts in series.values() for t, _ in pts}))
+        ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        _legend(ax)
         f = _save(fig, outdir, "speedup-%s.png" % _fname(wl))
         files.append(f)
     return files
 
 
-def relative_plot(rows, outdir, baseline):
+def relative_plot(rows, outdir, baseline, ncores=None):
     """Grouped bars: throughput / baseline's throughput at the same threads, per workload,
-    at 1 thread and at the highest thread count."""
+    at 1 thread and at P (verdicts.THREADS_RULE; the highest thread count without ncores).
+    The second file keeps its name, relative-throughput-maxthreads.png."""
     if not baseline:
         return []
     plt = _plt()
-    tab = V.throughput_table(rows)
+    tab = V.throughput_spreads(rows)
     wls = _speed_workloads(tab)
     variants = V.variants([r for r in V.timing_rows(rows)])
     files = []
@@ -92,32 +144,38 @@ def relative_plot(rows, outdir, baseline):
             ts = sorted({t for (v, w, t) in tab if w == wl and v == baseline})
             if not ts:
                 continue
-            t = 1 if which == "1" else ts[-1]
+            t = 1 if which == "1" else (V.timing_threads([u for u in ts if u > 1], ncores)
+                                        if ncores and ts[-1] > 1 else ts[-1])
             if which == "max" and t == 1:
                 continue
             if t not in ts:
                 continue
             ref = tab.get((baseline, wl, t))
-            data[(wl, t)] = {v: tab[(v, wl, t)] / ref for v in variants
-                             if tab.get((v, wl, t)) and ref}
+            data[(wl, t)] = {v: V.ratio(tab[(v, wl, t)], ref) for v in variants
+                             if V.ratio(tab.get((v, wl, t)), ref)}
         if not data:
             continue
-        fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(data) + 2), 4.5))
+        fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(data) + 2) + 1.5, 4.5))
         n = len(variants)
         width = 0.8 / max(n, 1)
         keys = sorted(data)
+        allv = [s.lo for d in data.values() for s in d.values()] + \
+            [s.hi for d in data.values() for s in d.values()]
         for i, v in enumerate(variants):
             xs = [k + (i - (n - 1) / 2) * width for k in range(len(keys))]
-            ys = [data[key].get(v, 0) for key in keys]
-            ax.bar(xs, ys, width, label=v)
+            sp = [data[key].get(v) for key in keys]
+            ax.bar(xs, [s.med if s else 0 for s in sp], width, label=v, yerr=_yerr(sp),
+                   capsize=2, error_kw={"lw": 0.8})
         ax.axhline(1.0, color="k", lw=0.8)
         ax.set_xticks(range(len(keys)))
         ax.set_xticklabels(["%s\nt=%d" % k for k in keys], fontsize=8)
         ax.set_ylabel("throughput / %s" % baseline)
-        _plain_log(ax)
-        ax.set_title("throughput relative to %s (%s)" %
-                     (baseline, "1 thread" if which == "1" else "highest thread count"))
-        ax.legend(fontsize=7, ncol=2)
+        _value_axis(ax, allv + [1.0])
+        _title(ax, "throughput relative to %s at %s (bars: the ratio's interval over "
+               "repetitions)" % (baseline, "1 thread" if which == "1" else
+                                 "P threads" if ncores else "the highest thread count"),
+               fontsize=10)
+        _legend(ax)
         ax.grid(alpha=0.3, axis="y")
         f = _save(fig, outdir, "relative-throughput-%s.png"
                   % ("1thread" if which == "1" else "maxthreads"))
@@ -140,33 +198,34 @@ def memory_plot(rows, outdir):
         for v in variants:
             rs = [r for r in okr if r["workload_label"] == wl and r["variant"] == v and
                   r["threads"] == tmax]
-            m = V.median([V.memory_of(r)[0] for r in rs])
-            if m:
-                mem[(wl, tmax, v)] = m / (1 << 20)
-            fr = V.median([r.get("hoardlab.fragmentation") for r in rs])
-            if fr:
+            m = V.spread_of([V.memory_of(r)[0] for r in rs])
+            if m and m.med:
+                mem[(wl, tmax, v)] = V.Spread(*(x / (1 << 20) for x in m[:3]), m.n)
+            fr = V.spread_of([r.get("hoardlab.fragmentation") for r in rs])
+            if fr and fr.med:
                 frag[(wl, tmax, v)] = fr
     keys = sorted({(w, t) for (w, t, _) in mem})
     if not keys:
         return []
-    fig, axes = plt.subplots(2, 1, figsize=(max(7, 1.2 * len(keys) + 2), 8))
+    fig, axes = plt.subplots(2, 1, figsize=(max(7, 1.2 * len(keys) + 2) + 1.5, 8))
     n = len(variants)
     width = 0.8 / max(n, 1)
-    for ax, data, ylabel, log in ((axes[0], mem, "MiB held (A; RSS if no hoardlab stats)", True),
-                                  (axes[1], frag, "fragmentation A/U", False)):
+    for ax, data, ylabel in ((axes[0], mem, "MiB held (A; RSS if no hoardlab stats)"),
+                             (axes[1], frag, "fragmentation A/U")):
         for i, v in enumerate(variants):
             xs = [k + (i - (n - 1) / 2) * width for k in range(len(keys))]
-            ys = [data.get((w, t, v), 0) for (w, t) in keys]
-            ax.bar(xs, ys, width, label=v)
+            sp = [data.get((w, t, v)) for (w, t) in keys]
+            ax.bar(xs, [s.med if s else 0 for s in sp], width, label=v, yerr=_yerr(sp),
+                   capsize=2, error_kw={"lw": 0.8})
         ax.set_xticks(range(len(keys)))
         ax.set_xticklabels(["%s\nt=%d" % k for k in keys], fontsize=8)
         ax.set_ylabel(ylabel)
-        if log:
-            _plain_log(ax)
+        _value_axis(ax, [s.lo for s in data.values()] + [s.hi for s in data.values()])
         ax.grid(alpha=0.3, axis="y")
     axes[1].axhline(1.0, color="k", lw=0.8)
-    axes[0].set_title("memory at the highest thread count (median over repetitions)")
-    axes[0].legend(fontsize=7, ncol=2)
+    _title(axes[0], "memory at the highest thread count (median over repetitions; bars: "
+           "min-max)", fontsize=10)
+    _legend(axes[0])
     f = _save(fig, outdir, "memory.png")
     return [f]
 
@@ -205,9 +264,10 @@ def rounds_plot(rows, rounds, outdir):
             continue
         ax.set_xlabel("round")
         ax.set_ylabel("MiB held from the OS (A; RSS if no stats)")
-        ax.set_title("%s, %d threads: memory over rounds" % (wl, tmax))
+        _title(ax, "%s, %d threads: memory over rounds (first repetition)" % (wl, tmax),
+               fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        _legend(ax)
         f = _save(fig, outdir, "rounds-%s.png" % _fname(wl))
         files.append(f)
     return files
@@ -218,7 +278,7 @@ def figure8_plot(rows, outdir):
     contention-free glibc (glibc's median throughput at 1 thread), a line per allocator.
     Drawn when glibc was measured at 1 thread on at least one of the panels' workloads."""
     from . import report_michael
-    fig8 = report_michael.figure8_speedups(rows)
+    fig8 = report_michael.figure8_ratio_spreads(rows)
     if not fig8:
         return []
     plt = _plt()
@@ -230,13 +290,14 @@ def figure8_plot(rows, outdir):
     for k, p in enumerate(panels):
         ax = axes[k // ncols][k % ncols]
         for i, n in enumerate(names):
-            pts = fig8[p].get(n)
+            pts = sorted(fig8[p].get(n, {}).items())
             if not pts:
                 continue
-            ax.plot([t for t, _ in pts], [s for _, s in pts], marker=MARKERS[i % len(MARKERS)],
-                    ms=4, label=n, lw=2.2 if n == "lockfree" else 1.2)
+            ax.errorbar([t for t, _ in pts], [s.med for _, s in pts],
+                        yerr=_yerr([s for _, s in pts]), marker=MARKERS[i % len(MARKERS)],
+                        ms=4, capsize=2, label=n, lw=2.2 if n == "lockfree" else 1.2)
         ax.set_title(report_michael.panel_name(p), fontsize=9)
-        ax.set_xticks(sorted({t for pts in fig8[p].values() for t, _ in pts}))
+        ax.set_xticks(sorted({t for pts in fig8[p].values() for t in pts}))
         ax.set_xlabel("threads", fontsize=8)
         ax.set_ylabel("speedup over contention-free glibc", fontsize=7)
         ax.set_ylim(bottom=0)
@@ -245,7 +306,8 @@ def figure8_plot(rows, outdir):
         axes[k // ncols][k % ncols].axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(8, len(labels)), fontsize=8)
-    fig.suptitle("Michael 2004 Figure 8: speedup over glibc at 1 thread", fontsize=10)
+    fig.suptitle("Michael 2004 Figure 8: speedup over glibc at 1 thread (bars: the ratio's "
+                 "interval over repetitions)", fontsize=10)
     fig.tight_layout(rect=(0, 0.06, 1, 0.96))
     fig.savefig(os.path.join(outdir, "figure8.png"), dpi=110)
     plt.close(fig)
@@ -258,7 +320,7 @@ def all_plots(rows, rounds, outdir, baseline, ncores):
     files, errors = [], []
     bench = report_programs.bench_rows(rows)      # real programs: programs.png only
     for fn, args in ((speedup_plots, (rows, outdir, ncores)),
-                     (relative_plot, (rows, outdir, baseline)),
+                     (relative_plot, (rows, outdir, baseline, ncores)),
                      (memory_plot, (bench, outdir)),
                      (rounds_plot, (rows, rounds, outdir)),
                      (figure8_plot, (rows, outdir)),

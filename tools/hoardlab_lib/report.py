@@ -2,7 +2,9 @@
 claims, then the other published results the data of this sweep can speak to (Tables 3-6,
 the uC++ padding experiment, Michael's producer-consumer), throughput and memory tables,
 failures and plots. Every comparison with a paper states its rule; a disagreement is
-flagged as MISMATCH, never smoothed over."""
+flagged as MISMATCH, never smoothed over, and a difference inside the noise of the groups
+compared says "within noise" (verdicts.NOISE_RULE). Every measured median is shown with its
+spread by one function, pm()."""
 import json
 import os
 
@@ -25,6 +27,30 @@ def mib(x):
     return "–" if x is None else "%.2f" % (x / (1 << 20))
 
 
+SPREAD_NOTE = ("Every measured median in the tables below (a time, a throughput, memory, or "
+               "a ratio of them) is shown as `median ±p%`: all repetitions of the group lie "
+               "within p% of the median (p = the larger of max/median - 1 and 1 - "
+               "min/median); for a ratio of two medians, p covers every ratio of a repetition "
+               "of one group to a repetition of the other. `±?`: one repetition, no spread "
+               "known.")
+
+
+def pm(s, fmt=si):
+    """A Spread (verdicts.Spread) as 'median ±p%' (SPREAD_NOTE): the one notation of a
+    measured median in every table; fmt formats the median ('%.2f' or a function)."""
+    if s is None or s.med is None:
+        return "–"
+    text = fmt(s.med) if callable(fmt) else fmt % s.med
+    if s.n < 2:
+        return text + " ±?"
+    return "%s ±%.0f%%" % (text, s.rel() * 100)
+
+
+# A Spread in a check's sentence, with the interval the check decides on:
+# '0.38 [0.36, 0.72]' (pm() is the cells' shorter form).
+iv = V.interval_text
+
+
 def table(header, rows):
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for r in rows:
@@ -33,6 +59,10 @@ def table(header, rows):
 
 
 def mark(agree):
+    """A check's word: True agrees, False **MISMATCH**, None (verdicts.check() could not
+    decide: the interval reaches the threshold) within noise."""
+    if agree is None:
+        return V.WITHIN_NOISE
     return "agrees" if agree else "**MISMATCH**"
 
 
@@ -72,18 +102,12 @@ def header(meta, rows, name):
     if meta.get("interrupted"):
         lines.append("- **interrupted**: %s of %s planned runs were done" % (
             meta.get("runs_done", "?"), meta.get("runs_planned", "?")))
+    lines += noise_lines(rows, _cores(meta, rows))
     spread = V.rep_spread(rows)
-    noise = None
-    if spread:
-        vals = sorted(spread.values())
-        noise = V.median(vals)
-        lines.append("- run-to-run noise: throughput max/min over the repetitions of one "
-                     "allocator, workload and thread count is %.2f in the median group and "
-                     "%.2f in the worst; differences smaller than that are not evidence"
-                     % (noise, vals[-1]))
+    noise = V.median(sorted(spread.values())) if spread else None
     la0, la1 = m.get("loadavg_start"), m.get("loadavg_end")
     if la0 or la1:
-        most = max([r.get("threads") or 0 for r in rows] or [0])
+        most = max([V.threads_run(r) or 0 for r in rows] or [0])
         lines.append("- load average (1 min) at start / end: %s / %s on %s cores%s" % (
             la0[0] if la0 else "?", la1[0] if la1 else "?", m.get("cores", "?"),
             "; the sweep's own runs use up to %d threads, which raises it" % most
@@ -106,6 +130,43 @@ def header(meta, rows, name):
                             ([("repetitions differ by %.2fx in the median group" % noise)]
                              if noise and noise > NOISY else [])), ""]
     return lines
+
+
+def group_text(key):
+    v, w, t = key
+    return "%s on %s at t=%d" % (v, w, t)
+
+
+def noise_lines(rows, ncores):
+    """The header's lines on noise: how spreads are shown, when they decide, the noisiest
+    groups by name, the runs too short to time, and the rule for thread counts."""
+    out = ["- spread: " + SPREAD_NOTE, "- noise decides: " + V.NOISE_RULE]
+    spread = V.rep_spread(rows)
+    if spread:
+        vals = sorted(spread.values())
+        out.append("- run-to-run noise: throughput max/min over the repetitions of one "
+                   "allocator, workload and thread count is %.2f in the median group and "
+                   "%.2f in the worst; noisiest: %s" % (
+                       V.median(vals), vals[-1], "; ".join(
+                           "%s %.2f" % (group_text(k), x) for k, x in V.noisiest(rows))))
+    short = V.short_groups(rows)
+    if short:
+        names = sorted(short, key=lambda k: (short[k], k))
+        out.append("- **short runs**: %d group(s) ran for less than %.2g s (median wall time), "
+                   "where thread start-up, the first page faults and one lost time slice "
+                   "weigh as much as the allocator; their times are not evidence: %s%s" % (
+                       len(short), V.SHORT_RUN_S, "; ".join(
+                           "%s %.3f s" % (group_text(k), short[k]) for k in names[:8]),
+                       "; and %d more" % (len(names) - 8) if len(names) > 8 else ""))
+    out.append("- thread counts: " + V.THREADS_RULE + " Here P = %s (%d cores)." % (
+        V.timing_threads([r.get("threads") for r in V.timing_rows(rows)], ncores) or "–",
+        ncores))
+    more = sorted({(r["workload_label"], r["threads"], V.threads_run(r)) for r in V.ok(rows)
+                   if V.threads_run(r) != r.get("threads")})
+    if more:
+        out.append("- threads as run: %s (a table's t is the workload's `threads`)" % "; ".join(
+            "%s t=%d ran %d threads" % m for m in more[:6]))
+    return out
 
 
 def failures(rows):
@@ -169,7 +230,10 @@ def taxonomy_section(rows, rounds, ncores):
     out += ["- A verdict is a mismatch when it is decided and not among the answers the "
             "paper's Table 7 gives for the strategy's category (for private heaps with "
             "ownership the paper's three allocators differ, so any of their answers agrees).",
-            ""]
+            "- fast?, scalable? and false sharing from timing decide on the interval of their "
+            "number (the geometric mean of the ratios' intervals; header: noise decides): a "
+            "verdict whose interval reaches a threshold is *%s*, which is never a mismatch."
+            % V.WITHIN_NOISE, ""]
     return out, tax
 
 
@@ -182,18 +246,18 @@ def ucpp(rows, ncores):
         pads.setdefault(V.truthy(p), set()).add(r["variant"])
     if len(pads) < 2:
         return []
+    p = V.timing_threads([r["threads"] for r in conc if r["threads"] > 1], ncores)
     out = ["## Padding the free-list heads (uC++ report)", "",
-           "Speedup over 1 thread of `concurrent` with padding off and on, at the highest "
-           "thread count not above the %d cores (more threads than cores measure time "
-           "slicing, not the cache). The uC++ report found a slowdown with threads on "
-           "ucpp-unique without padding, removed by padding each free-list head to a cache "
-           "line." % ncores, ""]
+           "Speedup over 1 thread of `concurrent` with padding off and on, at P = %s (the "
+           "thread-count rule in the header; %d cores). The uC++ report found a slowdown with "
+           "threads on ucpp-unique without padding, removed by padding each free-list head to "
+           "a cache line." % (p or "–", ncores), ""]
     rs, checks = [], []
     for w in ("ucpp-unique", "ucpp-random"):
         s = {}
         for on, vs in sorted(pads.items()):
             for v in sorted(vs):
-                sp = V.speedups(rows, v, (w,), max_threads=max(ncores, 2))
+                sp = V.speedup_spreads(rows, v, (w,), max_threads=p)
                 if w in sp:
                     s[(on, v)] = sp[w]
         if not s:
@@ -204,18 +268,19 @@ def ucpp(rows, ncores):
                         if r["variant"] == v and r["workload"] == w and V.is_census(r) and
                         r.get(field) is not None]
                 return max(vals) if vals else "–"
-            rs.append([w, v, "on" if on else "off", "%.2f (t=%d)" % (x, t),
+            rs.append([w, v, "on" if on else "off", "%s (t=%d)" % (pm(x, "%.2f"), t),
                        census("hoardlab.census_false_blocks"),
                        census("hoardlab.census_meta_false")])
         if w == "ucpp-unique":
             off = [x for (on, _), (x, _) in s.items() if not on]
             on_ = [x for (on, _), (x, _) in s.items() if on]
             if off and on_:
-                checks.append("padding=off slows down with threads (S < 1): S = %.2f — %s"
-                              % (min(off), mark(min(off) < 1.0)))
+                lo, hi = min(off, key=lambda x: x.med), max(on_, key=lambda x: x.med)
+                checks.append("padding=off slows down with threads (S < 1): S = %s — %s"
+                              % (iv(lo), mark(V.check(lo, "<", 1.0))))
                 checks.append("padding=on removes the slowdown (S >= 1 and above off): "
-                              "S = %.2f — %s" % (max(on_), mark(max(on_) >= 1.0 and
-                                                                max(on_) > min(off))))
+                              "S = %s against %s — %s" % (iv(hi), iv(lo), mark(V.all_hold(
+                                  V.check(hi, ">=", 1.0), V.differ(hi, lo)))))
             meta = {row[2]: row[5] for row in rs if row[0] == w and row[5] != "–"}
             if "off" in meta and "on" in meta:
                 checks.append("the census sees the free-list heads falsely shared with "
@@ -234,9 +299,10 @@ def ucpp(rows, ncores):
     return out
 
 
-def knob_section(rows, meta):
+def knob_section(rows, meta, ncores=None):
     """Generic: for every swept knob, throughput and A/U by value."""
     swept = sorted({k[5:] for r in rows for k in r if k.startswith("knob.")} - {"census"})
+    ncores = ncores or _cores(meta, rows)
     out = []
     for knob in swept:
         vals = sorted({str(r["knob." + knob]) for r in V.ok(rows)
@@ -252,28 +318,42 @@ def knob_section(rows, meta):
                       r["strategy"] == strat and r.get("knob." + knob) is not None]
                 if not rr:
                     continue
-                t = max(r["threads"] for r in rr)
-                cells = [w, strat, t]
+                t = V.timing_threads([r["threads"] for r in rr], ncores)
+                cells = [w, strat, V.threads_text(rr, w, t)]
+                first = None
                 for val in vals:
-                    x = V.median([r["throughput"] for r in rr if str(r["knob." + knob]) == val
-                                  and r["threads"] == t])
-                    fr = V.median([r.get("hoardlab.fragmentation") for r in rr
-                                   if str(r["knob." + knob]) == val and r["threads"] == t])
-                    cells.append("%s%s" % (si(x), (" / %.2f" % fr) if fr else ""))
+                    x = V.spread_of([r["throughput"] for r in rr if str(r["knob." + knob]) == val
+                                     and r["threads"] == t])
+                    fr = V.spread_of([r.get("hoardlab.fragmentation") for r in rr
+                                      if str(r["knob." + knob]) == val and r["threads"] == t])
+                    first = first or x
+                    q = V.ratio(x, first) if x is not first else None
+                    vs_first = "" if q is None else " (%s%s)" % (
+                        pm(q, "x%.2f"), ", %s" % V.WITHIN_NOISE
+                        if V.check(q, ">", 1.0) is None else "")
+                    cells.append("%s%s%s" % (pm(x), vs_first,
+                                             (" / %s" % pm(fr, "%.2f")) if fr else ""))
                 rs.append(cells)
         out += [table(["workload", "strategy", "threads"] + ["%s=%s" % (knob, v) for v in vals],
-                      rs), "", "Cells: median throughput (ops/s) / A/U.", ""]
+                      rs), "", "Cells: median throughput (ops/s), in brackets its ratio to the "
+                "first column's (`%s=%s`; *%s* when the ratio's interval contains 1: no "
+                "evidence the knob changed the speed) / A/U, at P (the thread-count rule in "
+                "the header)." % (knob, vals[0], V.WITHIN_NOISE), ""]
     if out:
         out = ["## Knob comparisons", ""] + out
     return out
 
 
-def throughput_tables(rows, baseline):
-    tab = V.throughput_table(rows)
+def throughput_tables(rows, baseline, ncores=None):
+    tab = V.throughput_spreads(rows)
+    short = V.short_groups(rows)
     out = ["## Throughput", "",
-           "Median operations per second over repetitions%s." %
+           "Median operations per second over repetitions, at every thread count measured%s; "
+           "the speedup is P's over 1 thread (P: the thread-count rule in the header, or the "
+           "highest count when every one is above the cores); `(short)`: runs under %.2g s "
+           "(header)." %
            ("; in brackets relative to `%s` at the same thread count" % baseline
-            if baseline else "")]
+            if baseline else "", V.SHORT_RUN_S)]
     for w in sorted({w for (_, w, _) in tab}):
         ts = sorted({t for (_, ww, t) in tab if ww == w})
         rs = []
@@ -283,14 +363,20 @@ def throughput_tables(rows, baseline):
             cells = [v]
             for t in ts:
                 x = tab.get((v, w, t))
-                ref = tab.get((baseline, w, t)) if baseline else None
-                cells.append("–" if x is None else si(x) + (" (%.2f)" % (x / ref) if ref else ""))
-            sp = tab.get((v, w, ts[-1])) / tab[(v, w, 1)] \
-                if len(ts) > 1 and tab.get((v, w, 1)) and tab.get((v, w, ts[-1])) else None
-            cells.append("%.2f" % sp if sp else "–")
+                ref = tab.get((baseline, w, t)) if baseline and baseline != v else None
+                rel = V.ratio(x, ref)
+                cells.append("–" if x is None else pm(x) + (" (%s)" % pm(rel, "%.2f")
+                                                             if rel else "") +
+                             (" (short)" if (v, w, t) in short else ""))
+            p = V.timing_threads(ts[1:], ncores) if ncores else (ts[-1] if ts else None)
+            sp = V.ratio(tab.get((v, w, p)), tab.get((v, w, 1))) \
+                if len(ts) > 1 and ts[0] == 1 else None
+            cells.append(pm(sp, "%.2f") if sp else "–")
             rs.append(cells)
+        p = V.timing_threads(ts[1:], ncores) if ncores and len(ts) > 1 else ts[-1]
         out += ["", "### %s" % w, "",
-                table(["allocator"] + ["t=%d" % t for t in ts] + ["speedup"], rs)]
+                table(["allocator"] + ["t=%s" % V.threads_text(rows, w, t) for t in ts] +
+                      ["speedup t=%d / t=1" % p if len(ts) > 1 else "speedup"], rs)]
     return out + [""]
 
 
@@ -302,27 +388,29 @@ def production_section(rows):
     prod = sorted({v for lst in rank.values() for v, _ in lst})
     if len(prod) < 2:       # one production allocator: the throughput tables say it all
         return []
-    tab = V.throughput_table(rows)
+    tab = V.throughput_spreads(rows)
     hl = [v for v in V.variants(rows) if any(
         r["variant"] == v and r.get("alloc_kind") != "production" for r in V.timing_rows(rows))]
     out = ["## Against the best production allocator", "",
            "Per workload and thread count, the production allocator with the highest median "
            "throughput among the %d measured (%s), the runner-up with its throughput relative "
            "to the best, and each other allocator's median throughput relative to the best "
-           "(above 1: faster than every production allocator measured). Differences within "
-           "the run-to-run noise (header) are not evidence." % (len(prod), ", ".join(prod)),
+           "(above 1: faster than every production allocator measured). A ratio whose interval "
+           "contains 1 is within noise." % (len(prod), ", ".join(prod)),
            ""]
     rs = []
     ratios = {v: [] for v in hl}
     for (wl, t) in sorted(rank):
         (best, bthr), rest = rank[(wl, t)][0], rank[(wl, t)][1:]
-        cells = [wl, t, "%s %s" % (best, si(bthr)),
-                 "%s (%.2f)" % (rest[0][0], rest[0][1] / bthr) if rest else "–"]
+        b = tab.get((best, wl, t))
+        cells = [wl, V.threads_text(rows, wl, t), "%s %s" % (best, pm(b)),
+                 "%s (%s)" % (rest[0][0], pm(V.ratio(tab.get((rest[0][0], wl, t)), b), "%.2f"))
+                 if rest else "–"]
         for v in hl:
-            x = tab.get((v, wl, t))
-            cells.append("%.2f" % (x / bthr) if x else "–")
+            x = V.ratio(tab.get((v, wl, t)), b)
+            cells.append(pm(x, "%.2f") if x else "–")
             if x:
-                ratios[v].append(x / bthr)
+                ratios[v].append(x.med)
         rs.append(cells)
     out += [table(["workload", "threads", "best production (ops/s)", "runner-up"] + hl, rs),
             ""]
@@ -348,26 +436,28 @@ def memory_tables(rows):
     okr = [r for r in V.ok(rows) if not V.is_census(r)]
     ref = V.reference_variant(rows, "serial")
     out = ["## Memory", "",
-           "At the highest thread count, median over repetitions. A = peak bytes held from "
+           "At the highest thread count (memory needs no cores), median over repetitions. "
+           "A = peak bytes held from "
            "the OS and U = peak bytes in use (hoardlab statistics); allocators without them "
            "show peak RSS. Blowup = A / A of `serial` on the same workload and threads.", ""]
     rs = []
     for w in sorted({r["workload_label"] for r in okr}):
         t = max(r["threads"] for r in okr if r["workload_label"] == w)
-        refa = V.median([V.memory_of(r)[0] for r in okr if r["variant"] == ref and
-                         r["workload_label"] == w and r["threads"] == t]) if ref else None
+        refa = V.spread_of([V.memory_of(r)[0] for r in okr if r["variant"] == ref and
+                            r["workload_label"] == w and r["threads"] == t]) if ref else None
         for v in V.variants(okr):
             rr = [r for r in okr if r["variant"] == v and r["workload_label"] == w and
                   r["threads"] == t]
             if not rr:
                 continue
-            a = V.median([V.memory_of(r)[0] for r in rr])
+            a = V.spread_of([V.memory_of(r)[0] for r in rr])
             src = V.memory_of(rr[0])[1]
-            u = V.median([r.get("hoardlab.in_use_peak") for r in rr])
-            fr = V.median([r.get("hoardlab.fragmentation") for r in rr])
-            bl = (a / refa) if (a and refa and src == "A") else None
-            rs.append([w, t, v, "%s %s" % (mib(a), src), mib(u), "%.2f" % fr if fr else "–",
-                       "%.2f" % bl if bl else "–"])
+            u = V.spread_of([r.get("hoardlab.in_use_peak") for r in rr])
+            fr = V.spread_of([r.get("hoardlab.fragmentation") for r in rr])
+            bl = V.ratio(a, refa) if src == "A" else None
+            rs.append([w, V.threads_text(rr, w, t), v, "%s %s" % (pm(a, mib), src),
+                       pm(u, mib), pm(fr, "%.2f") if fr and fr.med else "–",
+                       pm(bl, "%.2f") if bl else "–"])
     return out + [table(["workload", "threads", "allocator", "MiB held", "MiB U", "A/U",
                          "blowup"], rs), ""]
 
@@ -428,13 +518,13 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
         rows = bench
         tax_lines, tax = taxonomy_section(rows, rounds, ncores)
         lines += tax_lines
-        lines += report_hoard.sections(rows)
+        lines += report_hoard.sections(rows, ncores)
         lines += ucpp(rows, ncores)
-        lines += report_remote.remote_free_section(rows, rounds)
+        lines += report_remote.remote_free_section(rows, rounds, ncores)
         lines += report_michael.michael_section(rows, rounds, ncores, outdir)
         lines += report_hoard2026.hoard2026_section(rows, rounds, ncores)
-        lines += knob_section(rows, meta)
-        lines += throughput_tables(rows, baseline)
+        lines += knob_section(rows, meta, ncores)
+        lines += throughput_tables(rows, baseline, ncores)
         lines += production_section(rows)
         lines += memory_tables(rows)
     lines += progs

@@ -17,8 +17,8 @@ DEFAULTS = {"accounting": "class", "empty_fraction": "1/4"}
 MACHINE_KNOBS = ("heaps",)
 
 
-def sections(rows):
-    return table3(rows) + table4(rows) + table56(rows)
+def sections(rows, ncores=None):
+    return table3(rows) + table4(rows) + table56(rows, ncores)
 
 
 def _max_threads_rows(rows, wl_name, variant, census=False, threads=None):
@@ -137,11 +137,17 @@ def _measure(rows, w, variant, threads=None):
     rr = _max_threads_rows(rows, w, variant, threads=threads)
     if not rr:
         return None
+    sp = lambda k: V.spread_of([r.get(k) for r in rr])       # noqa: E731
     med = lambda k: V.median([r.get(k) for r in rr])          # noqa: E731
     return {"w": w, "frag": med("hoardlab.fragmentation"),
-            "frag_os": med("hoardlab.fragmentation_os"), "u": med("hoardlab.in_use_peak"),
-            "a": V.median([V.memory_of(r)[0] for r in rr]), "heaps": V.knobs_of(rr[0]).get("heaps"),
-            "thr": med("throughput"), "t": rr[0]["threads"],
+            "frag_s": sp("hoardlab.fragmentation"),
+            "frag_os": med("hoardlab.fragmentation_os"),
+            "frag_os_s": sp("hoardlab.fragmentation_os"),
+            "u": med("hoardlab.in_use_peak"), "u_s": sp("hoardlab.in_use_peak"),
+            "a": V.median([V.memory_of(r)[0] for r in rr]),
+            "a_s": V.spread_of([V.memory_of(r)[0] for r in rr]),
+            "heaps": V.knobs_of(rr[0]).get("heaps"),
+            "thr": med("throughput"), "thr_s": sp("throughput"), "t": rr[0]["threads"],
             "spread": V.median([x for x in V.rep_spread(rr).values()])}
 
 
@@ -208,11 +214,12 @@ def table4(rows):
                 if not m or m["frag"] is None:
                     continue
                 any_ = True
-                agree = abs(m["frag"] / p - 1) <= NEAR
+                agree = V.check_between(m["frag_s"], p * (1 - NEAR), p * (1 + NEAR))
                 other = next((ms[(a, t)] for a in accs if a != acc and ms[(a, t)]), None)
                 by_threads = [ms[(acc, u)] for u in threads if ms[(acc, u)]]
-                rs.append(["%s (%s)" % (w, _at(m)), acc, R.mib(m["u"]), R.mib(m["a"]),
-                           "%.2f" % m["frag"], "%.2f" % m["frag_os"] if m["frag_os"] else "–",
+                rs.append(["%s (%s)" % (w, _at(m)), acc, R.pm(m["u_s"], R.mib),
+                           R.pm(m["a_s"], R.mib), R.pm(m["frag_s"], "%.2f"),
+                           R.pm(m["frag_os_s"], "%.2f") if m["frag_os"] else "–",
                            "%.2f" % p, R.mark(agree),
                            "" if agree else _why(m, other, p, by_threads)])
     if not any_:
@@ -228,16 +235,25 @@ def table4(rows):
 
 # --- Tables 5 and 6 -------------------------------------------------------------------------
 
-def table56(rows):
+def _at_p(rows, w, variant, ncores):
+    """_measure at P (verdicts.THREADS_RULE) for the throughput of Table 5; the highest
+    thread count without ncores."""
+    ts = [r["threads"] for r in V.ok(rows) if r["workload"] == w and r["variant"] == variant
+          and not V.is_census(r)]
+    return _measure(rows, w, variant, V.timing_threads(ts, ncores) if ncores else None)
+
+
+def table56(rows, ncores=None):
     found = _settings(rows)
     accs = sorted({acc for (acc, f) in found})
     fs = sorted({f for (acc, f) in found}, key=_frac)
     if len(fs) < 2:
         return []
     out = ["## Empty fraction f (Hoard Tables 5 and 6)", "",
-           "Each cell: median throughput (operations/s) and A/U at the highest thread count, "
-           "then the verdict of that A/U against the paper's Table 6 (rule: within %d%%)."
-           % (NEAR * 100), ""]
+           "Each cell: median throughput (operations/s) at P (the thread-count rule in the "
+           "header; `at t=` where the row's thread count differs), A/U at the highest thread "
+           "count (the row's), then the verdict of that A/U against the paper's Table 6 "
+           "(rule: within %d%%)." % (NEAR * 100), ""]
     rs, checks = [], []
     for w in ("threadtest", "shbench", "larson"):
         for acc in accs:
@@ -245,6 +261,7 @@ def table56(rows):
             ms = {f: m for f, m in ms.items() if m}
             if not ms:
                 continue
+            mt = {f: _at_p(rows, w, found[(acc, f)], ncores) for f in ms}
             at = _at(max(ms.values(), key=lambda m: m["t"]))
             p5, p6 = paper.TABLE5.get(w), paper.TABLE6.get(w)
             cells = []
@@ -255,27 +272,34 @@ def table56(rows):
                     continue
                 p = p6[paper.F_VALUES.index(f)] if p6 and f in paper.F_VALUES else None
                 verdict = "" if p is None or not m["frag"] else \
-                    " — " + R.mark(abs(m["frag"] / p - 1) <= NEAR)
-                cells.append("%s, A/U %s%s" % (R.si(m["thr"]), "%.2f" % m["frag"]
-                                               if m["frag"] else "–", verdict))
+                    " — " + R.mark(V.check_between(m["frag_s"], p * (1 - NEAR), p * (1 + NEAR)))
+                tm = mt.get(f) or m
+                cells.append("%s%s, A/U %s%s" % (R.pm(tm["thr_s"]), " at t=%d" % tm["t"]
+                                                 if tm["t"] != m["t"] else "",
+                                                 R.pm(m["frag_s"], "%.2f")
+                                                 if m["frag"] else "–", verdict))
             rs.append(["%s (%s)" % (w, at), acc] + cells +
                       ["%s / %s" % ("–" if not p5 else ", ".join(R.si(x) for x in p5),
                                     "–" if not p6 else ", ".join("%.2f" % x for x in p6))])
-            tv = [m["thr"] for m in ms.values() if m["thr"]]
+            tv = [(mt.get(f) or m)["thr_s"] for f, m in ms.items() if (mt.get(f) or m)["thr"]]
             if len(tv) >= 2:
-                spread = max(tv) / min(tv)
-                noise = V.median([m["spread"] for m in ms.values() if m["spread"]])
-                checks.append("%s, accounting %s: throughput max/min over f = %.2f; paper: "
+                hi = max(tv, key=lambda x: x.med)
+                lo = min(tv, key=lambda x: x.med)
+                spread = V.ratio(hi, lo)
+                noise = V.median([(mt.get(f) or m)["spread"] for f, m in ms.items()
+                                  if (mt.get(f) or m)["spread"]])
+                checks.append("%s, accounting %s: throughput max/min over f = %s; paper: "
                               "nearly unchanged (rule: <= %.2f) — %s%s" % (
-                                  w, acc, spread, FLAT, R.mark(spread <= FLAT),
+                                  w, acc, R.iv(spread), FLAT,
+                                  R.mark(V.check(spread, "<=", FLAT)),
                                   " (run-to-run noise here: %.2f)" % noise if noise else ""))
             if w == "larson" and ms.get("1/4") and ms.get("1/2") and ms["1/4"]["frag"] and \
                     ms["1/2"]["frag"]:
-                rise = ms["1/2"]["frag"] / ms["1/4"]["frag"]
-                checks.append("larson, accounting %s: A/U at f=1/2 is %.2f x that at f=1/4 "
+                rise = V.ratio(ms["1/2"]["frag_s"], ms["1/4"]["frag_s"])
+                checks.append("larson, accounting %s: A/U at f=1/2 is %s x that at f=1/4 "
                               "(%.2f -> %.2f); paper: rises (1.22 -> 1.61; rule: >= %.2f) — %s"
-                              % (acc, rise, ms["1/4"]["frag"], ms["1/2"]["frag"], RISE,
-                                 R.mark(rise >= RISE)))
+                              % (acc, R.iv(rise), ms["1/4"]["frag"], ms["1/2"]["frag"], RISE,
+                                 R.mark(V.check(rise, ">=", RISE))))
     if not rs:
         return []
     paper_col = "paper (f=%s): runtime s or ops/s / A/U" % ", ".join(paper.F_VALUES)

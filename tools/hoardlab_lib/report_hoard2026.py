@@ -75,6 +75,16 @@ def _med(rows, variant, wl, t, fn):
                      r["workload"] == wl and r["threads"] == t and not V.is_census(r)])
 
 
+def _sp(rows, variant, wl, t, fn):
+    """As _med, the Spread over repetitions."""
+    return V.spread_of([fn(r) for r in V.ok(rows) if r["variant"] == variant and
+                        r["workload"] == wl and r["threads"] == t and not V.is_census(r)])
+
+
+def _thr(r):
+    return r.get("throughput")
+
+
 def _rss(r):
     return r["peak_rss_kb"] * 1024 if r.get("peak_rss_kb") is not None else None
 
@@ -110,7 +120,7 @@ def hoard2026_section(rows, rounds, ncores):
         return []
     okr = [r for r in V.timing_rows(rows)]
     ts = sorted({r["threads"] for r in okr if r["workload"] in WORKLOADS})
-    tp = max(ts) if ts else ncores
+    tp = V.timing_threads(ts, ncores) or ncores
     out = ["## Hoard 2026 (PR 88) ablation", "",
            "The paper's `hoard`, each 2026 element alone as a knob of `hoard` (a thread-local "
            "allocation buffer, `tlab=on`; the global heap in 8 shards, `global_shards=8`; heap "
@@ -126,22 +136,21 @@ def hoard2026_section(rows, rounds, ncores):
     rs = []
     for wl in WORKLOADS:
         for t in ts:
-            ref = _med(rows, hv, wl, t, lambda r: r.get("throughput")) if hv else None
-            if ref is None and not any(_med(rows, var[c], wl, t, lambda r: r.get("throughput"))
+            ref = _sp(rows, hv, wl, t, _thr) if hv else None
+            if ref is None and not any(_sp(rows, var[c], wl, t, _thr)
                                        for c in cols if c in var):
                 continue
-            cells = [wl, t, R.si(ref) if ref else "not measured"]
+            cells = [wl, t, R.pm(ref) if ref else "not measured"]
             for c in cols:
-                x = _med(rows, var[c], wl, t, lambda r: r.get("throughput")) if c in var \
-                    else None
+                x = _sp(rows, var[c], wl, t, _thr) if c in var else None
                 cells.append("not measured" if x is None else
-                             ("%.2f" % (x / ref) if ref else R.si(x)))
+                             (R.pm(V.ratio(x, ref), "%.2f") if ref else R.pm(x)))
             rs.append(cells)
     out += ["### Time: throughput relative to paper Hoard", "",
             R.table(["workload", "threads", "hoard (ops/s)"] + cols, rs), "",
             "Median throughput over repetitions / paper Hoard's at the same workload and "
-            "thread count (above 1: faster than paper Hoard). Differences within the run-to-run "
-            "noise in the header are not evidence.", ""]
+            "thread count (above 1: faster than paper Hoard); a ratio whose ± reaches 1 is "
+            "within noise.", ""]
     # --- memory -----------------------------------------------------------------------------
     rs = []
     mcols = [l for l, *_ in ELEMENTS] + [p for p in PRODUCTION if p in prod]
@@ -150,19 +159,19 @@ def hoard2026_section(rows, rounds, ncores):
         for t in wts:
             if t != min(wts) and t != max(wts):
                 continue
-            refa = _med(rows, hv, wl, t, _a) if hv else None
+            refa = _sp(rows, hv, wl, t, _a) if hv else None
             cells = [wl, t]
             for c in mcols:
                 if c not in var:
                     cells.append("not measured")
                     continue
-                rss, a = _med(rows, var[c], wl, t, _rss), _med(rows, var[c], wl, t, _a)
+                rss, a = _sp(rows, var[c], wl, t, _rss), _sp(rows, var[c], wl, t, _a)
                 if rss is None and a is None:
                     cells.append("–")
                     continue
-                txt = "RSS %s" % R.mib(rss)
+                txt = "RSS %s" % R.pm(rss, R.mib)
                 if a is not None:
-                    txt += ", A %s%s" % (R.mib(a), " (%.2f)" % (a / refa)
+                    txt += ", A %s%s" % (R.pm(a, R.mib), " (%s)" % R.pm(V.ratio(a, refa), "%.2f")
                                          if refa and c != "hoard" else "")
                 cells.append(txt)
             rs.append(cells)
@@ -199,30 +208,34 @@ def hoard2026_section(rows, rounds, ncores):
     else:
         for wl in SPEED:
             for t in sorted({1, tp}):
-                x = _med(rows, h26, wl, t, lambda r: r.get("throughput"))
+                x = _sp(rows, h26, wl, t, _thr)
                 best = rank.get((wl, t))
                 if x is None or not best:
                     out.append("- %s at t=%d: not measured (%s)" % (
                         wl, t, "hoard2026" if x is None else "no production allocator"))
                     continue
-                bv, bx = best[0]
-                out.append("- %s at t=%d: hoard2026 %s ops/s, best production %s %s (%.2fx); "
-                           "target: at or above it — %s" % (wl, t, R.si(x), bv, R.si(bx),
-                                                            x / bx, R.mark(x >= bx)))
+                bv = best[0][0]
+                bx = _sp(rows, bv, wl, t, _thr)
+                q = V.ratio(x, bx)
+                out.append("- %s at t=%d: hoard2026 %s ops/s, best production %s %s (%sx); "
+                           "target: at or above it — %s" % (wl, t, R.pm(x), bv, R.pm(bx),
+                                                            R.iv(q), R.mark(V.check(q, ">=", 1))))
         mi = prod.get("mimalloc")
         for wl in WORKLOADS + BLOWUP:
             wts = [r["threads"] for r in V.ok(rows) if r["workload"] == wl]
             if not wts:
                 continue
             t = max(wts)
-            a, m = _med(rows, h26, wl, t, _rss), _med(rows, mi, wl, t, _rss) if mi else None
+            a, m = _sp(rows, h26, wl, t, _rss), _sp(rows, mi, wl, t, _rss) if mi else None
             if a is None or m is None:
                 out.append("- %s at t=%d, peak RSS: not measured (%s)" % (
                     wl, t, "hoard2026" if a is None else "mimalloc"))
                 continue
-            out.append("- %s at t=%d, peak RSS: hoard2026 %s MiB, mimalloc %s MiB (%.2fx); "
-                       "target: at or below mimalloc's — %s" % (wl, t, R.mib(a), R.mib(m), a / m,
-                                                                R.mark(a <= m)))
+            q = V.ratio(a, m)
+            out.append("- %s at t=%d, peak RSS: hoard2026 %s MiB, mimalloc %s MiB (%sx); "
+                       "target: at or below mimalloc's — %s" % (
+                           wl, t, R.pm(a, R.mib), R.pm(m, R.mib), R.iv(q),
+                           R.mark(V.check(q, "<=", 1))))
         out.append("")
     # --- against PR 88's tables -------------------------------------------------------------
     out += ["### Against PR 88's tables", "",
@@ -250,18 +263,20 @@ def hoard2026_section(rows, rounds, ncores):
                         cells.append("not measured")
                         continue
                     if metric == "time":
-                        a = _med(rows, h26, wl, t, lambda r: r.get("throughput"))
-                        b = _med(rows, ov, wl, t, lambda r: r.get("throughput"))
-                        better = a / b if a and b else None
+                        a, b = _sp(rows, h26, wl, t, _thr), _sp(rows, ov, wl, t, _thr)
+                        better = V.ratio(a, b)
                     else:
-                        a, b = _med(rows, h26, wl, t, _rss), _med(rows, ov, wl, t, _rss)
-                        better = b / a if a and b else None
+                        a, b = _sp(rows, h26, wl, t, _rss), _sp(rows, ov, wl, t, _rss)
+                        better = V.ratio(b, a)
                     if better is None:
                         cells.append("not measured")
                         continue
-                    dirs.append("better" if better >= 1 else "worse")
-                    cells.append("%.2f (%s)" % ((a / b), "better" if better >= 1 else "worse"))
+                    word = {True: "better", False: "worse", None: V.WITHIN_NOISE}[
+                        V.check(better, ">", 1.0)]
+                    dirs.append(word)
+                    cells.append("%s (%s)" % (R.pm(V.ratio(a, b), "%.2f"), word))
                 same = "–" if not dirs else (
+                    V.WITHIN_NOISE if dirs[-1] == V.WITHIN_NOISE else
                     "same" if dirs[-1] == pr else ("PR mixed" if pr == "mixed" else "opposite"))
                 rs.append(cells + [same])
     out += [R.table(["workload", "metric", "vs", "PR 88, Hoard at 16-256 threads"] +
@@ -269,20 +284,19 @@ def hoard2026_section(rows, rounds, ncores):
                     rs), ""]
     if h26:
         for wl, factor in PR88_LOW.items():
-            x = {t: _med(rows, h26, wl, t, lambda r: r.get("throughput")) for t in sorted({1, tp})}
+            x = {t: _sp(rows, h26, wl, t, _thr) for t in sorted({1, tp})}
             others = [o for o in ("mimalloc", "jemalloc", "glibc") if o in prod]
             for t, xv in x.items():
-                ys = {o: _med(rows, prod[o], wl, t, lambda r: r.get("throughput"))
-                      for o in others}
-                ys = {o: y for o, y in ys.items() if y}
+                ys = {o: _sp(rows, prod[o], wl, t, _thr) for o in others}
+                ys = {o: y for o, y in ys.items() if y and y.med}
                 if not xv or not ys:
                     continue
                 out.append("- PR 88 at 1-8 threads: Hoard %s faster than mimalloc, jemalloc "
                            "and glibc on %s. Here at t=%d (the direction only: faster than "
                            "each), hoard2026 / %s — %s" % (
-                               factor, wl, t, ", ".join("%s %.2f" % (o, xv / y)
+                               factor, wl, t, ", ".join("%s %s" % (o, R.iv(V.ratio(xv, y)))
                                                         for o, y in sorted(ys.items())),
-                               R.mark(all(xv > y for y in ys.values()))))
+                               R.mark(V.all_hold(*[V.differ(xv, y) for y in ys.values()]))))
     out += ["- What %d cores can confirm: the direction of each comparison at 1 and %d "
             "threads, single-thread speed, and memory bounds (the blowup verdict does not "
             "depend on timing). What they cannot: every PR table row is at 16 threads or "

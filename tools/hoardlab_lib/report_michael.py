@@ -74,6 +74,33 @@ def figure8_data(rows):
             for p, byv in acc.items()}
 
 
+def figure8_spreads(rows):
+    """{panel: {variant: {threads: Spread of throughput}}} over timing rows."""
+    acc = {}
+    for r in V.timing_rows(rows):
+        p = _panel_of(r)
+        if p:
+            acc.setdefault(p, {}).setdefault(r["variant"], {}).setdefault(
+                r["threads"], []).append(r["throughput"])
+    return {p: {v: {t: V.spread_of(xs) for t, xs in byt.items()} for v, byt in byv.items()}
+            for p, byv in acc.items()}
+
+
+def figure8_ratio_spreads(rows):
+    """{panel: {allocator name: {threads: Spread of throughput / glibc's at 1 thread}}}."""
+    data, names = figure8_spreads(rows), allocators(rows)
+    res = {}
+    for p in FIG8:
+        d = data.get(p)
+        g = names.get("glibc")
+        base = d.get(g, {}).get(1) if d and g else None
+        if not base:
+            continue
+        res[p] = {n: {t: V.ratio(x, base) for t, x in d[v].items() if V.ratio(x, base)}
+                  for n, v in names.items() if v in d}
+    return res
+
+
 def figure8_speedups(rows):
     """{panel: {allocator name: [(threads, speedup over glibc at 1 thread)]}} for panels where
     glibc was measured at 1 thread."""
@@ -114,7 +141,7 @@ def _spawn_note(rows):
             "thread than the paper measured.")
 
 
-def _table1(rows, names, fig):
+def _table1(rows, names, fig, fig_s=None):
     out = ["### Table 1: contention-free speedup over glibc", ""]
     if "glibc" not in names:
         return out + ["Not measured: glibc (the paper's libc malloc, the divisor) is not in "
@@ -127,9 +154,8 @@ def _table1(rows, names, fig):
             continue
         cells = [wl]
         for n in cols:
-            pts = dict(fig.get(p, {}).get(n, []))
-            x = pts.get(1)
-            cells.append("%.2f" % x if x else "not measured")
+            x = (fig_s or {}).get(p, {}).get(n, {}).get(1)
+            cells.append(R.pm(x, "%.2f") if x else "not measured")
             if x:
                 found.setdefault(wl, {})[n] = x
         cells.append(", ".join("%s %.2f / %.2f" % (n, a, b) for n, (a, b) in
@@ -143,7 +169,7 @@ def _table1(rows, names, fig):
     return out, found
 
 
-def _figure8(fig, names):
+def _figure8(fig, names, fig_s=None):
     out = ["### Figure 8: speedup over contention-free glibc", ""]
     if not fig:
         return out + ["Not measured: needs glibc at 1 thread on the Figure 8 workloads.", ""]
@@ -154,10 +180,11 @@ def _figure8(fig, names):
             rs.append([panel_name(p), "not measured"] + ["–"] * len(ts))
             continue
         for n in names:
-            pts = dict(fig[p].get(n, []))
+            pts = (fig_s or {}).get(p, {}).get(n, {})
             if not pts:
                 continue
-            rs.append([panel_name(p), n] + ["%.2f" % pts[t] if t in pts else "–" for t in ts])
+            rs.append([panel_name(p), n] + [R.pm(pts[t], "%.2f") if t in pts else "–"
+                                            for t in ts])
     return out + [R.table(["panel", "allocator"] + ["t=%d" % t for t in ts], rs), "",
                   "Median throughput at t threads / glibc's median throughput at 1 thread on "
                   "the same workload (the paper's y axis). Plot: `figure8.png`.", ""]
@@ -172,30 +199,33 @@ def _latency_claim(rows, names, found, cost, ncores):
         if "lockfree" in ratio and len(ratio) > 1:
             others = {n: x for n, x in ratio.items() if n in PAPER_SET and n != "lockfree"}
             if others:
-                out.append("- Table 1, %s: lockfree %.2f x glibc; %s; paper: lockfree highest "
-                           "(rule: above the others here and above 1) — %s" % (wl, ratio["lockfree"], ", ".join(
-                               "%s %.2f" % kv for kv in sorted(others.items())),
-                               R.mark(ratio["lockfree"] > max(others.values()) and
-                                      ratio["lockfree"] > 1.0)))
+                lfx = ratio["lockfree"]
+                out.append("- Table 1, %s: lockfree %s x glibc; %s; paper: lockfree highest "
+                           "(rule: above the others here and above 1) — %s" % (
+                               wl, R.iv(lfx), ", ".join("%s %s" % (n, R.iv(x))
+                                                        for n, x in sorted(others.items())),
+                               R.mark(V.all_hold(V.check(lfx, ">", 1.0), *[
+                                   V.differ(lfx, x) for x in others.values()]))))
     # linux-scalability at 1 thread: throughput and sampled latency per allocator.
     one = {}
     for r in V.timing_rows(rows):
         if r["workload"] == "linux-scalability" and r["threads"] == 1:
             one.setdefault(r["variant"], []).append(r)
     thr = {v: V.median([r["throughput"] for r in rs]) for v, rs in one.items()}
+    thr_s = {v: V.spread_of([r["throughput"] for r in rs]) for v, rs in one.items()}
     if lf in thr:
         paper_set = {n: thr[v] for n, v in names.items()
                      if v in thr and (n in PAPER_SET or n == "glibc")}
         if len(paper_set) > 1:
-            best = max(paper_set, key=paper_set.get)
             p50 = {n: V.median([r.get("extra.latency_ns.p50") for r in one[names[n]]])
                    for n in paper_set}
             out.append("- linux-scalability at 1 thread (the paper's allocators): %s; paper: "
                        "lockfree the fastest — %s" % (", ".join(
-                           "%s %s ops/s%s" % (n, R.si(x), " (p50 pair %d ns)" % p50[n]
-                                             if p50.get(n) else "")
+                           "%s %s ops/s%s" % (n, R.pm(thr_s[names[n]]),
+                                              " (p50 pair %d ns)" % p50[n] if p50.get(n) else "")
                            for n, x in sorted(paper_set.items(), key=lambda kv: -kv[1])),
-                           R.mark(best == "lockfree")))
+                           R.mark(V.all_hold(*[V.differ(thr_s[lf], thr_s[names[n]])
+                                               for n in paper_set if names[n] != lf]))))
         ranked = sorted(thr, key=lambda v: -thr[v])
         out.append("- linux-scalability at 1 thread, every allocator measured: lockfree is "
                    "%d of %d (fastest: %s %s ops/s)" % (ranked.index(lf) + 1, len(ranked),
@@ -224,27 +254,29 @@ def _prodcons_claim(rows, names, fig, ncores):
     lf, hv = names.get("lockfree"), names.get("hoard")
     if not (lf and hv):
         return ["- prodcons scaling against hoard: not measured (needs lockfree and hoard)"]
-    data = figure8_data(rows)
+    data = figure8_spreads(rows)
     for p in FIG8[5:]:
         d = data.get(p, {})
         s = {}
         for n, v in (("lockfree", lf), ("hoard", hv)):
             pts = d.get(v, {})
-            ts = sorted(t for t in pts if pts[t])
+            ts = sorted(t for t in pts if pts[t] and pts[t].med)
             if len(ts) >= 2 and ts[0] == 1:
-                s[n] = (pts[ts[-1]] / pts[1], ts[-1])
-        if len(s) < 2:
+                t = V.timing_threads(ts[1:], ncores)
+                s[n] = (V.ratio(pts[t], pts[1]), t)
+        if len(s) < 2 or None in (s["lockfree"][0], s["hoard"][0]):
             continue
-        out.append("- prodcons work=%d: speedup over its own 1 thread at t=%d: lockfree %.2f, "
-                   "hoard %.2f; paper: lockfree keeps scaling where hoard's producer heap "
+        lfs, hs = s["lockfree"][0], s["hoard"][0]
+        out.append("- prodcons work=%d: speedup over its own 1 thread at t=%d (P): lockfree "
+                   "%s, hoard %s; paper: lockfree keeps scaling where hoard's producer heap "
                    "contends (rule: lockfree's speedup above 1 and at least hoard's) — %s"
-                   % (p[2], s["lockfree"][1], s["lockfree"][0], s["hoard"][0],
-                      R.mark(s["lockfree"][0] > 1.0 and s["lockfree"][0] >= s["hoard"][0])))
+                   % (p[2], s["lockfree"][1], R.iv(lfs), R.iv(hs),
+                      R.mark(V.all_hold(V.check(lfs, ">", 1.0),
+                                        V.check(V.ratio(lfs, hs), ">=", 1.0)))))
     if not out:
         return ["- prodcons scaling against hoard: not measured (needs prodcons at 1 and >= 2 "
                 "threads for both)"]
-    return out + ["- differences within the run-to-run noise (header) are not evidence either "
-                  "way"]
+    return out
 
 
 def _stall_signal(rows):
@@ -264,8 +296,10 @@ def _stall_signal(rows):
         ro = V.median([r.get("extra.ratio_outside") for r in s])
         dead = sum(1 for r in g if V.truthy(r.get("extra.deadlocked")))
         kind = next((r.get("alloc_kind") for r in s + g + gbad), "")
-        rs.append([v, kind, "%.2f" % ratio if ratio is not None else "not measured",
-                   "%.2f" % ro if ro is not None else "not measured", len(s) or "–",
+        rs.append([v, kind, R.pm(V.spread_of([r.get("extra.ratio") for r in s]), "%.2f")
+                   if ratio is not None else "not measured",
+                   R.pm(V.spread_of([r.get("extra.ratio_outside") for r in s]), "%.2f")
+                   if ro is not None else "not measured", len(s) or "–",
                    ("%d of %d" % (dead, len(g)) if g else "not measured") +
                    (" (%d runs failed)" % len(gbad) if gbad else "")])
         strat = next((r.get("strategy") for r in s + g), None)
@@ -276,10 +310,12 @@ def _stall_signal(rows):
                               "one can deadlock in a handler — %s" % (dead, len(g),
                                                                        R.mark(dead == 0)))
             if ro is not None:
-                checks.append("- stall: lockfree's ratio_outside %.2f (rule: >= %.2f, the "
+                ros = V.spread_of([r.get("extra.ratio_outside") for r in s])
+                checks.append("- stall: lockfree's ratio_outside %s (rule: >= %.2f, the "
                               "other threads do not wait for a paused thread); paper: "
                               "lock-free progress tolerates preemption — %s"
-                              % (ro, STALL_TOLERANT, R.mark(ro >= STALL_TOLERANT)))
+                              % (R.iv(ros), STALL_TOLERANT,
+                                 R.mark(V.check(ros, ">=", STALL_TOLERANT))))
     out += [R.table(["allocator", "kind", "stall ratio", "stall ratio_outside", "stall runs",
                      "signal-malloc deadlocked"], rs), "",
             "stall (2 threads): ratio = the other threads' throughput while thread 0 is paused "
@@ -319,9 +355,10 @@ def michael_section(rows, rounds, ncores, outdir=None):
                 "reproduced here, only their direction at %d threads." % (
                     ncores, ncores, ncores, ncores), ""]
     fig = figure8_speedups(rows)
-    t1, found = _table1(rows, names, fig)
+    fig_s = figure8_ratio_spreads(rows)
+    t1, found = _table1(rows, names, fig, fig_s)
     out += t1
-    out += _figure8(fig, names)
+    out += _figure8(fig, names, fig_s)
     ss, ss_checks = _stall_signal(rows)
     out += ss
     out += ["### The paper's claims on this machine", "",

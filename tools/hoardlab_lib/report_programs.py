@@ -58,7 +58,10 @@ def cells(prows):
             out[(name, v)] = {"runs": len(rs), "bad": bad,
                               "wall": V.median([r.get("wall_s") for r in ok]),
                               "rss_kb": V.median([r.get("peak_rss_kb") for r in ok]),
-                              "cpu": V.median(cpu), "walls": [r.get("wall_s") for r in ok]}
+                              "cpu": V.median(cpu), "walls": [r.get("wall_s") for r in ok],
+                              "spread": {"wall": V.spread_of([r.get("wall_s") for r in ok]),
+                                         "rss_kb": V.spread_of([r.get("peak_rss_kb")
+                                                                for r in ok])}}
     return out
 
 
@@ -118,7 +121,7 @@ def _table(data, cs, vs, key, title, absolute):
         elif base["bad"]:
             first = "**%s**" % bad_text(base)
         else:
-            first = absolute(base[key])
+            first = R.pm(base["spread"][key], absolute)
         cells_ = [name, first]
         for v in others:
             c = data.get((name, v))
@@ -129,7 +132,7 @@ def _table(data, cs, vs, key, title, absolute):
             elif rat[v].get(name) is None:
                 cells_.append("(%s)" % absolute(c[key]))
             else:
-                cells_.append("%.2f" % rat[v][name])
+                cells_.append(R.pm(V.ratio(c["spread"][key], base["spread"][key]), "%.2f"))
         rows.append(cells_)
     gm = gmeans(rat, vs)
     rows.append(["**geometric mean**", "1"] + [
@@ -161,9 +164,12 @@ def stats_table(prows, cs):
 
             def num(x):
                 return "–" if x is None else R.si(x)
-            fr = med("fragmentation")
-            rows.append([name, v, R.mib(med("held_bytes_peak")), R.mib(med("in_use_peak")),
-                         "%.2f" % fr if fr else "–", num(med("lock_acquisitions")),
+            def sp(k):
+                return V.spread_of([r.get("hoardlab." + k) for r in rs])
+            fr = sp("fragmentation")
+            rows.append([name, v, R.pm(sp("held_bytes_peak"), R.mib),
+                         R.pm(sp("in_use_peak"), R.mib),
+                         R.pm(fr, "%.2f") if fr and fr.med else "–", num(med("lock_acquisitions")),
                          num(med("lock_contended")), num(med("cas_attempts")),
                          num(med("cas_retries")), num(med("mallocs")),
                          num(V.median([r.get("program.processes") for r in rs]))])
@@ -203,12 +209,14 @@ def programs_section(rows, meta=None):
         out += ["glibc was not among the sweep's allocators, so there are no ratios; "
                 "`runs.csv` has every measurement.", ""]
     out += ["- %d program runs, %d not ok (also listed under Failed runs)" % (len(prows), n_bad)]
-    spreads = sorted(max(c["walls"]) / min(c["walls"]) for c in data.values()
-                     if len(c["walls"]) >= 2 and min(c["walls"]) > 0)
+    noise = sorted(((max(c["walls"]) / min(c["walls"]), k) for k, c in data.items()
+                    if len(c["walls"]) >= 2 and min(c["walls"]) > 0), reverse=True)
+    spreads = sorted(x for x, _ in noise)
     if spreads:
         out.append("- run-to-run noise: wall time max/min over the repetitions of one program "
-                   "and allocator is %.2f in the median group and %.2f in the worst"
-                   % (V.median(spreads), spreads[-1]))
+                   "and allocator is %.2f in the median group and %.2f in the worst; "
+                   "noisiest: %s" % (V.median(spreads), spreads[-1], "; ".join(
+                       "%s under %s %.2f" % (k[0], k[1], x) for x, k in noise[:3])))
     out.append("")
     if BASELINE in vs:
         out += _table(data, cs, vs, "wall", "Time relative to glibc", lambda x: "%.2f" % x)
@@ -220,15 +228,16 @@ def programs_section(rows, meta=None):
 
 def programs_plot(rows, outdir):
     """programs.png: two panels (time, peak RSS), a group of bars per program and one for
-    the geometric mean, each bar an allocator's ratio to glibc (linear, from 0, as
-    mimalloc-bench draws them; a bar above CAP is cut there and labelled with its value); a
+    the geometric mean, each bar an allocator's ratio to glibc with the ratio's interval
+    over repetitions as its error bar (linear, from 0, as mimalloc-bench draws them; a bar
+    above CAP is cut there and labelled with its value; the legend outside the axes); a
     run that was not ok is an x at 1 with its status letter (F failed, T timeout, M
     mismatch, N not loaded)."""
     prows = program_rows(rows)
     vs = variants(prows)
     if not prows or BASELINE not in vs or len(vs) < 2:
         return []
-    from .plots import _plt, _save
+    from .plots import _legend, _plt, _save, _yerr
     plt = _plt()
     cs = cases(prows)
     data = cells(prows)
@@ -241,9 +250,12 @@ def programs_plot(rows, outdir):
                            (axes[1], "rss_kb", "peak RSS relative to glibc (lower is less)")):
         rat, _ = ratios(data, cs, vs, key)
         gm = gmeans(rat, vs)
-        top = min(CAP, 1.1 * max([1.0] + [x for v in others for x in rat[v].values() if x]))
+        his = [V.ratio(data[(n, v)]["spread"][key], data[(n, BASELINE)]["spread"][key])
+               for v in others for n, x in rat[v].items() if x]
+        top = min(CAP, 1.1 * max([1.0] + [x for v in others for x in rat[v].values() if x] +
+                                 [h.hi for h in his if h]))
         for i, v in enumerate(others):
-            xs, ys, bad_x = [], [], []
+            xs, ys, bad_x, sp = [], [], [], []
             for g, name in enumerate(groups):
                 x = g + (i - (len(others) - 1) / 2) * width
                 y = gm[v][0] if name == "geomean" else rat[v].get(name)
@@ -251,9 +263,13 @@ def programs_plot(rows, outdir):
                 if y:
                     xs.append(x)
                     ys.append(y)
+                    base = data.get((name, BASELINE))
+                    sp.append(None if name == "geomean" or y > top else
+                              V.ratio(c["spread"][key], base["spread"][key]))
                 elif c is not None and (c["bad"] or name != "geomean"):
                     bad_x.append((x, c))
-            ax.bar(xs, [min(y, top) for y in ys], width, label=v, color=cmap(i % 20))
+            ax.bar(xs, [min(y, top) for y in ys], width, label=v, color=cmap(i % 20),
+                   yerr=_yerr(sp), capsize=1.5, error_kw={"lw": 0.7})
             for x, y in zip(xs, ys):
                 if y > top:
                     ax.annotate("%.1f" % y, (x, top), textcoords="offset points",
@@ -271,7 +287,7 @@ def programs_plot(rows, outdir):
         ax.set_ylim(0, top * 1.08)
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3, axis="y")
-    axes[0].legend(fontsize=7, ncol=min(6, len(others)), loc="upper left")
+    _legend(axes[0])
     fig.text(0.01, 0.005, "x: no ratio (F failed, T timed out, M output differs from "
              "glibc's, N allocator not loaded, g glibc's own runs failed); geomean over the "
              "programs with ratios", fontsize=7)

@@ -12,10 +12,20 @@ def _med(rows, key, **where):
     return V.median([r.get(key) for r in rows if all(r.get(k) == v for k, v in where.items())])
 
 
+def _sp(rows, key, **where):
+    """Spread of `key` (a column, or a function of the row) over the rows matching where."""
+    get = key if callable(key) else (lambda r: r.get(key))
+    return V.spread_of([get(r) for r in rows if all(r.get(k) == v for k, v in where.items())])
+
+
+def _mem(r):
+    return V.memory_of(r)[0]
+
+
 def _per_free(rows, counter):
-    """Median over runs of counter / frees (the run's own hoardlab counters)."""
-    return V.median([r["hoardlab." + counter] / r["hoardlab.frees"] for r in rows
-                     if r.get("hoardlab." + counter) is not None and r.get("hoardlab.frees")])
+    """Spread over runs of counter / frees (the run's own hoardlab counters)."""
+    return V.spread_of([r["hoardlab." + counter] / r["hoardlab.frees"] for r in rows
+                        if r.get("hoardlab." + counter) is not None and r.get("hoardlab.frees")])
 
 
 def _growth(rounds, rows):
@@ -24,21 +34,24 @@ def _growth(rounds, rows):
     return V.median([g[0] for g in gs if g])
 
 
-def remote_free_section(rows, rounds):
+def remote_free_section(rows, rounds, ncores=2):
     okr = [r for r in V.ok(rows) if not V.is_census(r)]
     keyed = [r for r in okr if r.get("knob.remote_free") not in (None, "")]
     if len({str(r["knob.remote_free"]) for r in keyed}) < 2:
         return []
-    t = max(r["threads"] for r in okr)
+    t = V.timing_threads([r["threads"] for r in okr], ncores)
+    tm = max(r["threads"] for r in okr)
     out = ["## Remote frees (`remote_free`)", "",
            "Each strategy with every value of `remote_free`: `lock` (the paper: lock the owner "
            "heap for every remote free), `list` (one CAS onto the superblock's remote list) and "
            "`queue` (thread-local batches posted to the owner heap's queue); docs/remote-free.md "
-           "says when pending frees are collected. At t=%d, medians over repetitions; in "
+           "says when pending frees are collected. Time at P: t=%s (xfree: %s threads, a "
+           "producer and a consumer per t), medians over repetitions; in "
            "brackets, the ratio to `lock` of the same strategy. Memory: A (peak bytes held) on "
-           "the blowup workloads, in brackets the ratio to `lock`; growth: memory at the last "
+           "the blowup workloads at the highest thread count, t=%d, in brackets the ratio to "
+           "`lock`; growth: memory at the last "
            "round over round n/4 (1.00 = flat). Per free: the run's lock acquisitions "
-           "(malloc's included) and CAS operations over its frees." % t, ""]
+           "(malloc's included) and CAS operations over its frees." % (t, 2 * t, tm), ""]
     head = ["strategy", "remote_free"] + ["%s ops/s" % w for w in WORKLOADS] + \
            ["xfree A/U", "locks/free", "CAS/free"] + ["%s A" % w for w in BLOWUP] + ["growth"]
     rs, best = [], {}
@@ -53,24 +66,26 @@ def remote_free_section(rows, rounds):
             rr = of[v]
             cells = [s, v]
             for w in WORKLOADS:
-                x = _med(rr, "throughput", workload=w, threads=t)
+                x = _sp(rr, "throughput", workload=w, threads=t)
                 ref.setdefault(w, x if v == "lock" else None)
                 if w == "xfree" and x:
                     best.setdefault(s, {})[v] = x
-                cells.append("–" if not x else R.si(x) + (" (%.2f)" % (x / ref[w])
-                                                        if ref.get(w) and v != "lock" else ""))
+                rel = V.ratio(x, ref.get(w)) if v != "lock" else None
+                cells.append("–" if not x else R.pm(x) + (" (%s)" % R.pm(rel, "%.2f")
+                                                        if rel else ""))
             xr = [r for r in rr if r["workload"] == "xfree" and r["threads"] == t]
-            fr = _med(xr, "hoardlab.fragmentation")
+            fr = _sp(xr, "hoardlab.fragmentation")
             lk, cas = _per_free(xr, "lock_acquisitions"), _per_free(xr, "cas_attempts")
-            cells += ["%.2f" % fr if fr else "–", "%.2f" % lk if lk is not None else "–",
-                      "%.2f" % cas if cas is not None else "–"]
+            cells += [R.pm(fr, "%.2f") if fr else "–", R.pm(lk, "%.2f") if lk else "–",
+                      R.pm(cas, "%.2f") if cas else "–"]
             grow = []
             for w in BLOWUP:
-                br = [r for r in rr if r["workload"] == w and r["threads"] == t]
-                a = V.median([V.memory_of(r)[0] for r in br])
+                br = [r for r in rr if r["workload"] == w and r["threads"] == tm]
+                a = V.spread_of([_mem(r) for r in br])
                 ref.setdefault(w, a if v == "lock" else None)
-                cells.append("–" if not a else R.mib(a) + (" (%.2f)" % (a / ref[w])
-                                                         if ref.get(w) and v != "lock" else ""))
+                rel = V.ratio(a, ref.get(w)) if v != "lock" else None
+                cells.append("–" if not a else R.pm(a, R.mib) + (" (%s)" % R.pm(rel, "%.2f")
+                                                                if rel else ""))
                 g = _growth(rounds, br)
                 if g:
                     grow.append("%.2f" % g)
@@ -81,42 +96,46 @@ def remote_free_section(rows, rounds):
         rr = [r for r in prod if r["variant"] == v]
         cells = [v, "–"]
         for w in WORKLOADS:
-            x = _med(rr, "throughput", workload=w, threads=t)
-            cells.append(R.si(x) if x else "–")
+            x = _sp(rr, "throughput", workload=w, threads=t)
+            cells.append(R.pm(x) if x else "–")
         cells += ["–", "–", "–"]
         for w in BLOWUP:
-            a = V.median([V.memory_of(r)[0] for r in rr if r["workload"] == w and
-                          r["threads"] == t])
-            cells.append(R.mib(a) + " RSS" if a else "–")
+            a = _sp(rr, _mem, workload=w, threads=tm)
+            cells.append(R.pm(a, R.mib) + " RSS" if a else "–")
         cells.append("–")
         rs.append(cells)
     out += [R.table(head, rs), ""]
-    out += _targets(okr, keyed, best, t)
+    out += _targets(okr, keyed, best, t, tm)
     return out + [""]
 
 
-def _targets(okr, keyed, best, t):
-    """Issue 18's targets, each stated with the numbers that decide it."""
+def _targets(okr, keyed, best, t, tm=None):
+    """Issue 18's targets, each stated with the numbers that decide it (and their interval:
+    a target whose ratio's interval reaches its threshold is within noise)."""
     out = []
+    tm = tm or t
     hoard = best.get("hoard", {})
     fast = {v: x for v, x in hoard.items() if v in ("list", "queue")}
-    mi3 = _med([r for r in okr if r["variant"] == "mimalloc3"], "throughput", workload="xfree",
-               threads=t)
+    mi3 = _sp([r for r in okr if r["variant"] == "mimalloc3"], "throughput", workload="xfree",
+              threads=t)
     if fast:
-        v = max(fast, key=fast.get)
+        v = max(fast, key=lambda k: fast[k].med)
         if mi3:
+            q = V.ratio(fast[v], mi3)
             out.append("- xfree at t=%d: hoard's best fast value `%s` %s frees/s, mimalloc3 %s "
-                       "(%.2fx); target: at or above mimalloc3 — %s"
-                       % (t, v, R.si(fast[v]), R.si(mi3), fast[v] / mi3, R.mark(fast[v] >= mi3)))
+                       "(%sx); target: at or above mimalloc3 — %s"
+                       % (t, v, R.pm(fast[v]), R.pm(mi3), R.iv(q), R.mark(V.check(q, ">=", 1))))
         if hoard.get("lock"):
-            out.append("- xfree at t=%d: `%s` is %.2fx `lock`; target: at least 5x — %s"
-                       % (t, v, fast[v] / hoard["lock"], R.mark(fast[v] >= 5 * hoard["lock"])))
+            q = V.ratio(fast[v], hoard["lock"])
+            out.append("- xfree at t=%d: `%s` is %sx `lock`; target: at least 5x — %s"
+                       % (t, v, R.iv(q), R.mark(V.check(q, ">=", 5))))
         for w in BLOWUP:
-            a = {vv: V.median([V.memory_of(r)[0] for r in keyed if r["strategy"] == "hoard" and
-                               str(r["knob.remote_free"]) == vv and r["workload"] == w and
-                               r["threads"] == t]) for vv in ("lock", v)}
+            a = {vv: V.spread_of([_mem(r) for r in keyed if r["strategy"] == "hoard" and
+                                  str(r["knob.remote_free"]) == vv and r["workload"] == w and
+                                  r["threads"] == tm]) for vv in ("lock", v)}
             if a["lock"] and a[v]:
-                out.append("- %s at t=%d: `%s` holds %s, `lock` %s (%.2fx); target: within "
-                           "1.2x — %s" % (w, t, v, R.mib(a[v]), R.mib(a["lock"]), a[v] / a["lock"],
-                                          R.mark(a[v] <= 1.2 * a["lock"])))
+                q = V.ratio(a[v], a["lock"])
+                out.append("- %s at t=%d: `%s` holds %s, `lock` %s (%sx); target: within "
+                           "1.2x — %s" % (w, tm, v, R.pm(a[v], R.mib), R.pm(a["lock"], R.mib),
+                                          R.iv(q), R.mark(V.check(q, "<=", 1.2))))
     return out + [""] if out else []

@@ -36,8 +36,9 @@ RULES = {
     "fast": "fast? = yes if the geometric mean, over the workloads measured at 1 thread, of "
             "(median throughput / median throughput of `serial`) is >= %.2f; else no."
             % FAST_MIN_RATIO,
-    "scalable": "scalable? from speedup S = median throughput at the highest thread count T "
-                "measured / median throughput at 1 thread (geometric mean over %s). With "
+    "scalable": "scalable? from speedup S = median throughput at T / median throughput at 1 "
+                "thread (geometric mean over %s), T = P of the thread-count rule (the largest "
+                "thread count measured not above the cores, else the smallest above 1). With "
                 "ideal I = min(T, cores) and gain g = (S-1)/(I-1): yes if g >= %.2f, no if "
                 "g < %.2f, maybe in between. Undecided when I < 2."
                 % (", ".join(SCALE_WORKLOADS), SCALE_YES_GAIN, SCALE_NO_GAIN),
@@ -128,21 +129,56 @@ def fast(rows, variant, reference):
     """fast?: 1-thread throughput against `serial` (rule: RULES['fast'])."""
     if reference is None:
         return verdict("undecided", "serial was not measured")
-    tab = throughput_table(rows)
+    tab = throughput_spreads(rows)
     ratios = []
     for (v, wl, t), thr in sorted(tab.items()):
         if v != variant or t != 1 or wl.startswith(TIMING_WORKLOADS_EXCLUDED):
             continue
-        ref = tab.get((reference, wl, 1))
-        if ref and thr:
-            ratios.append((wl, thr / ref))
+        x = ratio(thr, tab.get((reference, wl, 1)))
+        if x and x.med:
+            ratios.append((wl, x))
     if not ratios:
         return verdict("undecided", "no 1-thread runs shared with %s" % reference)
-    g = gmean([x for _, x in ratios])
-    ev = "%.2f x %s (%s)" % (g, reference, ", ".join("%s %.2f" % w for w in ratios))
+    g = gmean_spread([x for _, x in ratios])
+    ev = "%s x %s (%s)" % (interval_text(g), reference,
+                           ", ".join("%s %.2f" % (w, x.med) for w, x in ratios))
     if variant == reference:
         return verdict("yes", "the reference (1.00 x itself)")
-    return verdict("yes" if g >= FAST_MIN_RATIO else "no", ev)
+    return verdict(decided(check(g, ">=", FAST_MIN_RATIO)), ev)
+
+
+def interval_text(s, fmt="%.2f"):
+    """'1.23 [1.18, 1.30]': a Spread in a sentence (a verdict's evidence, a check), with the
+    interval it is decided on; '1.23' without spread, '–' for None. fmt: '%.2f' or a
+    function. (Table cells use report.pm, the shorter 'median ±p%'.)"""
+    if s is None or s.med is None:
+        return "–"
+    f = fmt if callable(fmt) else (lambda x: fmt % x)
+    if s.n < 2 or s.lo == s.hi:
+        return f(s.med)
+    return "%s [%s, %s]" % (f(s.med), f(s.lo), f(s.hi))
+
+
+def decided(holds, yes="yes", no="no"):
+    """A verdict's value from check(): yes / no, or WITHIN_NOISE."""
+    return WITHIN_NOISE if holds is None else (yes if holds else no)
+
+
+def speedup_spreads(rows, variant, workloads, max_threads=None, ncores=None):
+    """{workload: (Spread of S, T)}: as speedups(), with the ratio's interval; with ncores,
+    T is P of THREADS_RULE among the thread counts above 1."""
+    tab = throughput_spreads(rows)
+    res = {}
+    for wl in workloads:
+        ts = sorted(t for (v, w, t) in tab if v == variant and w == wl and
+                    (max_threads is None or t <= max_threads))
+        if len(ts) < 2 or ts[0] != 1:
+            continue
+        t = timing_threads(ts[1:], ncores) if ncores else ts[-1]
+        s = ratio(tab[(variant, wl, t)], tab[(variant, wl, 1)])
+        if s:
+            res[wl] = (s, t)
+    return res
 
 
 def speedups(rows, variant, workloads, max_threads=None):
@@ -166,29 +202,205 @@ def rep_spread(rows):
             if len(x) >= 2 and min(x) > 0}
 
 
+# --- noise: a median with its spread, and checks that say when they cannot decide ---------
+
+# Runs shorter than this are flagged: below about 0.1 s what is timed is no longer mostly the
+# allocator. Creating and joining the threads (tens of microseconds each), the first page
+# faults of the heap and the binary (a few milliseconds), and above all one scheduler time
+# slice lost to another process on a shared machine (4-10 ms) are fixed costs: at 0.1 s one
+# lost slice is up to 10% of the run, at 0.04 s a quarter of it.
+SHORT_RUN_S = 0.1
+WITHIN_NOISE = "within noise"
+NOISE_RULE = ("A check or verdict is decided only when the interval of its number lies wholly "
+              "on one side of its threshold; when the interval reaches the threshold (or a "
+              "number is exactly at it) it says *%s*. The interval of a median is the min-max "
+              "over its repetitions; of a ratio of two medians a/b, [min a / max b, max a / "
+              "min b]; of a geometric mean, the geometric means of the ends. A group measured "
+              "once has no interval (its cell says ±?)." % WITHIN_NOISE)
+
+
+class Spread(tuple):
+    """A median over repetitions and the interval [lo, hi] around it (min-max, or the
+    interval of a ratio), from n repetitions (n = 1: no spread known)."""
+    __slots__ = ()
+
+    def __new__(cls, med, lo, hi, n):
+        return tuple.__new__(cls, (med, lo, hi, n))
+
+    med = property(lambda s: s[0])
+    lo = property(lambda s: s[1])
+    hi = property(lambda s: s[2])
+    n = property(lambda s: s[3])
+
+    def rel(self):
+        """The half-width of the interval relative to the median: the larger of
+        hi/med - 1 and 1 - lo/med (0 when the median is 0)."""
+        if not self.med:
+            return 0.0
+        return max(self.hi / self.med - 1.0, 1.0 - self.lo / self.med)
+
+
+def spread_of(xs):
+    """Spread(median, min, max, n) of the values (None skipped); None when there are none."""
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None
+    return Spread(statistics.median(xs), min(xs), max(xs), len(xs))
+
+
+def exact(x):
+    """A number with no spread (a paper's value, a count)."""
+    return None if x is None else Spread(x, x, x, 1)
+
+
+def ratio(a, b):
+    """a / b of two Spreads, with the interval of every ratio their ranges allow."""
+    if a is None or b is None or not b.med or b.lo <= 0 or b.hi <= 0:
+        return None
+    return Spread(a.med / b.med, a.lo / b.hi, a.hi / b.lo, min(a.n, b.n))
+
+
+def gmean_spread(ss):
+    """Geometric mean of Spreads: of the medians, of the lows, of the highs."""
+    ss = [s for s in ss if s is not None and s.lo > 0]
+    if not ss:
+        return None
+    return Spread(gmean([s.med for s in ss]), gmean([s.lo for s in ss]),
+                  gmean([s.hi for s in ss]), min(s.n for s in ss))
+
+
+def check(s, op, threshold):
+    """Does `value op threshold` hold (op: '>=', '>', '<=', '<')? True when the whole
+    interval of s satisfies it, False when none of it does, None (within noise) when the
+    interval reaches the threshold: a value exactly at a threshold decides nothing. A plain
+    number is taken as exact. Rule: NOISE_RULE."""
+    if s is None:
+        return None
+    if not isinstance(s, Spread):
+        s = exact(s)
+    if s.lo <= threshold <= s.hi:
+        return None
+    above = s.lo > threshold
+    return above if op in (">", ">=") else not above
+
+
+def check_between(s, low, high):
+    """Is the value within [low, high]? True when the whole interval is inside, False when
+    it lies wholly outside, None (within noise) when it reaches either bound."""
+    inside_low, inside_high = check(s, ">=", low), check(s, "<=", high)
+    if inside_low is False or inside_high is False:
+        return False
+    if inside_low is None or inside_high is None:
+        return None
+    return True
+
+
+def differ(a, b):
+    """a above b? (two Spreads): True / False / None when the ratio's interval contains 1."""
+    return check(ratio(a, b), ">", 1.0)
+
+
+def all_hold(*holds):
+    """Several checks together: False if any fails, None (within noise) if any is within
+    noise, else True."""
+    if any(h is False for h in holds):
+        return False
+    return None if any(h is None for h in holds) else True
+
+
+def throughput_spreads(rows):
+    """{(variant, workload_label, threads): Spread of throughput} over timing rows."""
+    return {k: spread_of(v) for k, v in throughput_groups(rows).items()}
+
+
+def noisiest(rows, k=3):
+    """The k groups with the largest run-to-run spread: [((variant, workload, threads),
+    max/min)], the noisiest first."""
+    return sorted(rep_spread(rows).items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+
+
+def short_groups(rows, floor=SHORT_RUN_S):
+    """{(variant, workload_label, threads): median wall seconds} of the timing groups (not the
+    memory workloads) whose median run is shorter than `floor` seconds."""
+    acc = {}
+    for r in timing_rows(rows):
+        if r["workload"].startswith(TIMING_WORKLOADS_EXCLUDED) or r.get("wall_s") is None:
+            continue
+        acc.setdefault((r["variant"], r["workload_label"], r["threads"]), []).append(r["wall_s"])
+    return {k: median(v) for k, v in acc.items() if median(v) < floor}
+
+
+# --- thread counts ------------------------------------------------------------------------
+
+THREADS_RULE = ("Sections on time use P, the largest thread count measured not above the "
+                "machine's cores (the smallest measured when every one is above): more "
+                "threads than cores time the scheduler's slicing, not the allocator. Sections "
+                "on memory use the highest thread count measured (memory needs no cores). "
+                "Each section names the count it uses.")
+
+
+def timing_threads(ts, ncores):
+    """P of THREADS_RULE among the thread counts ts (None when ts is empty)."""
+    ts = sorted(set(t for t in ts if t is not None))
+    if not ts:
+        return None
+    under = [t for t in ts if t <= ncores]
+    return under[-1] if under else ts[0]
+
+
+def threads_run(r):
+    """The threads a run actually ran (besides main): `threads`, except where a workload runs
+    more per unit of its `threads` parameter, as xfree does (a producer and a consumer per
+    unit: 2T), which its record says in extra.producers and extra.consumers."""
+    p, c = r.get("extra.producers"), r.get("extra.consumers")
+    if p is not None and c is not None:
+        return int(p) + int(c)
+    if r.get("workload") == "xfree" and r.get("threads"):
+        return 2 * r["threads"]
+    return r.get("threads")
+
+
+def threads_text(rows, workload_label, t):
+    """'4', or '4 (8 threads run)' when the runs of that workload ran more than t."""
+    ran = {threads_run(r) for r in rows if r.get("workload_label") == workload_label and
+           r.get("threads") == t and r.get("status") == "ok"}
+    ran.discard(None)
+    if ran and max(ran) != t:
+        return "%d (%d threads run)" % (t, max(ran))
+    return "%d" % t
+
+
 def gain(s, ideal):
     return (s - 1.0) / (ideal - 1.0)
 
 
 def scalable(rows, variant, ncores):
     """scalable?: speedup at the highest thread count (rule: RULES['scalable'])."""
-    sp = speedups(rows, variant, SCALE_WORKLOADS)
+    sp = speedup_spreads(rows, variant, SCALE_WORKLOADS, ncores=ncores)
     if not sp:
         return verdict("undecided", "no workload of %s measured at 1 and >= 2 threads"
                        % "/".join(SCALE_WORKLOADS))
     tmax = min(t for _, t in sp.values())
     ideal = min(tmax, ncores)
-    s = gmean([x for x, _ in sp.values()])
-    ev = "S = %.2f at %d threads (%s)" % (s, tmax, ", ".join(
-        "%s %.2f" % (w, x) for w, (x, _) in sorted(sp.items())))
+    s = gmean_spread([x for x, _ in sp.values()])
+    ev = "S = %s at %d threads (%s)" % (interval_text(s), tmax, ", ".join(
+        "%s %.2f" % (w, x.med) for w, (x, _) in sorted(sp.items())))
     if ideal < 2:
         return verdict("undecided", ev, "this machine has %d core(s): speedup cannot show" % ncores)
-    g = gain(s, ideal)
+    g = Spread(gain(s.med, ideal), gain(s.lo, ideal), gain(s.hi, ideal), s.n)
     note = ""
     if ncores < FEW_CORES:
         note = "weak evidence: %d cores" % ncores
-    val = "yes" if g >= SCALE_YES_GAIN else ("no" if g < SCALE_NO_GAIN else "maybe")
-    return verdict(val, ev + ", gain %.2f of ideal %d" % (g, ideal), note)
+    yes, no = check(g, ">=", SCALE_YES_GAIN), check(g, "<", SCALE_NO_GAIN)
+    if yes:
+        val = "yes"
+    elif no:
+        val = "no"
+    elif yes is False and no is False:
+        val = "maybe"
+    else:
+        val = WITHIN_NOISE
+    return verdict(val, ev + ", gain %s of ideal %d" % (interval_text(g), ideal), note)
 
 
 def census_counts(rows, variant, workloads=FS_CENSUS_WORKLOADS,
@@ -210,8 +422,8 @@ def false_sharing(rows, variant, ncores):
     """avoids false sharing? (rule: RULES['false_sharing'])."""
     counts = census_counts(rows, variant)
     paper_counts = census_counts(rows, variant, FS_PROGRAM_SHARED, "hoardlab.census_paper")
-    sp = speedups(rows, variant, FS_TIMING_WORKLOADS)
-    timing = ", ".join("%s S=%.2f" % (w, x) for w, (x, _) in sorted(sp.items()))
+    sp = speedup_spreads(rows, variant, FS_TIMING_WORKLOADS, ncores=ncores)
+    timing = ", ".join("%s S=%s" % (w, interval_text(x)) for w, (x, _) in sorted(sp.items()))
     if counts or paper_counts:
         bad = {w: c for w, c in list(counts.items()) + list(paper_counts.items()) if c > 0}
         ev = "census: " + ", ".join("%s %d" % (w, c) for w, c in sorted(counts.items()))
@@ -240,10 +452,11 @@ def false_sharing(rows, variant, ncores):
         return verdict("undecided", "timing: " + timing,
                        "no census runs, and %d core(s) cannot show false sharing" % ncores)
     missing = [w for w in FS_TIMING_WORKLOADS if w not in sp]
-    good = all(gain(x, ideal) >= SCALE_YES_GAIN for x, _ in sp.values())
-    if missing and good:
+    good = all_hold(*[check(Spread(gain(x.med, ideal), gain(x.lo, ideal), gain(x.hi, ideal),
+                                   x.n), ">=", SCALE_YES_GAIN) for x, _ in sp.values()])
+    if missing and good is not False:
         return verdict("undecided", "timing: " + timing, "%s not measured" % ", ".join(missing))
-    return verdict("yes" if good else "no", "timing (no census): " + timing,
+    return verdict(decided(good), "timing (no census): " + timing,
                    "decided from speed only" + ("; only %d cores" % ncores
                                                 if ncores < FEW_CORES else ""))
 
@@ -361,7 +574,7 @@ def taxonomy(rows, rounds, ncores, strategies=None):
                  "claim": paper.claim(strat)}
         entry["mismatches"] = [k for k in ("fast", "scalable", "false_sharing", "blowup")
                                if entry["claim"] and entry["claim"][k] and
-                               entry[k]["value"] != "undecided" and
+                               entry[k]["value"] not in ("undecided", WITHIN_NOISE) and
                                entry[k]["value"] not in entry["claim"][k]]
         res.append(entry)
     return res
