@@ -4,7 +4,7 @@
  *
  * The order is the order in which locks nest during normal operation, outermost first, so
  * taking them all cannot deadlock against a thread that holds one and waits for another:
- *   the strategy's (heaps, free lists; a strategy orders its own: hl_heaps_fork, hl_ch_fork)
+ *   the strategy's (heaps, free lists; a strategy orders its own: hl_heaps_fork, hl_sh_fork)
  *   census     touched from inside strategy locks
  *   checks     taken alone
  *   arena      taken under a heap lock when a superblock is made

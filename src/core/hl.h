@@ -84,7 +84,7 @@ extern void (*hl_front_free_fn)(void *p);
 /* Layers, bottom up (README "Layers"): a file uses only files of its own layer or below.
  *   base         msg, os, lock, bootstrap, config, registry (the table)
  *   parts        arena, pagemap, meta, large, sizeclass, thread, stats, superblock, heap,
- *                heapselect, remote, tlab, carveheap, hazard
+ *                heapselect, remote, tlab, singleheap, hazard
  *   instruments  observe, census, trace, checks
  *   front        interpose (front.h), export, fork, init, api
  * The strategies (src/strategies/) sit between parts and instruments. */

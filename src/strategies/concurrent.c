@@ -3,18 +3,18 @@
  * allocating different sizes no longer serialise; with `padding = off` the list heads share
  * cache lines, with `padding = on` they do not (uC++/Hoard report). Blowup O(1). */
 #include "hl.h"
-#include "carveheap.h"
+#include "singleheap.h"
 
-static int concurrent_init(void) { return hl_ch_init(true); }
+static int concurrent_init(void) { return hl_sh_init(true); }
 
 const struct hl_strategy hl_strategy_concurrent = {
     .name = "concurrent",
     .summary = "concurrent single heap: uC++ free lists with a lock each (padding on/off)",
     .defaults = "size_classes=pow2",
     .init = concurrent_init,
-    .malloc = hl_ch_malloc,
-    .free = hl_ch_free,
-    .memalign = hl_ch_memalign,
-    .usable_size = hl_ch_usable_size,
-    .fork = hl_ch_fork,
+    .malloc = hl_sh_malloc,
+    .free = hl_sh_free,
+    .memalign = hl_sh_memalign,
+    .usable_size = hl_sh_usable_size,
+    .fork = hl_sh_fork,
 };

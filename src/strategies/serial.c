@@ -2,18 +2,18 @@
  * Fast on one thread; threads serialise on the lock, and blocks for different threads come
  * from neighbouring addresses, so it induces false sharing. Blowup O(1). */
 #include "hl.h"
-#include "carveheap.h"
+#include "singleheap.h"
 
-static int serial_init(void) { return hl_ch_init(false); }
+static int serial_init(void) { return hl_sh_init(false); }
 
 const struct hl_strategy hl_strategy_serial = {
     .name = "serial",
     .summary = "serial single heap: uC++ free lists behind one heap lock",
     .defaults = "size_classes=pow2",
     .init = serial_init,
-    .malloc = hl_ch_malloc,
-    .free = hl_ch_free,
-    .memalign = hl_ch_memalign,
-    .usable_size = hl_ch_usable_size,
-    .fork = hl_ch_fork,
+    .malloc = hl_sh_malloc,
+    .free = hl_sh_free,
+    .memalign = hl_sh_memalign,
+    .usable_size = hl_sh_usable_size,
+    .fork = hl_sh_fork,
 };

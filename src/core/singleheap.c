@@ -1,4 +1,4 @@
-/* carveheap.c — the single heap of the uC++ allocator (uC++/Hoard report §5), shared by
+/* singleheap.c — the single heap of the uC++ allocator (uC++/Hoard report §5), shared by
  * `serial` and `concurrent`, which differ only in its locking.
  *
  * The heap is a region carved into blocks from its low end, grown by heap_grow x S bytes at
@@ -12,7 +12,7 @@
  *               the list heads and their locks are packed as uC++ had them, several to a cache
  *               line (false sharing of allocator metadata); with padding on each has its own. */
 #include "hl.h"
-#include "carveheap.h"
+#include "singleheap.h"
 
 struct ch_header { uint32_t cls, offset; uint64_t unused; };  /* offset: memalign'd blocks */
 struct ch_list { hl_lock lock; void *head, *tail; };  /* tail: fifo only, valid while head is */
@@ -28,7 +28,7 @@ static struct {
 static struct ch_header *header_of(const void *p) { return (struct ch_header *)p - 1; }
 static struct ch_list *list_of(unsigned c) { return (struct ch_list *)(ch.lists + c * ch.stride); }
 
-int hl_ch_init(bool per_list_locks)
+int hl_sh_init(bool per_list_locks)
 {
     ch.per_list_locks = per_list_locks;
     ch.stride = hl_cfg.padding ? hl_align_up(sizeof(struct ch_list), HL_CACHE_LINE)
@@ -128,7 +128,7 @@ static HL_COLD void free_general(void *p, unsigned c, bool busy)
     hl_stats_free(hl_class_size(c));
 }
 
-void *hl_ch_malloc(size_t size)
+void *hl_sh_malloc(size_t size)
 {
     unsigned c = hl_class_of(size);
     struct ch_list *l = list_of(c);
@@ -142,7 +142,7 @@ void *hl_ch_malloc(size_t size)
     return hl_release_count(lock, b, hl_class_size(c), false);
 }
 
-void hl_ch_free(void *p)
+void hl_sh_free(void *p)
 {
     struct ch_header *h = header_of(p);
     if (h->offset) {                    /* an aligned block inside a larger one */
@@ -168,9 +168,9 @@ void hl_ch_free(void *p)
 
 /* Over-allocate by align and hand out the aligned address inside; its own header records the
  * distance back to the real block. */
-void *hl_ch_memalign(size_t align, size_t size)
+void *hl_sh_memalign(size_t align, size_t size)
 {
-    char *b = hl_ch_malloc(size + align);
+    char *b = hl_sh_malloc(size + align);
     if (!b) return NULL;
     char *q = (char *)hl_align_up((uintptr_t)b, align);
     if (q != b) {
@@ -180,14 +180,14 @@ void *hl_ch_memalign(size_t align, size_t size)
     return q;
 }
 
-size_t hl_ch_usable_size(const void *p)
+size_t hl_sh_usable_size(const void *p)
 {
     const struct ch_header *h = header_of(p);
     return hl_class_size(h->cls) - h->offset;
 }
 
 /* Fork: the heap lock, then every list lock in class order. */
-void hl_ch_fork(int phase)
+void hl_sh_fork(int phase)
 {
     if (phase == HL_FORK_PREPARE) {
         hl_lock_acquire(&ch.heap_lock);

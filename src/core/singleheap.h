@@ -1,0 +1,20 @@
+/* singleheap.h — the uC++ single heap (singleheap.c), for the strategies built on it. */
+#ifndef HL_CARVEHEAP_H
+#define HL_CARVEHEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+
+/* per_list_locks: false = one heap lock (serial), true = a lock per free list (concurrent). */
+int    hl_sh_init(bool per_list_locks);
+void  *hl_sh_malloc(size_t size);
+void   hl_sh_free(void *p);
+void  *hl_sh_memalign(size_t align, size_t size);
+size_t hl_sh_usable_size(const void *p);
+void   hl_sh_fork(int phase);             /* HL_FORK_*: the heap lock, then the list locks */
+
+#pragma GCC visibility pop
+
+#endif
