@@ -191,7 +191,7 @@ def test_hoard2026_section_without_the_strategy_says_not_measured():
     text = "\n".join(H.hoard2026_section(rows, rounds, 2))
     assert "Not measured in this sweep: hoard2026." in text
     assert "- hoard2026: not measured" in text
-    assert "hoard2026: not measured in this sweep" in text
+    assert "hoard2026: not among this sweep's allocators" in text
     assert "MISMATCH" not in text
     assert "- hoard-shards: blowup O(1)" in text
     assert H.hoard2026_section([row("hoard", "larson", 1, 5)], [], 2) == []
@@ -248,3 +248,20 @@ def test_hoard2026_targets_within_noise_when_the_runs_overlap():
     t1 = next(ln for ln in text.splitlines() if ln.startswith("- larson at t=1: hoard2026"))
     assert t1.endswith("— within noise"), t1
     assert "hoard2026 115 ±13% ops/s, best production mimalloc 118 ±2% (0.98 [0.83, 1.13]x)" in t1
+
+
+def test_a_one_knob_sweep_gets_neither_the_taxonomy_nor_the_ablation(tmp_path):
+    """Issue 25: a section appears only when the sweep measured what it compares. hoard
+    against hoard with heap_select=cpu is a one-knob experiment: the knob table reports it."""
+    rows = []
+    for label, knobs in (("hoard", ""), ("hoard-cpu", "heap_select=cpu")):
+        for rep in range(3):
+            for t in (1, 2):
+                rows.append(row(label, "larson", t, 100 + rep, strategy="hoard", knobs=knobs,
+                                repetition=rep))
+    assert H.hoard2026_section(rows, [], 2) == []
+    assert report.taxonomy_section(rows, [], 2)[0] == []
+    meta = {"machine": {"cores": 2}, "sweep": {"name": "one-knob"}}
+    text = open(report.write(str(tmp_path), rows, [], meta, [], [])[0]).read()
+    assert "Taxonomy" not in text and "Hoard 2026" not in text
+    assert "not measured" not in text

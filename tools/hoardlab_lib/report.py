@@ -183,10 +183,11 @@ def failures(rows):
 
 
 def taxonomy_section(rows, rounds, ncores):
+    """Table 7 compares strategies: it appears only when the sweep measured two or more (a
+    one-knob experiment on one strategy has the knob table instead)."""
     tax = V.taxonomy(rows, rounds, ncores)
-    if not tax:
-        return ["## Taxonomy (Hoard Table 7)", "",
-                "No hoardlab strategy was measured in this sweep.", ""], []
+    if len({e["strategy"] for e in tax}) < 2:
+        return [], tax
     out = ["## Taxonomy (Hoard Table 7), from measurements", ""]
     if ncores < V.FEW_CORES:
         out += ["This machine has **%d cores**. Speedups can show at most %d-fold, so "

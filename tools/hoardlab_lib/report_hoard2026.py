@@ -113,10 +113,12 @@ def _word(better, worse):
 def hoard2026_section(rows, rounds, ncores):
     el = element_variants(rows)
     prod = _prod_variants(rows)
-    # An ablation (an element alone) or hoard2026 against production allocators; a sweep
-    # that only has hoard2026 among the strategies (taxonomy) gets its taxonomy row instead.
-    if not (any(k in el for k in ("hoard-tlab", "hoard-shards", "hoard-cpu")) or
-            ("hoard2026" in el and prod)):
+    # A section appears only when the sweep measured what it compares: hoard against two or
+    # more of the 2026 elements (alone as knobs, or together as hoard2026), or hoard2026
+    # against production allocators. One element alone is a one-knob experiment, which the
+    # knob table reports; hoard2026 alone among the strategies (taxonomy) gets its taxonomy row.
+    compared = [k for k in ("hoard-tlab", "hoard-shards", "hoard-cpu", "hoard2026") if k in el]
+    if not (("hoard" in el and len(compared) >= 2) or ("hoard2026" in el and prod)):
         return []
     okr = [r for r in V.timing_rows(rows)]
     ts = sorted({r["threads"] for r in okr if r["workload"] in WORKLOADS})
@@ -203,8 +205,7 @@ def hoard2026_section(rows, rounds, ncores):
     h26 = el.get("hoard2026")
     rank = V.production_ranking(rows)
     if not h26:
-        out += ["- hoard2026: not measured in this sweep (not compiled into the build?); "
-                "no target can be checked.", ""]
+        out += ["- hoard2026: not among this sweep's allocators; no target can be checked.", ""]
     else:
         for wl in SPEED:
             for t in sorted({1, tp}):
