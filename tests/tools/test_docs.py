@@ -2,6 +2,7 @@
 student needs; docs/architecture.md's layers are those `hoardlab layers` checks, and its table
 of design elements names files that exist, every src/core/*.c among them (a strategy's row
 there is welcome but not required: adding a strategy stays two files, README)."""
+import glob
 import os
 import re
 
@@ -80,3 +81,18 @@ def test_readme_layout_links_the_architecture():
     text = open(os.path.join(ROOT, "README.md")).read()
     layout = text.split("## Layout", 1)[1].split("\n## ", 1)[0]
     assert "docs/architecture.md" in layout
+
+
+def test_each_sweeps_run_time_is_stated_in_one_place():
+    """Issue 25: docs/tool.md's table of shipped sweeps gives every sweep file's time; the
+    README and experiments.md point to it instead of stating times of their own."""
+    tool = open(os.path.join(ROOT, "docs", "tool.md")).read()
+    rows = {m.group(1): m.group(2) for m in
+            re.finditer(r"^\| `([\w-]+\.ini)` \|.*\| ([^|]*) \|$", tool, re.M)}
+    for path in glob.glob(os.path.join(ROOT, "configs", "sweeps", "*.ini")):
+        name = os.path.basename(path)
+        assert name in rows, "docs/tool.md's sweep table lacks %s" % name
+        assert re.search(r"\d", rows[name]), "no time for %s: %r" % (name, rows[name])
+    for doc in ("README.md", os.path.join("docs", "experiments.md")):
+        text = open(os.path.join(ROOT, doc)).read()
+        assert not re.search(r"\d+ min", text), "%s states a run time of its own" % doc
