@@ -144,8 +144,15 @@ void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_
 void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
 {
     struct hl_sb *sb = hl_sb_of(p);
+    struct hl_heap *owner = atomic_load_explicit(&sb->owner, memory_order_relaxed);
+    /* remote_free = list | queue: a block of another thread's heap goes straight to remote.c,
+     * as plain's free path would send it (heappaths.h), without the calls in between. */
+    if (hl_remote_mode && owner != hl_me.heap && hl_me.heap) {
+        hl_remote_free(sb, hl_sb_block(sb, p));
+        return;
+    }
     /* A thread's first free may come before its first malloc: set up, then test the owner. */
-    if (!setup() || atomic_load_explicit(&sb->owner, memory_order_relaxed) != mine()->heap ||
+    if (!setup() || owner != mine()->heap ||
         atomic_load_explicit(&sb->interior, memory_order_relaxed) ||
         !hl_tlab_bins[sb->cls].limit) {
         plain(p);
