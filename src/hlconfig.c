@@ -69,6 +69,14 @@ static void json_string(const char *s)
     putchar('"');
 }
 
+/* Every row's `across` is one of these (`from` is checked by struct hl_counters in hl.h): a
+ * misspelt one does not compile. */
+enum { HL_ACROSS_sum = 1, HL_ACROSS_largest = 1, HL_ACROSS_max = 1 };
+#define HL_ACROSS_KNOWN(name, from, across, help)                                              \
+    _Static_assert(HL_ACROSS_##across, #name ": across is sum, largest or max");
+HOARDLAB_STATS(HL_ACROSS_KNOWN)
+#undef HL_ACROSS_KNOWN
+
 /* --stats: the statistics table, declared once in include/hoardlab.h. */
 static int stats(bool json)
 {
