@@ -230,7 +230,7 @@ static void hoardlab_record(struct hb_json *j, const struct hb_run *r)
         return;
     }
     hb_json_obj(j, "hoardlab");
-#define HB_STAT(name, help)                                                                   \
+#define HB_STAT(name, from, across, help)                                                     \
     hb_json_uint(j, #name, is_level(#name) ? s->name : s->name - r->base.name);
     HOARDLAB_STATS(HB_STAT)
 #undef HB_STAT

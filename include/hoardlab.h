@@ -9,50 +9,88 @@
 
 #include <stdint.h>
 
-/* Every statistic, declared once: X(name, help). The same list expands into the struct below,
- * the JSON written at exit (HOARD_STATS) and the harness's record. All are counts or bytes. */
-#define HOARDLAB_STATS(X)                                                                   \
-    X(mallocs,            "allocation calls that returned a block")                        \
-    X(frees,              "free calls on a non-NULL block")                                \
-    X(in_use,             "bytes in live blocks now, counted at their usable size")        \
-    X(in_use_peak,        "U: peak of in_use (exact to threads x stats_batch bytes)")      \
-    X(os_bytes,           "bytes held from the OS now: held_bytes + meta_bytes")           \
-    X(os_bytes_peak,      "peak of os_bytes: all the memory hoardlab took, at its most")   \
-    X(held_bytes,         "of os_bytes, those held for blocks: superblocks, heap regions, " \
-                          "large objects and the cache of their mappings")                 \
-    X(held_bytes_peak,    "A: peak of held_bytes, the policy's A (Hoard Table 4)")          \
-    X(meta_bytes,         "of os_bytes, hoardlab's own structures (heaps, descriptors, "    \
-                          "page map, tables), counted by the pages written")               \
-    X(large_allocs,       "blocks above large_threshold served straight from the OS")      \
-    X(lock_acquisitions,  "allocator lock acquisitions")                                    \
-    X(lock_contended,     "acquisitions that found the lock held")                         \
-    X(global_to,          "superblocks moved to the global heap")                          \
-    X(global_from,        "superblocks taken from the global heap")                        \
-    X(remote_frees,       "frees of a block owned by another heap")                        \
-    X(cas_attempts,       "compare-and-swap (or exchange) operations on shared allocator "  \
-                          "structures (lock-free strategies, remote_free = list | queue)") \
-    X(cas_retries,        "of those, attempts that failed and were repeated")              \
-    X(cas_free_attempts,  "of cas_attempts, those made by free (the rest: malloc)")        \
-    X(cas_free_retries,   "of cas_retries, those made by free")                            \
-    X(remote_pending,     "bytes freed by a thread other than the owner's and not yet "    \
-                          "collected by the owner heap (remote_free = list | queue)")      \
-    X(tlab_bytes,         "bytes of free blocks held in threads' TLABs (hoard tlab = on)") \
-    X(sb_active,          "lockfree: superblocks in state ACTIVE")                          \
-    X(sb_partial,         "lockfree: superblocks in state PARTIAL")                         \
-    X(sb_full,            "lockfree: superblocks in state FULL")                            \
-    X(sb_empty,           "lockfree: superblocks in state EMPTY, not yet retired")          \
-    X(descriptors,        "lockfree: superblock descriptors in use")                        \
-    X(census_false_blocks,"blocks handed to a thread while another thread held a live "    \
-                          "block on the same cache line")                                  \
-    X(census_false_lines, "cache lines on which that happened at least once")              \
-    X(census_meta_false,  "touches of allocator metadata (e.g. a free-list head) on a cache " \
-                          "line last touched by another thread for another object")        \
-    X(census_paper,       "blocks other live threads held in superblocks when a heap took " \
-                          "them from the global heap (Hoard Table 3's count; hoard)")      \
-    X(threads,            "most threads registered with the allocator at one time")
+/* Every statistic, declared once: X(name, from, across, help). The same list expands into the
+ * struct below, the per-thread counters of the core (src/core/hl.h), the JSON written at exit
+ * (HOARD_STATS), the harness's record and `hlconfig --stats`, which the tools read for the
+ * columns of their results. All are counts or bytes.
+ *   from    thread: counted by each thread in its own counters (HL_COUNT), summed over the
+ *                   threads, live and exited, by hoardlab_stats();
+ *           total:  set whole by hoardlab_stats() or by the strategy's stats function.
+ *   across  how the tools combine the records of a program's processes: sum (events), largest
+ *           (taken from the process with the largest held_bytes_peak, A), max (the most of any). */
+#define HOARDLAB_STATS(X)                                                                         \
+    X(mallocs, thread, sum,                                                                       \
+      "allocation calls that returned a block")                                                   \
+    X(frees, thread, sum,                                                                         \
+      "free calls on a non-NULL block")                                                           \
+    X(in_use, total, largest,                                                                     \
+      "bytes in live blocks now, counted at their usable size")                                   \
+    X(in_use_peak, total, largest,                                                                \
+      "U: peak of in_use (exact to threads x stats_batch bytes)")                                 \
+    X(os_bytes, total, largest,                                                                   \
+      "bytes held from the OS now: held_bytes + meta_bytes")                                      \
+    X(os_bytes_peak, total, largest,                                                              \
+      "peak of os_bytes: all the memory hoardlab took, at its most")                              \
+    X(held_bytes, total, largest,                                                                 \
+      "of os_bytes, those held for blocks: superblocks, heap regions, "                           \
+      "large objects and the cache of their mappings")                                            \
+    X(held_bytes_peak, total, largest,                                                            \
+      "A: peak of held_bytes, the policy's A (Hoard Table 4)")                                    \
+    X(meta_bytes, total, largest,                                                                 \
+      "of os_bytes, hoardlab's own structures (heaps, descriptors, "                              \
+      "page map, tables), counted by the pages written")                                          \
+    X(large_allocs, thread, sum,                                                                  \
+      "blocks above large_threshold served straight from the OS")                                 \
+    X(lock_acquisitions, thread, sum,                                                             \
+      "allocator lock acquisitions")                                                              \
+    X(lock_contended, thread, sum,                                                                \
+      "acquisitions that found the lock held")                                                    \
+    X(global_to, thread, sum,                                                                     \
+      "superblocks moved to the global heap")                                                     \
+    X(global_from, thread, sum,                                                                   \
+      "superblocks taken from the global heap")                                                   \
+    X(remote_frees, thread, sum,                                                                  \
+      "frees of a block owned by another heap")                                                   \
+    X(cas_attempts, thread, sum,                                                                  \
+      "compare-and-swap (or exchange) operations on shared allocator "                            \
+      "structures (lock-free strategies, remote_free = list | queue)")                            \
+    X(cas_retries, thread, sum,                                                                   \
+      "of those, attempts that failed and were repeated")                                         \
+    X(cas_free_attempts, thread, sum,                                                             \
+      "of cas_attempts, those made by free (the rest: malloc)")                                   \
+    X(cas_free_retries, thread, sum,                                                              \
+      "of cas_retries, those made by free")                                                       \
+    X(remote_pending, thread, largest,                                                            \
+      "bytes freed by a thread other than the owner's and not yet "                               \
+      "collected by the owner heap (remote_free = list | queue)")                                 \
+    X(tlab_bytes, total, largest,                                                                 \
+      "bytes of free blocks held in threads' TLABs (hoard tlab = on)")                            \
+    X(sb_active, total, largest,                                                                  \
+      "lockfree: superblocks in state ACTIVE")                                                    \
+    X(sb_partial, total, largest,                                                                 \
+      "lockfree: superblocks in state PARTIAL")                                                   \
+    X(sb_full, total, largest,                                                                    \
+      "lockfree: superblocks in state FULL")                                                      \
+    X(sb_empty, total, largest,                                                                   \
+      "lockfree: superblocks in state EMPTY, not yet retired")                                    \
+    X(descriptors, total, largest,                                                                \
+      "lockfree: superblock descriptors in use")                                                  \
+    X(census_false_blocks, thread, sum,                                                           \
+      "blocks handed to a thread while another thread held a live "                               \
+      "block on the same cache line")                                                             \
+    X(census_false_lines, thread, sum,                                                            \
+      "cache lines on which that happened at least once")                                         \
+    X(census_meta_false, thread, sum,                                                             \
+      "touches of allocator metadata (e.g. a free-list head) on a cache "                         \
+      "line last touched by another thread for another object")                                   \
+    X(census_paper, thread, largest,                                                              \
+      "blocks other live threads held in superblocks when a heap took "                           \
+      "them from the global heap (Hoard Table 3's count; hoard)")                                 \
+    X(threads, total, max,                                                                        \
+      "most threads registered with the allocator at one time")
 
 struct hoardlab_stats {
-#define HOARDLAB_STATS_FIELD(name, help) uint64_t name;
+#define HOARDLAB_STATS_FIELD(name, from, across, help) uint64_t name;
     HOARDLAB_STATS(HOARDLAB_STATS_FIELD)
 #undef HOARDLAB_STATS_FIELD
 };

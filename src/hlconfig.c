@@ -4,6 +4,10 @@
  *   hlconfig --json        the same as a JSON array (for tools)
  *   hlconfig --markdown    the same as docs/config.md
  *   hlconfig --strategies  name<TAB>summary of every strategy
+ *   hlconfig --stats [--json]
+ *                          every statistic of HOARDLAB_STATS (include/hoardlab.h), in the order
+ *                          of struct hoardlab_stats: name<TAB>from<TAB>across<TAB>help, or a
+ *                          JSON array of {name, from, across, help} (the tools' columns)
  *   hlconfig --effective   validate HOARD_CONFIG and HOARD_* and print every value and its source
  *   hlconfig --classes     the size classes of the effective configuration
  *   hlconfig --check [KEY=VALUE ...]
@@ -23,8 +27,8 @@
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: hlconfig --list | --json | --markdown | --strategies | --effective | "
-                    "--classes | --check [KEY=VALUE ...]\n");
+    fprintf(stderr, "usage: hlconfig --list | --json | --markdown | --strategies | --stats [--json] | "
+                    "--effective | --classes | --check [KEY=VALUE ...]\n");
     return 2;
 }
 
@@ -53,9 +57,55 @@ static int check(int n, char **pairs)
     return 0;
 }
 
+/* A JSON string: the help texts are plain ASCII, but quote what JSON needs quoted anyway. */
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20) printf("\\u%04x", (unsigned char)*s);
+        else putchar(*s);
+    }
+    putchar('"');
+}
+
+/* Every row's `across` is one of these (`from` is checked by struct hl_counters in hl.h): a
+ * misspelt one does not compile. */
+enum { HL_ACROSS_sum = 1, HL_ACROSS_largest = 1, HL_ACROSS_max = 1 };
+#define HL_ACROSS_KNOWN(name, from, across, help)                                              \
+    _Static_assert(HL_ACROSS_##across, #name ": across is sum, largest or max");
+HOARDLAB_STATS(HL_ACROSS_KNOWN)
+#undef HL_ACROSS_KNOWN
+
+/* --stats: the statistics table, declared once in include/hoardlab.h. */
+static int stats(bool json)
+{
+    const char *sep = "";
+    if (json) printf("[");
+#define HL_STAT_ROW(name, from, across, help)                                                    \
+    if (json) {                                                                                 \
+        printf("%s\n  {\"name\": \"%s\", \"from\": \"%s\", \"across\": \"%s\", \"help\": ",       \
+               sep, #name, #from, #across);                                                     \
+        json_string(help);                                                                      \
+        printf("}");                                                                            \
+        sep = ",";                                                                              \
+    } else {                                                                                    \
+        printf("%s\t%s\t%s\t%s\n", #name, #from, #across, help);                                \
+    }
+    HOARDLAB_STATS(HL_STAT_ROW)
+#undef HL_STAT_ROW
+    if (json) printf("\n]\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "--check")) return check(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "--stats")) {
+        if (argc == 2) return stats(false);
+        if (argc == 3 && !strcmp(argv[2], "--json")) return stats(true);
+        return usage();
+    }
     if (argc != 2) return usage();
     const char *cmd = argv[1];
     static const char *const tables[] = { "--list", "--json", "--markdown" };

@@ -190,16 +190,16 @@ static inline size_t hl_class_size(unsigned c) { return hl_classes->size[c]; }
 /* ---- thread.c: the thread registry ----------------------------------------------------------- */
 
 /* Per-thread counters, written by their own thread only (stats.h's HL_OWN_ADD), so the fast
- * path never writes a shared cache line; hoardlab_stats() sums them with relaxed loads. */
-#define HL_COUNTERS(X)                                                                        \
-    X(mallocs) X(frees) X(large_allocs) X(lock_acquisitions) X(lock_contended)                \
-    X(global_to) X(global_from) X(remote_frees) X(cas_attempts) X(cas_retries)                \
-    X(cas_free_attempts) X(cas_free_retries) X(remote_pending)                                \
-    X(census_false_blocks) X(census_false_lines) X(census_meta_false) X(census_paper)
+ * path never writes a shared cache line; hoardlab_stats() sums them with relaxed loads. They
+ * are the statistics of HOARDLAB_STATS (include/hoardlab.h) whose `from` is `thread`, in its
+ * order: HL_IF_COUNTER(from, ...) keeps its other arguments for those only. */
+#define HL_IF_COUNTER(from, ...) HL_IF_COUNTER_##from(__VA_ARGS__)
+#define HL_IF_COUNTER_thread(...) __VA_ARGS__
+#define HL_IF_COUNTER_total(...)
 
 struct hl_counters {
-#define HL_COUNTER_FIELD(name) uint64_t name;
-    HL_COUNTERS(HL_COUNTER_FIELD)
+#define HL_COUNTER_FIELD(name, from, across, help) HL_IF_COUNTER(from, uint64_t name;)
+    HOARDLAB_STATS(HL_COUNTER_FIELD)
 #undef HL_COUNTER_FIELD
     int64_t malloc_credit, free_credit;  /* stats.h: bytes left of stats_batch, each way */
 };

@@ -59,9 +59,10 @@ void *hl_release_count_slow(hl_lock *l, void *p, bool publish_due, bool freed)
 
 static void add_counters(struct hl_counters *to, const struct hl_counters *from)
 {
-#define HL_ADD(name) __atomic_store_n(&to->name, LOAD(to->name) + LOAD(from->name), \
-                                     __ATOMIC_RELAXED);
-    HL_COUNTERS(HL_ADD)
+#define HL_ADD(name, from_, across, help)                                                    \
+    HL_IF_COUNTER(from_, __atomic_store_n(&to->name, LOAD(to->name) + LOAD(from->name),      \
+                                          __ATOMIC_RELAXED);)
+    HOARDLAB_STATS(HL_ADD)
 #undef HL_ADD
 }
 
@@ -94,8 +95,8 @@ void hl_stats_sum(struct hoardlab_stats *out)
     memset(out, 0, sizeof *out);
     hl_thread_foreach(sum_thread, &s);          /* holds the registry lock: retired is stable */
     add_counters(&s.c, &retired);
-#define HL_COPY(name) out->name = LOAD(s.c.name);
-    HL_COUNTERS(HL_COPY)
+#define HL_COPY(name, from, across, help) HL_IF_COUNTER(from, out->name = LOAD(s.c.name);)
+    HOARDLAB_STATS(HL_COPY)
 #undef HL_COPY
     int64_t in_use = atomic_load(&in_use_published) + s.unpublished, peak = atomic_load(&in_use_peak);
     out->in_use = in_use > 0 ? (uint64_t)in_use : 0;
@@ -125,7 +126,7 @@ void hl_stats_at_exit(void)
     hl_stats_sum(&st);
     n += (size_t)snprintf(buf + n, sizeof buf - n, "{\"strategy\": \"%s\", \"pid\": %d",
                           hl_active->name, (int)getpid());
-#define HL_JSON(name, help) \
+#define HL_JSON(name, from, across, help) \
     n += (size_t)snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, ", \"%s\": %llu", \
                           #name, (unsigned long long)st.name);
     HOARDLAB_STATS(HL_JSON)

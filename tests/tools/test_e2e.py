@@ -70,7 +70,7 @@ def test_runs_csv(sweep_dir):
         cols = rd.fieldnames
         rows = list(rd)
     assert cols[:len(tidy.RUN_COLUMNS)] == tidy.RUN_COLUMNS
-    assert {"hoardlab." + k for k in tidy.HOARDLAB_FIELDS} <= set(cols)
+    assert {"hoardlab." + k for k in tidy.hoardlab_fields(BDIR)} <= set(cols)
     assert "knob.census" in cols and "params.size" in cols
     assert len(rows) == expected
     assert sorted(int(r["index"]) for r in rows) == list(range(expected))

@@ -47,7 +47,7 @@ def cmd_run(a):
         sys.stderr.write(res["error"].rstrip() + "\n")
         log("run %s: %s (exit %s)" % (res["status"], " ".join(res["argv"]), res["exit_code"]))
         return res["exit_code"] or 1
-    rows, _ = tidy.rows_for(run, res, "run", 0)
+    rows, _ = tidy.rows_for(run, res, "run", 0, bdir)
     if rows[0]["status"] != "ok":
         log("warning: " + rows[0]["error"])
     if a.json:
@@ -144,7 +144,7 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
             for i, run in enumerate(order):
                 prog.start(i, run)
                 res = runner.run_one(run, bdir, hlbench)
-                rr, rd = tidy.rows_for(run, res, sw.name, i)
+                rr, rd = tidy.rows_for(run, res, sw.name, i, bdir)
                 rows += rr
                 rounds += rd
                 prog.finish(run, res["elapsed_s"], rr[0]["status"], rr[0]["error"])
@@ -160,7 +160,7 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
             progs.cleanup()
     prog.close()
     rows.sort(key=lambda r: (r["index"], r["record"]))
-    tidy.write_csv(os.path.join(outdir, "runs.csv"), rows, tidy.columns_for(rows))
+    tidy.write_csv(os.path.join(outdir, "runs.csv"), rows, tidy.columns_for(rows, bdir))
     tidy.write_csv(os.path.join(outdir, "rounds.csv"), rounds, tidy.ROUND_COLUMNS)
     meta["machine"]["loadavg_end"] = metamod.loadavg()
     if cost_names and not interrupted:      # after the timed runs: callgrind disturbs none
@@ -308,7 +308,7 @@ def cmd_config(a):
     bdir = build_dir(a.build_dir)
     hlconfig = require(bdir, "hlconfig")
     flag = "--json" if a.json else "--effective" if a.effective else \
-        "--classes" if a.classes else "--list"
+        "--classes" if a.classes else "--stats" if a.stats else "--list"
     env = None
     if a.allocator:
         base, knobs = common.parse_allocator_spec(a.allocator)
@@ -434,6 +434,8 @@ def parser():
     g.add_argument("--effective", action="store_true",
                    help="effective values and their source (with -a)")
     g.add_argument("--classes", action="store_true", help="size classes (with -a)")
+    g.add_argument("--stats", action="store_true", help="the statistics: name, from (thread or "
+                   "total), across (how processes combine: sum, largest, max), help")
     s.add_argument("-a", "--allocator", help="strategy with knobs: 'hoard, empty_fraction=1/8'")
     s.set_defaults(func=cmd_config)
 

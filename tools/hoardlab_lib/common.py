@@ -246,3 +246,36 @@ def read_json_lines(path):
     except OSError:
         pass
     return objs
+
+
+_STATS = {}
+
+
+def hlconfig_stats(bdir=None):
+    """Every statistic of the build, in the order of struct hoardlab_stats: [{name, from,
+    across, help}] from `hlconfig --stats --json`, whose source is HOARDLAB_STATS in
+    include/hoardlab.h (declared once there). `from`: thread (a per-thread counter summed over
+    threads) or total; `across`: sum, largest or max (how a program's processes combine)."""
+    bdir = build_dir(bdir)
+    if bdir not in _STATS:
+        exe = artifact(bdir, "hlconfig")
+        if not os.path.exists(exe):
+            raise ToolError("the statistics' names are read from the build (hlconfig --stats), "
+                            "and hlconfig is not at %s: run `tools/hoardlab build` first (or "
+                            "point --build-dir / HOARDLAB_BUILD_DIR at a build)" % exe)
+        out = subprocess.run([exe, "--stats", "--json"], capture_output=True, text=True,
+                             timeout=30)
+        try:
+            if out.returncode != 0:
+                raise ValueError(out.stderr.strip()[-300:] or "exit %d" % out.returncode)
+            stats = json.loads(out.stdout)
+        except ValueError as e:
+            raise ToolError("hlconfig --stats --json failed (%s): rebuild with "
+                            "`tools/hoardlab build`" % e)
+        _STATS[bdir] = stats
+    return _STATS[bdir]
+
+
+def stat_names(bdir=None, across=None):
+    """The statistics' names in struct order, those combined `across` processes so if given."""
+    return [s["name"] for s in hlconfig_stats(bdir) if across in (None, s["across"])]

@@ -106,11 +106,13 @@ def report_by_kind(outdir, rows, rounds, meta, kinds_, baseline, make_report):
         if KIND_DIR.match(f) and os.path.isfile(os.path.join(p, "runs.csv")):
             shutil.rmtree(p)
     table = []
+    fields = tidy.read_fields(rows)     # runs.csv's own order: no build needed to split it
     for k in kinds_:
         sub = os.path.join(outdir, k["label"])
         os.makedirs(sub)
         idx = {r["index"] for r in k["rows"]}
-        tidy.write_csv(os.path.join(sub, "runs.csv"), k["rows"], tidy.columns_for(k["rows"]))
+        tidy.write_csv(os.path.join(sub, "runs.csv"), k["rows"],
+                       tidy.columns_for(k["rows"], fields=fields))
         tidy.write_csv(os.path.join(sub, "rounds.csv"),
                        [r for r in rounds if r.get("index") in idx], tidy.ROUND_COLUMNS)
         metamod.write(os.path.join(sub, "meta.json"), _kind_meta(meta, k, len(kinds_)))

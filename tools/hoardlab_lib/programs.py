@@ -37,7 +37,8 @@ import threading
 import time
 
 from .common import (LIB_DIRS, REPO, ToolError, allocator_env, allocator_kind, log, parse_bool,
-                     parse_key_values, read_json_lines, require, sha256_file, split_commas)
+                     parse_key_values, read_json_lines, require, sha256_file, split_commas,
+                     stat_names)
 
 # key: what it means (docs/tool.md has the same list; an unknown key names these).
 KEYS = {
@@ -78,12 +79,6 @@ SETUP_TIMEOUT = 600
 STOP_GRACE = 10.0           # seconds a server has to exit after stop
 TAIL = 600
 PRELOAD_IGNORED = "from LD_PRELOAD cannot be preloaded"
-# hoardlab statistics: state at exit and peaks come from the process with the largest A;
-# these event counters are summed over every process of the run
-SUMMED = ("mallocs", "frees", "large_allocs", "lock_acquisitions", "lock_contended",
-          "global_to", "global_from", "remote_frees", "cas_attempts", "cas_retries",
-          "cas_free_attempts", "cas_free_retries", "census_false_blocks", "census_false_lines",
-          "census_meta_false")
 
 
 def is_program(row):
@@ -311,19 +306,22 @@ def read_stats(path):
     return read_json_lines(path)
 
 
-def aggregate_stats(recs):
-    """One hoardlab dict for the run: the largest process's (by held_bytes_peak, A) state and
-    peaks, event counters summed over every process, threads the most of any process,
-    fragmentation = A/U of the largest process (fragmentation_os: with all its memory)."""
+def aggregate_stats(recs, bdir=None):
+    """One hoardlab dict for the run, each statistic combined as its `across` in the build's
+    table (hlconfig --stats) says: `largest` from the largest process (by held_bytes_peak, A;
+    its state and peaks), `sum` (event counters) summed over every process, `max` (threads) the
+    most of any process; fragmentation = A/U of the largest process (fragmentation_os: with
+    all its memory)."""
     if not recs:
         return None
     big = max(recs, key=lambda r: r.get("held_bytes_peak") or 0)
     out = {k: v for k, v in big.items() if k not in ("strategy", "pid")}
-    for k in SUMMED:
+    for k in stat_names(bdir, "sum"):
         vals = [r.get(k) for r in recs if isinstance(r.get(k), (int, float))]
         if vals:
             out[k] = sum(vals)
-    out["threads"] = max((r.get("threads") or 0) for r in recs)
+    for k in stat_names(bdir, "max"):
+        out[k] = max((r.get(k) or 0) for r in recs)
     u = big.get("in_use_peak")
     for ratio, a in (("fragmentation", "held_bytes_peak"), ("fragmentation_os", "os_bytes_peak")):
         out[ratio] = round(big[a] / u, 4) if big.get(a) and u else None
@@ -433,7 +431,7 @@ def execute(spec, base, knobs, threads, bdir, scratch, work, timeout, reference=
             return _fail(res, "not-loaded", "HOARD_STATS records name strategy %s, expected "
                          "%s" % (", ".join(found), base)), None
         rec["strategy"] = base
-        rec["hoardlab"] = aggregate_stats(recs)
+        rec["hoardlab"] = aggregate_stats(recs, bdir)
     res["records"] = [rec]
     if reference is not None and digest != reference["sha256"]:
         _fail(res, "mismatch", "%s differs from glibc's (%d bytes, glibc %d; %s)"

@@ -192,7 +192,8 @@ def merge(outdir, plan, tasks):
     rows.sort(key=lambda r: (r["index"], r["record"]))
     rounds.sort(key=lambda r: (r["index"], r.get("round") or 0))
     recs.sort(key=lambda r: r["order"])
-    tidy.write_csv(os.path.join(outdir, "runs.csv"), rows, tidy.columns_for(rows))
+    tidy.write_csv(os.path.join(outdir, "runs.csv"), rows,
+                   tidy.columns_for(rows, plan["build"]["dir"]))
     tidy.write_csv(os.path.join(outdir, "rounds.csv"), rounds, tidy.ROUND_COLUMNS)
     with open(os.path.join(outdir, "records.jsonl"), "w") as f:
         for r in recs:

@@ -4,7 +4,7 @@ tests/tools/test_tidy.py keeps the two in step."""
 import csv
 import json
 
-from . import nodes
+from . import common, nodes
 
 # Columns every runs.csv has, in this order. Groups with a prefix follow (sorted):
 # knob.<key>, params.<name>, hoardlab.<counter>, extra.<name>, program.<name>.
@@ -23,15 +23,18 @@ RUN_COLUMNS = [
     "schema", "reported_strategy", "pinned", "wall_s", "ops", "throughput", "peak_rss_kb",
     "cache_line", "cores", "rounds",
 ]
-HOARDLAB_FIELDS = [
-    "mallocs", "frees", "in_use", "in_use_peak", "os_bytes", "os_bytes_peak", "held_bytes",
-    "held_bytes_peak", "meta_bytes", "large_allocs",
-    "lock_acquisitions", "lock_contended", "global_to", "global_from", "remote_frees",
-    "cas_attempts", "cas_retries", "cas_free_attempts", "cas_free_retries", "remote_pending",
-    "tlab_bytes", "sb_active", "sb_partial", "sb_full", "sb_empty", "descriptors",
-    "census_false_blocks", "census_false_lines", "census_meta_false", "census_paper", "threads",
-    "fragmentation", "fragmentation_os",
-]
+# The hoardlab.<name> columns, in this order: every statistic of the build (`hlconfig --stats`,
+# declared once in HOARDLAB_STATS of include/hoardlab.h), then these two ratios, which hlbench
+# and programs.py compute from them.
+DERIVED_FIELDS = ["fragmentation", "fragmentation_os"]
+
+
+def hoardlab_fields(bdir=None):
+    """The statistics' names of the build at `bdir` (default: common.build_dir()) and the
+    derived ratios: the hoardlab.* columns every runs.csv has, in order."""
+    return common.stat_names(bdir) + DERIVED_FIELDS
+
+
 ROUND_COLUMNS = ["sweep", "index", "allocator", "variant", "workload_label", "workload",
                  "threads", "repetition", "round", "live_bytes", "os_bytes", "rss_kb"]
 PREFIXES = ("knob.", "params.", "hoardlab.", "extra.", "program.")
@@ -56,10 +59,11 @@ def _flatten(prefix, obj, out):
             out[key] = v
 
 
-def rows_for(run, result, sweep_name, order):
+def rows_for(run, result, sweep_name, order, bdir=None):
     """Tidy rows (normally one) for a run and its result from runner.run_one; plus the
     rounds rows. A run without records still gives one row carrying its status. The node
-    columns are `result['node']` if the run ran elsewhere, else this machine's."""
+    columns are `result['node']` if the run ran elsewhere, else this machine's. The hoardlab.*
+    columns are the statistics of the build at `bdir`."""
     base = {
         "sweep": sweep_name, "index": run["index"], "order": order,
         "repetition": run["repetition"], "allocator": run["allocator"],
@@ -94,10 +98,11 @@ def rows_for(run, result, sweep_name, order):
                 row["params." + k] = v if not isinstance(v, (list, dict)) else json.dumps(v)
             hl = rec.get("hoardlab")
             if isinstance(hl, dict):
-                for k in HOARDLAB_FIELDS:
+                fields = hoardlab_fields(bdir)
+                for k in fields:
                     row["hoardlab." + k] = hl.get(k)
                 for k, v in hl.items():
-                    if k not in HOARDLAB_FIELDS and not isinstance(v, (dict, list)):
+                    if k not in fields and not isinstance(v, (dict, list)):
                         row["hoardlab." + k] = v
             for k, v in (rec.get("program") or {}).items():     # a real program's run
                 row["program." + k] = v
@@ -126,11 +131,13 @@ def rows_for(run, result, sweep_name, order):
     return rows, rounds
 
 
-def columns_for(rows):
+def columns_for(rows, bdir=None, fields=None):
+    """runs.csv's columns for `rows`: RUN_COLUMNS, then the groups. The hoardlab.* group
+    starts with `fields` (default: hoardlab_fields(bdir)) in their order."""
     extra = set()
     for r in rows:
         extra.update(k for k in r if k.startswith(PREFIXES))
-    hl = ["hoardlab." + k for k in HOARDLAB_FIELDS]
+    hl = ["hoardlab." + k for k in (hoardlab_fields(bdir) if fields is None else fields)]
     rest = sorted(extra - set(hl))
     groups = [c for c in rest if c.startswith("knob.")] + \
         [c for c in rest if c.startswith("params.")] + hl + \
@@ -138,6 +145,15 @@ def columns_for(rows):
         [c for c in rest if c.startswith("extra.")] + \
         [c for c in rest if c.startswith("program.")]
     return RUN_COLUMNS + groups
+
+
+def read_fields(rows):
+    """The hoardlab.* names of rows read from a runs.csv (read_csv), in the file's order, for
+    columns_for(fields=) to write the same columns again without asking a build."""
+    seen = {}
+    for r in rows:
+        seen.update((k[len("hoardlab."):], None) for k in r if k.startswith("hoardlab."))
+    return list(seen)
 
 
 def _cell(v):
