@@ -42,6 +42,13 @@
   X(large_cache,     allocator,    SIZE,  "32M",      0, 64 * 1024 * HL_MB, NULL,              \
     "freed large mappings kept for reuse (still counted in A); 0 = none. 32M: glibc's top "   \
     "mmap threshold, a few MiB-sized buffers, small next to the memory of a large-object run") \
+  X(large_reuse,     allocator,    ENUM,  "follow",   0, 0, hl_large_reuses,                   \
+    "freed large mappings: unmap at once (the paper), keep up to large_cache with the 2x fit "\
+    "rule (fixed), or keep up to max(large_cache, large_follow x live large bytes), trimming "\
+    "a larger one and growing a smaller one with mremap (follow; largebuf 2.5x unmap)")      \
+  X(large_follow,    allocator,    REAL,  "1/4",      0.0, 4.0, NULL,                          \
+    "large_reuse=follow: the cache may also hold this fraction of the bytes in live large "   \
+    "objects, so A <= (1 + it) x live large bytes once they outgrow large_cache")              \
   X(arena_reserve,   allocator,    SIZE,  "256G",     64 * HL_MB, 64.0 * 1024 * 1024 * HL_MB, NULL, \
     "address space reserved for strategy blocks (no memory until used); halved if refused")   \
   X(size_classes,    size_classes, ENUM,  "geometric",0, 0, hl_class_tables,                   \
@@ -92,7 +99,7 @@
 /* Choice lists, NULL-terminated. */
 extern const char *const hl_lock_kinds[], *const hl_numa_modes[], *const hl_class_tables[],
                   *const hl_list_orders[], *const hl_heap_selects[], *const hl_remote_frees[],
-                  *const hl_accountings[];
+                  *const hl_accountings[], *const hl_large_reuses[];
 
 enum hl_lock_kind  { HL_LOCK_SPIN, HL_LOCK_MUTEX };
 enum hl_numa_mode  { HL_NUMA_OFF, HL_NUMA_LOCAL, HL_NUMA_INTERLEAVE };
@@ -101,6 +108,7 @@ enum hl_list_order { HL_LIST_LIFO, HL_LIST_FIFO };
 enum hl_heap_select{ HL_SELECT_THREAD, HL_SELECT_HASH, HL_SELECT_CPU };
 enum hl_remote_free{ HL_REMOTE_LOCK, HL_REMOTE_LIST, HL_REMOTE_QUEUE };
 enum hl_accounting { HL_ACCOUNT_CLASS, HL_ACCOUNT_HEAP };
+enum hl_large_reuse{ HL_LARGE_UNMAP, HL_LARGE_FIXED, HL_LARGE_FOLLOW };
 
 #define HL_CTYPE_BOOL   int
 #define HL_CTYPE_INT    long
