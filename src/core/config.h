@@ -44,9 +44,10 @@
     "mmap threshold, a few MiB-sized buffers, small next to the memory of a large-object run") \
   X(large_reuse,     allocator,    ENUM,  "follow",   0, 0, hl_large_reuses,                   \
     "freed large mappings: unmap at once (the paper), keep up to large_cache with the 2x fit "\
-    "rule (fixed), or keep up to max(large_cache, large_follow x live large bytes), trimming "\
-    "a larger one and growing a smaller one with mremap (follow; largebuf 2.5x unmap)")      \
-  X(large_follow,    allocator,    REAL,  "1/4",      0.0, 4.0, NULL,                          \
+    "rule (fixed), or keep up to max(large_cache, large_follow x live large bytes), merged "  \
+    "with neighbours, any one trimmed or grown with mremap to fit (follow: largebuf at glibc's "\
+    "speed, unmap 3.4x)")                                                                       \
+  X(large_follow,    allocator,    REAL,  "1/2",      0.0, 4.0, NULL,                          \
     "large_reuse=follow: the cache may also hold this fraction of the bytes in live large "   \
     "objects, so A <= (1 + it) x live large bytes once they outgrow large_cache")              \
   X(arena_reserve,   allocator,    SIZE,  "256G",     64 * HL_MB, 64.0 * 1024 * 1024 * HL_MB, NULL, \

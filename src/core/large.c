@@ -13,20 +13,25 @@
  *     little: 32 MiB holds a few of them, and most do not fit the next request.
  *   - follow (the default): the bound follows the program's large live set, max(large_cache,
  *     large_follow x bytes in live large mappings), so A <= (1 + large_follow) x live large
- *     bytes once they outgrow large_cache, and it shrinks back as they are freed (every free
- *     evicts down to the new bound). Any cached mapping may serve any request: the smallest of
- *     at least n pages, its tail cut off and kept in the cache as a mapping of its own (no
- *     system call, the pages stay resident), else the largest smaller one, grown with mremap
- *     (only the new pages fault in; calloc clears only the old ones). Each handed-out mapping
- *     is exactly the request's pages, so U and A stay close.
+ *     bytes once they outgrow large_cache (1/2: 1.5x, the issue's target), and it shrinks back
+ *     as they are freed: every free evicts down to the new bound, from the oldest mapping's
+ *     tail, only the excess. Any cached mapping may serve any request: the smallest of at
+ *     least n pages, its tail cut off and kept in the cache as a mapping of its own (no system
+ *     call, the pages stay resident), else the largest smaller one, grown with mremap (only
+ *     the new pages fault in; calloc clears only the old ones). A freed block merges with the
+ *     cached mappings right before and after it (two address tables, below), so trimmed
+ *     pieces grow back into whole buffers. Each handed-out mapping is exactly the request's
+ *     pages, so U and A stay close.
  *   Why follow, and not a jemalloc-style decay (keep freed pages, give them back some seconds
- *   later): largebuf replaces a buffer every few milliseconds, so any decay time long enough
+ *   later): largebuf replaces a buffer every millisecond or so, so any decay time long enough
  *   to help keeps all it frees, and A is then bounded by time, not by the live set, which is
  *   what the Hoard paper bounds (O(1) blowup); decay also needs a clock or a background
  *   thread. glibc's dynamic mmap threshold moves such buffers into its heap, which the
- *   superblock strategies do not have for blocks above S/2. Measured (docs/large.md): largebuf
- *   at 1 and 2 threads, follow's time is at glibc's and tcmalloc's, unmap's about 4x, fixed's
- *   in between with A/live about 1.5; follow's A/live about 1.2.
+ *   superblock strategies do not have for blocks above S/2. Measured (docs/large.md, CPU
+ *   seconds of largebuf's measured phase, 1 and 2 threads): unmap 3.3-3.5x glibc's (every
+ *   page faulted in), fixed 1.15-1.3x with A/live about 1.5, follow at glibc's or below with
+ *   A/live about 1.3. The bound matters more than the fit: large_follow 1/4 faulted 2-3x
+ *   as many pages in as 1/2, 3/4 about half as many again with A/live still about 1.3.
  *   Cached mappings stay counted in A (hl_os_bytes): memory held is memory held.
  *   - a cached mapping is marked HL_OWNER_NONE in the page map, as an unmapped one was, so a
  *     double free or a foreign pointer into it is still caught by free().
@@ -71,6 +76,7 @@ struct free_map {
     struct free_map *next, *prev;       /* in its bin, newest first */
     struct free_map *newer, *older;     /* in the whole cache, for evicting the oldest */
     size_t size;                        /* bytes, the whole mapping */
+    bool indexed;                       /* in the neighbour tables (follow) */
 };
 
 static struct {
@@ -88,8 +94,74 @@ static unsigned bin_of(size_t pages)
     return b < NBINS ? b : NBINS - 1;   /* only for lookups: nothing above the bound is kept */
 }
 
+/* ---- neighbours (follow): cached mappings by start and by end address ---------------------
+ * A freed block whose neighbour in the address space is cached merges with it, so the pieces
+ * that trimming cuts off grow back into whole buffers instead of piling up as small ones that
+ * every larger request has to grow. Two open-addressing tables (linear probing, deletion by
+ * backward shift) of static memory, at most half full: a mapping that finds them so is
+ * simply not indexed and never merges. Under the cache lock. */
+#define NEIGH_LOG 12
+#define NEIGH_CAP (1u << NEIGH_LOG)
+#define NEIGH_MASK (NEIGH_CAP - 1)
+
+static struct free_map *by_start[NEIGH_CAP], *by_end[NEIGH_CAP];
+static unsigned indexed;
+
+static uintptr_t start_of(const struct free_map *m) { return (uintptr_t)m; }
+static uintptr_t end_of(const struct free_map *m) { return (uintptr_t)m + m->size; }
+
+static unsigned home_of(uintptr_t a)
+{
+    return (unsigned)(((a >> 12) * 0x9e3779b97f4a7c15ull) >> (64 - NEIGH_LOG));
+}
+
+static void tab_put(struct free_map **t, uintptr_t key, struct free_map *m)
+{
+    unsigned i = home_of(key);
+    while (t[i]) i = (i + 1) & NEIGH_MASK;
+    t[i] = m;
+}
+
+/* The slot of the mapping whose key (start_of or end_of) is a, or -1. */
+static int tab_find(struct free_map *const *t, uintptr_t (*key)(const struct free_map *),
+                    uintptr_t a)
+{
+    for (unsigned i = home_of(a); t[i]; i = (i + 1) & NEIGH_MASK)
+        if (key(t[i]) == a) return (int)i;
+    return -1;
+}
+
+static void tab_del(struct free_map **t, uintptr_t (*key)(const struct free_map *), unsigned i)
+{
+    t[i] = NULL;
+    for (unsigned j = (i + 1) & NEIGH_MASK; t[j]; j = (j + 1) & NEIGH_MASK) {
+        unsigned h = home_of(key(t[j]));
+        bool stays = i <= j ? (i < h && h <= j) : (i < h || h <= j);   /* h in (i, j] */
+        if (!stays) { t[i] = t[j]; t[j] = NULL; i = j; }
+    }
+}
+
+static void index_map(struct free_map *m)
+{
+    m->indexed = hl_cfg.large_reuse == HL_LARGE_FOLLOW && indexed < NEIGH_CAP / 2;
+    if (!m->indexed) return;
+    tab_put(by_start, start_of(m), m);
+    tab_put(by_end, end_of(m), m);
+    indexed++;
+}
+
+static void unindex_map(struct free_map *m)
+{
+    if (!m->indexed) return;
+    tab_del(by_start, start_of, (unsigned)tab_find(by_start, start_of, start_of(m)));
+    tab_del(by_end, end_of, (unsigned)tab_find(by_end, end_of, end_of(m)));
+    indexed--;
+    m->indexed = false;
+}
+
 static void unlink_map(struct free_map *m)
 {
+    unindex_map(m);
     if (m->prev) m->prev->next = m->next;
     else cache.bin[bin_of(m->size / HL_PAGE)] = m->next;
     if (m->next) m->next->prev = m->prev;
@@ -117,6 +189,19 @@ size_t hl_large_bound(size_t live)
 }
 
 static size_t bound_now(void) { return hl_large_bound(hl_large_live()); }
+
+/* Into the cache as its newest mapping (m->size set). */
+static void link_map(struct free_map *m)
+{
+    m->prev = m->newer = NULL;
+    struct free_map **head = &cache.bin[bin_of(m->size / HL_PAGE)];
+    if ((m->next = *head)) m->next->prev = m;
+    *head = m;
+    if ((m->older = cache.newest)) m->older->newer = m; else cache.oldest = m;
+    cache.newest = m;
+    cache.bytes += m->size;
+    index_map(m);
+}
 
 /* A cached mapping for *size bytes (the 2x fit rule above), or NULL; *size becomes its size. */
 static char *cache_take(size_t *size)
@@ -171,21 +256,44 @@ static void cache_put(char *base, size_t size)
     struct free_map *m = (struct free_map *)base, *victims = NULL;
     m->size = size;
     hl_lock_acquire(&cache.lock);
-    if (size > bound) {                 /* unmapped at once, and the bound may have fallen */
-        m->next = NULL;
+    if (hl_cfg.large_reuse == HL_LARGE_FOLLOW) {          /* merge with cached neighbours */
+        int r = tab_find(by_start, start_of, (uintptr_t)base + size);
+        if (r >= 0) {
+            struct free_map *right = by_start[r];
+            unlink_map(right);
+            size += right->size;
+        }
+        int l = tab_find(by_end, end_of, (uintptr_t)base);
+        if (l >= 0) {
+            struct free_map *left = by_end[l];
+            unlink_map(left);
+            size += left->size;
+            base = (char *)left;
+            m = left;
+        }
+        m->size = size;
+    }
+    if (size > bound && hl_cfg.large_reuse != HL_LARGE_FOLLOW) {
+        m->next = NULL;                 /* unmapped at once, and the bound may have fallen */
         victims = m;
     } else {
-        m->prev = m->newer = NULL;
-        struct free_map **head = &cache.bin[bin_of(size / HL_PAGE)];
-        if ((m->next = *head)) m->next->prev = m;
-        *head = m;
-        if ((m->older = cache.newest)) m->older->newer = m; else cache.oldest = m;
-        cache.newest = m;
-        cache.bytes += size;
+        link_map(m);
     }
     while (cache.bytes > bound) {
         struct free_map *o = cache.oldest;
         unlink_map(o);
+        size_t cut = hl_align_up(cache.bytes + o->size - bound, HL_PAGE);
+        if (hl_cfg.large_reuse == HL_LARGE_FOLLOW && cut < o->size) {
+            /* follow: only the excess goes, from the oldest mapping's tail; the rest stays
+             * (as the newest: it may be a whole buffer merged back from pieces) */
+            struct free_map *t = (struct free_map *)((char *)o + o->size - cut);
+            t->size = cut;
+            t->next = victims;
+            victims = t;
+            o->size -= cut;
+            link_map(o);
+            break;
+        }
         o->next = victims;
         victims = o;
     }
@@ -203,6 +311,9 @@ void hl_large_flush(void)
     struct free_map *all = cache.newest;
     cache.newest = cache.oldest = NULL;
     memset(cache.bin, 0, sizeof cache.bin);
+    memset(by_start, 0, sizeof by_start);
+    memset(by_end, 0, sizeof by_end);
+    indexed = 0;
     cache.bytes = 0;
     hl_lock_release(&cache.lock);
     while (all) {
