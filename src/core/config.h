@@ -44,12 +44,12 @@
     "mmap threshold, a few MiB-sized buffers, small next to the memory of a large-object run") \
   X(large_reuse,     allocator,    ENUM,  "follow",   0, 0, hl_large_reuses,                   \
     "freed large mappings: unmap at once (the paper), keep up to large_cache with the 2x fit "\
-    "rule (fixed), or keep up to max(large_cache, large_follow x live large bytes), merged "  \
-    "with neighbours, any one trimmed or grown with mremap to fit (follow: largebuf at glibc's "\
-    "speed, unmap 3.4x)")                                                                       \
+    "rule (fixed), or keep what A <= (1 + large_follow) x the large live set's peak allows, "  \
+    "merged with neighbours, any one trimmed or grown with mremap to fit (follow: largebuf "   \
+    "below glibc's CPU time, unmap 3.5x)")                                                     \
   X(large_follow,    allocator,    REAL,  "1/2",      0.0, 4.0, NULL,                          \
-    "large_reuse=follow: the cache may also hold this fraction of the bytes in live large "   \
-    "objects, so A <= (1 + it) x live large bytes once they outgrow large_cache")              \
+    "large_reuse=follow: A of large objects <= (1 + this) x their live bytes' recent peak "    \
+    "(decaying 1/16 of the way per free), or large_cache if more")                            \
   X(arena_reserve,   allocator,    SIZE,  "256G",     64 * HL_MB, 64.0 * 1024 * 1024 * HL_MB, NULL, \
     "address space reserved for strategy blocks (no memory until used); halved if refused")   \
   X(size_classes,    size_classes, ENUM,  "geometric",0, 0, hl_class_tables,                   \

@@ -11,11 +11,14 @@
  *     realloc's in-place rule), the smallest bin first; in the request's own bin only the first
  *     8 entries are tried. A program holding a score of MiB-sized buffers of varied sizes gains
  *     little: 32 MiB holds a few of them, and most do not fit the next request.
- *   - follow (the default): the bound follows the program's large live set, max(large_cache,
- *     large_follow x bytes in live large mappings), so A <= (1 + large_follow) x live large
- *     bytes once they outgrow large_cache (1/2: 1.5x, the issue's target), and it shrinks back
- *     as they are freed: every free evicts down to the new bound, from the oldest mapping's
- *     tail, only the excess. Any cached mapping may serve any request: the smallest of at
+ *   - follow (the default): the bound follows the program's large live set: A = live +
+ *     cached <= (1 + large_follow) x the live large bytes' recent peak (1/2: 1.5x, the issue's
+ *     target; the peak, as U is a peak in the Hoard paper's A/U), at least large_cache. A
+ *     free under the peak makes room rather than evicting, so the live set's ups and downs do
+ *     not unmap memory the next up faults in again; the peak decays towards the live bytes by
+ *     1/16 of the difference per free, so the cache shrinks back within a few dozen frees once
+ *     the program's large live set has shrunk. Eviction takes only the excess, from the
+ *     oldest mapping's tail, after every free and every allocation that took new pages. Any cached mapping may serve any request: the smallest of at
  *     least n pages, its tail cut off and kept in the cache as a mapping of its own (no system
  *     call, the pages stay resident), else the largest smaller one, grown with mremap (only
  *     the new pages fault in; calloc clears only the old ones). A freed block merges with the
@@ -28,10 +31,11 @@
  *   what the Hoard paper bounds (O(1) blowup); decay also needs a clock or a background
  *   thread. glibc's dynamic mmap threshold moves such buffers into its heap, which the
  *   superblock strategies do not have for blocks above S/2. Measured (docs/large.md, CPU
- *   seconds of largebuf's measured phase, 1 and 2 threads): unmap 3.3-3.5x glibc's (every
- *   page faulted in), fixed 1.15-1.3x with A/live about 1.5, follow at glibc's or below with
- *   A/live about 1.3. The bound matters more than the fit: large_follow 1/4 faulted 2-3x
- *   as many pages in as 1/2, 3/4 about half as many again with A/live still about 1.3.
+ *   seconds of largebuf's measured phase, 1 and 2 threads): unmap 3.4-3.6x glibc's (every
+ *   page faulted in), fixed 1.15-1.35x with A/live up to 1.5, follow below glibc's with
+ *   A/live about 1.4. What mattered, in page faults of the phase (1 thread): the 2x fit rule
+ *   120k; any mapping trimmed or grown 92k; with neighbours merged 53-60k; the bound on A
+ *   by the peak instead of on the cache by the live bytes 42-47k (tcmalloc 2-18k).
  *   Cached mappings stay counted in A (hl_os_bytes): memory held is memory held.
  *   - a cached mapping is marked HL_OWNER_NONE in the page map, as an unmapped one was, so a
  *     double free or a foreign pointer into it is still caught by free().
@@ -170,25 +174,55 @@ static void unlink_map(struct free_map *m)
     cache.bytes -= m->size;
 }
 
-/* Bytes in live large mappings: what `follow`'s bound follows. */
-static _Atomic size_t live_bytes;
+/* Bytes in live large mappings, and their recent peak: what `follow`'s bound follows. */
+static _Atomic size_t live_bytes, live_peak;
 
 size_t hl_large_live(void) { return atomic_load_explicit(&live_bytes, memory_order_relaxed); }
+size_t hl_large_peak(void) { return atomic_load_explicit(&live_peak, memory_order_relaxed); }
 
-size_t hl_large_bound(size_t live)
+/* A = live + cached <= (1 + large_follow) x peak: a free under the peak makes room in the cache
+ * instead of evicting, so the live set's ups and downs do not unmap memory the next up faults
+ * in again (with a bound on the cache alone, largebuf evicted, and faulted in, about 2x its
+ * live set over a run). */
+size_t hl_large_bound(size_t live, size_t peak)
 {
     switch (hl_cfg.large_reuse) {
     case HL_LARGE_UNMAP: return 0;
     case HL_LARGE_FIXED: return hl_cfg.large_cache;
     default: {
-        double f = hl_cfg.large_follow * (double)live;
+        if (peak < live) peak = live;
+        double f = (1.0 + hl_cfg.large_follow) * (double)peak - (double)live;
         size_t follow = f >= (double)SIZE_MAX ? SIZE_MAX : (size_t)f;
         return follow > hl_cfg.large_cache ? follow : hl_cfg.large_cache;
     }
     }
 }
 
-static size_t bound_now(void) { return hl_large_bound(hl_large_live()); }
+/* The recent peak after a free: it decays towards the live bytes by 1/16 of the difference
+ * per free, so after a burst of frees (the program's large live set shrank for good) the
+ * bound comes down within a few dozen frees: after 40, to under 8% of the difference. */
+size_t hl_large_decay(size_t peak, size_t live)
+{
+    return peak <= live ? live : peak - (peak - live) / 16;
+}
+
+size_t hl_large_bound_now(void) { return hl_large_bound(hl_large_live(), hl_large_peak()); }
+static size_t bound_now(void) { return hl_large_bound_now(); }
+
+static void live_add(size_t bytes)
+{
+    size_t now = atomic_fetch_add_explicit(&live_bytes, bytes, memory_order_relaxed) + bytes;
+    size_t seen = atomic_load_explicit(&live_peak, memory_order_relaxed);
+    while (now > seen && !atomic_compare_exchange_weak(&live_peak, &seen, now)) { }
+}
+
+static void live_sub(size_t bytes)
+{
+    size_t now = atomic_fetch_sub_explicit(&live_bytes, bytes, memory_order_relaxed) - bytes;
+    size_t seen = atomic_load_explicit(&live_peak, memory_order_relaxed);
+    atomic_compare_exchange_strong(&live_peak, &seen, hl_large_decay(seen, now));  /* or a
+        concurrent rise won, which is as good */
+}
 
 /* Into the cache as its newest mapping (m->size set). */
 static void link_map(struct free_map *m)
@@ -247,6 +281,40 @@ static char *cache_take_nearest(size_t *size)
     return (char *)m;
 }
 
+/* Under the lock: unlink the oldest mappings until the cache holds at most bound bytes; they
+ * join the victims (linked by next) to be unmapped after the lock is released. */
+static struct free_map *evict(size_t bound, struct free_map *victims)
+{
+    while (cache.bytes > bound) {
+        struct free_map *o = cache.oldest;
+        unlink_map(o);
+        size_t cut = hl_align_up(cache.bytes + o->size - bound, HL_PAGE);
+        if (hl_cfg.large_reuse == HL_LARGE_FOLLOW && cut < o->size) {
+            /* follow: only the excess goes, from the oldest mapping's tail; the rest stays
+             * (as the newest: it may be a whole buffer merged back from pieces) */
+            struct free_map *t = (struct free_map *)((char *)o + o->size - cut);
+            t->size = cut;
+            t->next = victims;
+            victims = t;
+            o->size -= cut;
+            link_map(o);
+            break;
+        }
+        o->next = victims;
+        victims = o;
+    }
+    return victims;
+}
+
+static void unmap_all(struct free_map *victims)
+{
+    while (victims) {
+        struct free_map *v = victims;
+        victims = v->next;
+        hl_os_free(v, v->size, HL_OS_HELD);
+    }
+}
+
 /* Keep a free mapping (already HL_OWNER_NONE in the page map), unmapping the oldest ones past
  * the bound after the lock is released. */
 static void cache_put(char *base, size_t size)
@@ -279,30 +347,21 @@ static void cache_put(char *base, size_t size)
     } else {
         link_map(m);
     }
-    while (cache.bytes > bound) {
-        struct free_map *o = cache.oldest;
-        unlink_map(o);
-        size_t cut = hl_align_up(cache.bytes + o->size - bound, HL_PAGE);
-        if (hl_cfg.large_reuse == HL_LARGE_FOLLOW && cut < o->size) {
-            /* follow: only the excess goes, from the oldest mapping's tail; the rest stays
-             * (as the newest: it may be a whole buffer merged back from pieces) */
-            struct free_map *t = (struct free_map *)((char *)o + o->size - cut);
-            t->size = cut;
-            t->next = victims;
-            victims = t;
-            o->size -= cut;
-            link_map(o);
-            break;
-        }
-        o->next = victims;
-        victims = o;
-    }
+    victims = evict(bound, victims);
     hl_lock_release(&cache.lock);
-    while (victims) {
-        struct free_map *v = victims;
-        victims = v->next;
-        hl_os_free(v, v->size, HL_OS_HELD);
-    }
+    unmap_all(victims);
+}
+
+/* After an allocation that took new pages (a grown or a fresh mapping) the bound has fallen
+ * by more than the cache: evict down to it again, so A <= (1 + large_follow) x peak holds
+ * after every call, not only after frees. */
+static void cache_fit_bound(void)
+{
+    size_t bound = bound_now();
+    hl_lock_acquire(&cache.lock);
+    struct free_map *victims = cache.bytes > bound ? evict(bound, NULL) : NULL;
+    hl_lock_release(&cache.lock);
+    unmap_all(victims);
 }
 
 void hl_large_flush(void)
@@ -343,7 +402,7 @@ void hl_large_fork(int phase)
 static void *hand_out(char *base, size_t map_size, size_t offset)
 {
     char *p = base + offset;
-    atomic_fetch_add_explicit(&live_bytes, map_size, memory_order_relaxed);
+    live_add(map_size);
     *header_of(p) = (struct large_header){ map_size, offset };
     hl_pagemap_set(base, map_size, HL_OWNER_LARGE);
     HL_COUNT(large_allocs, 1);
@@ -359,6 +418,8 @@ static void *follow(size_t size, size_t need, size_t offset, bool zero)
     size_t got = need;
     char *base = cache_take_nearest(&got);
     size_t dirty = size;                                  /* bytes of the block to clear */
+    bool new_pages = true;                                /* grown or fresh: A rose */
+    if (base && got >= need) new_pages = false;
     if (base && got < need) {
         char *to = mremap(base, got, need, MREMAP_MAYMOVE);
         if (to == MAP_FAILED) {               /* e.g. no address space: keep it, map anew */
@@ -379,6 +440,7 @@ static void *follow(size_t size, size_t need, size_t offset, bool zero)
     if (zero) memset(base + offset, 0, dirty < size ? dirty : size);
     void *p = hand_out(base, need, offset);
     if (got > need) cache_put(base + need, got - need);   /* the tail, HL_OWNER_NONE already */
+    else if (new_pages) cache_fit_bound();
     return p;
 }
 
@@ -405,7 +467,7 @@ void hl_large_free(void *p)
 {
     struct large_header h = *header_of(p);
     char *base = (char *)p - h.offset;
-    atomic_fetch_sub_explicit(&live_bytes, h.map_size, memory_order_relaxed);
+    live_sub(h.map_size);
     hl_pagemap_set(base, h.map_size, HL_OWNER_NONE);
     cache_put(base, h.map_size);
 }
@@ -443,7 +505,7 @@ void *hl_large_realloc(void *p, size_t size)
     }
     if (need < old) {
         h->map_size = need;
-        atomic_fetch_sub_explicit(&live_bytes, old - need, memory_order_relaxed);
+        live_sub(old - need);
         hl_pagemap_set(base + need, old - need, HL_OWNER_NONE);
         cache_put(base + need, old - need);                  /* a mapping of its own now */
         return p;
@@ -457,7 +519,7 @@ void *hl_large_realloc(void *p, size_t size)
         return moved(p, size, old - offset);
     }
     hl_os_account(HL_OS_HELD, (ptrdiff_t)(need - old));
-    atomic_fetch_add_explicit(&live_bytes, need - old, memory_order_relaxed);
+    live_add(need - old);
     header_of(to + offset)->map_size = need;
     hl_pagemap_set(to, need, HL_OWNER_LARGE);
     return to + offset;

@@ -67,7 +67,7 @@ static void freed_mapping_is_reused(void **state)
         size_t a = hl_os_bytes();
         hl_free(p);
         assert_int_equal(hl_pagemap_get(p), HL_OWNER_NONE);   /* cached, yet not ours */
-        if (hl_large_bound(hl_large_live()) < mapping(n)) continue;   /* follow, large_cache 0 */
+        if (hl_large_bound_now() < mapping(n)) continue;   /* follow, large_cache 0 */
         assert_int_equal(hl_os_bytes(), a);                   /* still held: A unchanged */
         void *q = hl_malloc(n);
         assert_ptr_equal(q, p);
@@ -91,27 +91,34 @@ static void freed_mapping_is_reused(void **state)
     hl_free(r);
 }
 
-/* The pure bound of each policy (large.c, hl_large_bound). */
+/* The pure bound of each policy and the peak's decay (large.c, hl_large_bound, _decay). */
 static void bound_of_each_policy(void **state)
 {
     (void)state;
     struct hl_config saved = hl_cfg;
     hl_cfg.large_cache = 32 * MiB;
-    hl_cfg.large_follow = 0.25;
+    hl_cfg.large_follow = 0.5;
     hl_cfg.large_reuse = HL_LARGE_UNMAP;
-    assert_int_equal(hl_large_bound(0), 0);
-    assert_int_equal(hl_large_bound(1000 * MiB), 0);
+    assert_int_equal(hl_large_bound(0, 0), 0);
+    assert_int_equal(hl_large_bound(1000 * MiB, 1000 * MiB), 0);
     hl_cfg.large_reuse = HL_LARGE_FIXED;
-    assert_int_equal(hl_large_bound(0), 32 * MiB);
-    assert_int_equal(hl_large_bound(1000 * MiB), 32 * MiB);
+    assert_int_equal(hl_large_bound(0, 0), 32 * MiB);
+    assert_int_equal(hl_large_bound(1000 * MiB, 2000 * MiB), 32 * MiB);
     hl_cfg.large_reuse = HL_LARGE_FOLLOW;
-    assert_int_equal(hl_large_bound(0), 32 * MiB);          /* the floor */
-    assert_int_equal(hl_large_bound(100 * MiB), 32 * MiB);
-    assert_int_equal(hl_large_bound(1000 * MiB), 250 * MiB);
+    assert_int_equal(hl_large_bound(0, 0), 32 * MiB);               /* the floor */
+    assert_int_equal(hl_large_bound(40 * MiB, 40 * MiB), 32 * MiB);
+    assert_int_equal(hl_large_bound(1000 * MiB, 1000 * MiB), 500 * MiB);
+    assert_int_equal(hl_large_bound(800 * MiB, 1000 * MiB), 700 * MiB); /* A <= 1.5 x peak */
+    assert_int_equal(hl_large_bound(1000 * MiB, 0), 500 * MiB);     /* peak below live: live */
     hl_cfg.large_cache = 0;
-    assert_int_equal(hl_large_bound(0), 0);
-    assert_int_equal(hl_large_bound(8 * MiB), 2 * MiB);
+    assert_int_equal(hl_large_bound(0, 0), 0);
+    assert_int_equal(hl_large_bound(8 * MiB, 8 * MiB), 4 * MiB);
     hl_cfg = saved;
+    assert_int_equal(hl_large_decay(100 * MiB, 200 * MiB), 200 * MiB);
+    assert_int_equal(hl_large_decay(160 * MiB, 0), 150 * MiB);
+    size_t peak = 160 * MiB;
+    for (int i = 0; i < 40; i++) peak = hl_large_decay(peak, 0);
+    assert_true(peak < 160 * MiB / 12);                               /* (15/16)^40 < 8% */
 }
 
 /* follow: a request smaller than the only cached mapping takes its head; the tail stays
@@ -126,7 +133,7 @@ static void follow_trims_a_larger_mapping(void **state)
     size_t a = hl_os_bytes(), live = hl_large_live();
     hl_free(p);
     assert_int_equal(hl_large_live(), live - mapping(4 * MiB));
-    if (hl_large_bound(hl_large_live()) < mapping(4 * MiB)) skip();   /* large_cache 0 */
+    if (hl_large_bound_now() < mapping(4 * MiB)) skip();   /* large_cache 0 */
     assert_int_equal(hl_large_cached(), mapping(4 * MiB));
     unsigned char *q = hl_calloc(1, MiB);
     assert_ptr_equal(q, p);
@@ -223,16 +230,21 @@ static void bound_follows_the_live_set(void **state)
     for (int i = 0; i < N; i++) b[i] = hl_malloc(MiB + (size_t)i * 100000);
     for (int i = 0; i < N; i += 2) {                 /* every other one: no two neighbours */
         hl_free(b[i]);
-        assert_true(hl_large_cached() <= hl_large_bound(hl_large_live()));
+        assert_true(hl_large_cached() <= hl_large_bound_now());
     }
     if (following()) assert_true(hl_large_cached() > 0);
     if (!caching()) assert_int_equal(hl_large_cached(), 0);
     for (int i = 1; i < N; i += 2) {
         hl_free(b[i]);
-        assert_true(hl_large_cached() <= hl_large_bound(hl_large_live()));
+        assert_true(hl_large_cached() <= hl_large_bound_now());
     }
     assert_int_equal(hl_large_live(), live0);
-    size_t floor = hl_large_bound(live0);             /* what it shrinks back to */
+    assert_true(hl_large_cached() <= hl_large_bound_now());
+    /* Frees of small large blocks bring the peak down to the live bytes, and the cache with
+     * it to what the live bytes alone allow. */
+    for (int i = 0; i < 200; i++) hl_free(hl_malloc(big(0)));
+    assert_true(hl_large_peak() <= live0 + MiB);
+    size_t floor = hl_large_bound(live0, live0 + MiB);
     assert_true(hl_large_cached() <= floor);
     assert_true(hl_os_bytes() <= a0 + floor + SLACK);
     hl_large_flush();
@@ -263,7 +275,7 @@ static void calloc_clears_a_reused_mapping(void **state)
         memset(d, 0xAB, hl_malloc_usable_size(d));
         hl_free(d);
         unsigned char *z = hl_calloc(1, n);
-        if (caching() && hl_large_bound(hl_large_live()) >= mapping(n)) assert_ptr_equal(z, d);
+        if (caching() && hl_large_bound_now() >= mapping(n)) assert_ptr_equal(z, d);
         for (size_t i = 0; i < n; i++)
             if (z[i]) fail_msg("calloc(%zu) byte %zu is %d", n, i, z[i]);
         hl_free(z);
@@ -291,12 +303,12 @@ static void cache_is_bounded(void **state)
             assert_non_null(live[i]);
             live_bytes += held(live[i]);
         }
-        size_t bound = hl_large_bound(hl_large_live());
+        size_t bound = hl_large_bound_now();
         assert_true(hl_large_cached() <= bound);
         assert_true(hl_os_bytes() <= a0 + live_bytes + bound + SLACK);
     }
     for (unsigned i = 0; i < N; i++) hl_free(live[i]);
-    assert_true(hl_os_bytes() <= a0 + hl_large_bound(0) + SLACK);
+    assert_true(hl_os_bytes() <= a0 + hl_large_bound_now() + SLACK);
     if (!caching()) assert_int_equal(hl_large_cached(), 0);
 }
 
@@ -475,7 +487,7 @@ static void threads_share_the_cache(void **state)
         pthread_join(t[i], &err);
         if (err) fail_msg("thread %d: %s", i, (const char *)err);
     }
-    assert_true(hl_large_cached() <= hl_large_bound(hl_large_live()));
+    assert_true(hl_large_cached() <= hl_large_bound_now());
 }
 
 int main(void)
