@@ -71,7 +71,8 @@ static struct large_header *header_of(const void *p) { return (struct large_head
 
 /* ---- the cache of free mappings ----------------------------------------------------------- */
 
-#define MAX_PAGES_LOG 24                /* 2^24 pages: 64 GiB, the largest large_cache */
+#define MAX_PAGES_LOG 24                /* 2^24 pages: 64 GiB, the largest large_cache; the
+                                           last bin holds anything larger (follow) */
 #define NBINS         (16 + 4 * (MAX_PAGES_LOG - 4 + 1))
 #define FIRST_BIN_SCAN 8
 
@@ -85,7 +86,7 @@ struct free_map {
 
 static struct {
     hl_lock lock;
-    size_t bytes;                       /* in the cache, <= hl_cfg.large_cache */
+    size_t bytes;                       /* in the cache, <= bound_now() after each call */
     struct free_map *newest, *oldest;
     struct free_map *bin[NBINS];
 } cache HL_CACHE_ALIGNED;
@@ -95,7 +96,7 @@ static unsigned bin_of(size_t pages)
     if (pages < 16) return (unsigned)pages;
     unsigned e = 63u - (unsigned)__builtin_clzll(pages);
     unsigned b = 16 + (e - 4) * 4 + (unsigned)((pages >> (e - 2)) & 3);
-    return b < NBINS ? b : NBINS - 1;   /* only for lookups: nothing above the bound is kept */
+    return b < NBINS ? b : NBINS - 1;
 }
 
 /* ---- neighbours (follow): cached mappings by start and by end address ---------------------
@@ -456,6 +457,10 @@ static void *alloc(size_t size, size_t align, bool zero)
         if (zero) memset(base + offset, 0, size);
     } else if (!(base = hl_os_alloc(map_size, align, HL_OS_HELD))) {
         return NULL;
+    } else if (hl_cfg.large_reuse == HL_LARGE_FOLLOW) {  /* an alignment above a page */
+        void *p = hand_out(base, map_size, offset);
+        cache_fit_bound();
+        return p;
     }
     return hand_out(base, map_size, offset);
 }
@@ -522,5 +527,6 @@ void *hl_large_realloc(void *p, size_t size)
     live_add(need - old);
     header_of(to + offset)->map_size = need;
     hl_pagemap_set(to, need, HL_OWNER_LARGE);
+    if (hl_cfg.large_reuse == HL_LARGE_FOLLOW) cache_fit_bound();
     return to + offset;
 }
