@@ -211,6 +211,8 @@ struct hb_block *hb_live_set(struct hb_rng *g, long long n, uint64_t lo, uint64_
     "free each batch at once: remote frees per second (issue 18)")                             \
   X("stall", hb_stall, 2, "thread 0 is stopped for delay_us inside malloc/free again and "     \
     "again; the other threads' throughput delayed / undelayed (issue 11)")                     \
+  X("largebuf", hb_largebuf, 1, "each thread keeps a score of MiB-sized buffers and "        \
+    "replaces one at a time, zero-initialised (issue 24: large-object reuse)")                \
   X("signal-malloc", hb_signal_malloc, 1, "a signal handler mallocs and frees while threads "  \
     "allocate; a watchdog reports a deadlock instead of hanging (Michael)")
 

@@ -22,6 +22,7 @@ const char *const hl_list_orders[]  = { "lifo", "fifo", NULL };
 const char *const hl_heap_selects[] = { "thread", "hash", "cpu", NULL };
 const char *const hl_remote_frees[] = { "lock", "list", "queue", NULL };
 const char *const hl_accountings[] = { "class", "heap", NULL };
+const char *const hl_large_reuses[] = { "unmap", "fixed", "follow", NULL };
 
 enum kind { BOOL, INT, SIZE, POW2, REAL, ENUM, STR, PCOUNT, OUTPUT };
 static const char *const kind_names[] = { "bool", "int", "size", "pow2", "real", "enum",

@@ -47,9 +47,19 @@
     "NUMA placement of memory from the OS (libnuma)")                                          \
   X(large_threshold, allocator,    SIZE,  "0",        0, 64 * HL_MB, NULL, "all",            \
     "requests above this many bytes get an OS mapping of their own; 0 = S/2")                  \
-  X(large_cache,     allocator,    SIZE,  "32M",      0, 64 * 1024 * HL_MB, NULL, "all",     \
+  X(large_cache,     allocator,    SIZE,  "32M",      0, 64 * 1024 * HL_MB, NULL,            \
+    "all if large_reuse=fixed|follow",                                                         \
     "freed large mappings kept for reuse (still counted in A); 0 = none. 32M: glibc's top "   \
     "mmap threshold, a few MiB-sized buffers, small next to the memory of a large-object run") \
+  X(large_reuse,     allocator,    ENUM,  "follow",   0, 0, hl_large_reuses, "all",          \
+    "freed large mappings: unmap at once (the paper), keep up to large_cache with the 2x fit "\
+    "rule (fixed), or keep what A <= (1 + large_follow) x the large live set's peak allows, "  \
+    "merged with neighbours, any one trimmed or grown with mremap to fit (follow: largebuf "   \
+    "below glibc's CPU time, unmap 3.5x)")                                                     \
+  X(large_follow,    allocator,    REAL,  "1/2",      0.0, 4.0, NULL,                          \
+    "all if large_reuse=follow",                                                               \
+    "large_reuse=follow: A of large objects <= (1 + this) x their live bytes' recent peak "    \
+    "(decaying 1/16 of the way per free), or large_cache if more")                            \
   X(arena_reserve,   allocator,    SIZE,  "256G",     64 * HL_MB, 64.0 * 1024 * 1024 * HL_MB, NULL, "all", \
     "address space reserved for strategy blocks (no memory until used); halved if refused")   \
   X(size_classes,    size_classes, ENUM,  "geometric",0, 0, hl_class_tables, "all",          \
@@ -116,7 +126,7 @@
 /* Choice lists, NULL-terminated. */
 extern const char *const hl_lock_kinds[], *const hl_numa_modes[], *const hl_class_tables[],
                   *const hl_list_orders[], *const hl_heap_selects[], *const hl_remote_frees[],
-                  *const hl_accountings[];
+                  *const hl_accountings[], *const hl_large_reuses[];
 
 enum hl_lock_kind  { HL_LOCK_SPIN, HL_LOCK_MUTEX };
 enum hl_numa_mode  { HL_NUMA_OFF, HL_NUMA_LOCAL, HL_NUMA_INTERLEAVE };
@@ -125,6 +135,7 @@ enum hl_list_order { HL_LIST_LIFO, HL_LIST_FIFO };
 enum hl_heap_select{ HL_SELECT_THREAD, HL_SELECT_HASH, HL_SELECT_CPU };
 enum hl_remote_free{ HL_REMOTE_LOCK, HL_REMOTE_LIST, HL_REMOTE_QUEUE };
 enum hl_accounting { HL_ACCOUNT_CLASS, HL_ACCOUNT_HEAP };
+enum hl_large_reuse{ HL_LARGE_UNMAP, HL_LARGE_FIXED, HL_LARGE_FOLLOW };
 
 #define HL_CTYPE_BOOL   int
 #define HL_CTYPE_INT    long

@@ -3,15 +3,44 @@
  * header just below the block records the mapping (size, and the block's offset in it).
  *
  * Freed mappings are kept in a cache for reuse, so a program that frees and allocates large
- * buffers, or a realloc-grown one, does not pay mmap, munmap and a page fault per page each time:
- *   - bound: at most `large_cache` bytes, oldest-freed mappings unmapped first; 0 disables it.
- *     Cached mappings stay counted in A (hl_os_bytes): memory held is memory held.
+ * buffers, or a realloc-grown one, does not pay mmap, munmap and a page fault per page each time.
+ * The key `large_reuse` chooses the policy (issue 24):
+ *   - unmap: none; every freed mapping goes back to the OS at once (the paper's "mmap each").
+ *   - fixed: at most `large_cache` bytes, oldest-freed unmapped first (0 disables it). A
+ *     request of n pages takes a mapping of m pages with n <= m <= 2n (waste at most 2x, as
+ *     realloc's in-place rule), the smallest bin first; in the request's own bin only the first
+ *     8 entries are tried. A program holding a score of MiB-sized buffers of varied sizes gains
+ *     little: 32 MiB holds a few of them, and most do not fit the next request.
+ *   - follow (the default): the bound follows the program's large live set: A = live +
+ *     cached <= (1 + large_follow) x the live large bytes' recent peak (1/2: 1.5x, the issue's
+ *     target; the peak, as U is a peak in the Hoard paper's A/U), at least large_cache. A
+ *     free under the peak makes room rather than evicting, so the live set's ups and downs do
+ *     not unmap memory the next up faults in again; the peak decays towards the live bytes by
+ *     1/16 of the difference per free, so the cache shrinks back within a few dozen frees once
+ *     the program's large live set has shrunk. Eviction takes only the excess, from the
+ *     oldest mapping's tail, after every free and every allocation that took new pages. Any cached mapping may serve any request: the smallest of at
+ *     least n pages, its tail cut off and kept in the cache as a mapping of its own (no system
+ *     call, the pages stay resident), else the largest smaller one, grown with mremap (only
+ *     the new pages fault in; calloc clears only the old ones). A freed block merges with the
+ *     cached mappings right before and after it (two address tables, below), so trimmed
+ *     pieces grow back into whole buffers. Each handed-out mapping is exactly the request's
+ *     pages, so U and A stay close.
+ *   Why follow, and not a jemalloc-style decay (keep freed pages, give them back some seconds
+ *   later): largebuf replaces a buffer every millisecond or so, so any decay time long enough
+ *   to help keeps all it frees, and A is then bounded by time, not by the live set, which is
+ *   what the Hoard paper bounds (O(1) blowup); decay also needs a clock or a background
+ *   thread. glibc's dynamic mmap threshold moves such buffers into its heap, which the
+ *   superblock strategies do not have for blocks above S/2. Measured (docs/large.md, CPU
+ *   seconds of largebuf's measured phase, 1 and 2 threads): unmap 3.4-3.6x glibc's (every
+ *   page faulted in), fixed 1.15-1.35x with A/live up to 1.5, follow below glibc's with
+ *   A/live about 1.4. What mattered, in page faults of the phase (1 thread): the 2x fit rule
+ *   120k; any mapping trimmed or grown 92k; with neighbours merged 53-60k; the bound on A
+ *   by the peak instead of on the cache by the live bytes 42-47k (tcmalloc 2-18k).
+ *   Cached mappings stay counted in A (hl_os_bytes): memory held is memory held.
  *   - a cached mapping is marked HL_OWNER_NONE in the page map, as an unmapped one was, so a
  *     double free or a foreign pointer into it is still caught by free().
  *   - lookup takes no system call: one lock, bins by page count (exact below 16 pages, then
- *     four per power of two), newest first in each. A request of n pages takes a mapping of
- *     m pages with n <= m <= 2n (waste at most 2x, as realloc's in-place rule), the smallest
- *     bin first; in the request's own bin only the first 8 entries are tried.
+ *     four per power of two), newest first in each.
  *   - alignment: requests with align <= HL_PAGE are served from the cache (a mapping is page
  *     aligned, the block sits at offset align); larger alignments always map afresh.
  *   - a reused mapping is dirty: hl_large_alloc clears the block for calloc's sake,
@@ -19,14 +48,15 @@
  *   - mremap keeps a mapping's NUMA policy, and the cache is placement-blind (one process, one
  *     policy), so the `numa` key still holds for every large block.
  *
- * realloc: a block that still fits, wasting at most half, stays. Otherwise a cached mapping of
- * the new size, if there is one, takes a copy: its pages are resident, a memcpy costs less than
+ * realloc (under every policy): a block that still fits, wasting at most half, stays. Otherwise
+ * a cached mapping of the new size (the 2x rule), if there is one, takes a copy: its pages are resident, a memcpy costs less than
  * faulting in fresh zeroed pages (realloc-churn with blocks up to 64 KiB .. 4 MiB ran 1.4x to
  * 2.2x faster than with mremap first), and the number of cached mappings stays steady. Without
  * one, shrinking cuts the tail off into the cache (no system call) and growing calls mremap,
  * which moves the pages without copying them and faults in only the new ones. A block that
  * moves gets malloc's alignment, no more (realloc promises no more), even if it had more. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -41,7 +71,8 @@ static struct large_header *header_of(const void *p) { return (struct large_head
 
 /* ---- the cache of free mappings ----------------------------------------------------------- */
 
-#define MAX_PAGES_LOG 24                /* 2^24 pages: 64 GiB, the largest large_cache */
+#define MAX_PAGES_LOG 24                /* 2^24 pages: 64 GiB, the largest large_cache; the
+                                           last bin holds anything larger (follow) */
 #define NBINS         (16 + 4 * (MAX_PAGES_LOG - 4 + 1))
 #define FIRST_BIN_SCAN 8
 
@@ -50,11 +81,12 @@ struct free_map {
     struct free_map *next, *prev;       /* in its bin, newest first */
     struct free_map *newer, *older;     /* in the whole cache, for evicting the oldest */
     size_t size;                        /* bytes, the whole mapping */
+    bool indexed;                       /* in the neighbour tables (follow) */
 };
 
 static struct {
     hl_lock lock;
-    size_t bytes;                       /* in the cache, <= hl_cfg.large_cache */
+    size_t bytes;                       /* in the cache, <= bound_now() after each call */
     struct free_map *newest, *oldest;
     struct free_map *bin[NBINS];
 } cache HL_CACHE_ALIGNED;
@@ -64,11 +96,77 @@ static unsigned bin_of(size_t pages)
     if (pages < 16) return (unsigned)pages;
     unsigned e = 63u - (unsigned)__builtin_clzll(pages);
     unsigned b = 16 + (e - 4) * 4 + (unsigned)((pages >> (e - 2)) & 3);
-    return b < NBINS ? b : NBINS - 1;   /* only for lookups: nothing above the bound is kept */
+    return b < NBINS ? b : NBINS - 1;
+}
+
+/* ---- neighbours (follow): cached mappings by start and by end address ---------------------
+ * A freed block whose neighbour in the address space is cached merges with it, so the pieces
+ * that trimming cuts off grow back into whole buffers instead of piling up as small ones that
+ * every larger request has to grow. Two open-addressing tables (linear probing, deletion by
+ * backward shift) of static memory, at most half full: a mapping that finds them so is
+ * simply not indexed and never merges. Under the cache lock. */
+#define NEIGH_LOG 12
+#define NEIGH_CAP (1u << NEIGH_LOG)
+#define NEIGH_MASK (NEIGH_CAP - 1)
+
+static struct free_map *by_start[NEIGH_CAP], *by_end[NEIGH_CAP];
+static unsigned indexed;
+
+static uintptr_t start_of(const struct free_map *m) { return (uintptr_t)m; }
+static uintptr_t end_of(const struct free_map *m) { return (uintptr_t)m + m->size; }
+
+static unsigned home_of(uintptr_t a)
+{
+    return (unsigned)(((a >> 12) * 0x9e3779b97f4a7c15ull) >> (64 - NEIGH_LOG));
+}
+
+static void tab_put(struct free_map **t, uintptr_t key, struct free_map *m)
+{
+    unsigned i = home_of(key);
+    while (t[i]) i = (i + 1) & NEIGH_MASK;
+    t[i] = m;
+}
+
+/* The slot of the mapping whose key (start_of or end_of) is a, or -1. */
+static int tab_find(struct free_map *const *t, uintptr_t (*key)(const struct free_map *),
+                    uintptr_t a)
+{
+    for (unsigned i = home_of(a); t[i]; i = (i + 1) & NEIGH_MASK)
+        if (key(t[i]) == a) return (int)i;
+    return -1;
+}
+
+static void tab_del(struct free_map **t, uintptr_t (*key)(const struct free_map *), unsigned i)
+{
+    t[i] = NULL;
+    for (unsigned j = (i + 1) & NEIGH_MASK; t[j]; j = (j + 1) & NEIGH_MASK) {
+        unsigned h = home_of(key(t[j]));
+        bool stays = i <= j ? (i < h && h <= j) : (i < h || h <= j);   /* h in (i, j] */
+        if (!stays) { t[i] = t[j]; t[j] = NULL; i = j; }
+    }
+}
+
+static void index_map(struct free_map *m)
+{
+    m->indexed = hl_cfg.large_reuse == HL_LARGE_FOLLOW && indexed < NEIGH_CAP / 2;
+    if (!m->indexed) return;
+    tab_put(by_start, start_of(m), m);
+    tab_put(by_end, end_of(m), m);
+    indexed++;
+}
+
+static void unindex_map(struct free_map *m)
+{
+    if (!m->indexed) return;
+    tab_del(by_start, start_of, (unsigned)tab_find(by_start, start_of, start_of(m)));
+    tab_del(by_end, end_of, (unsigned)tab_find(by_end, end_of, end_of(m)));
+    indexed--;
+    m->indexed = false;
 }
 
 static void unlink_map(struct free_map *m)
 {
+    unindex_map(m);
     if (m->prev) m->prev->next = m->next;
     else cache.bin[bin_of(m->size / HL_PAGE)] = m->next;
     if (m->next) m->next->prev = m->prev;
@@ -77,11 +175,74 @@ static void unlink_map(struct free_map *m)
     cache.bytes -= m->size;
 }
 
-/* A cached mapping for *size bytes (see the fit rule above), or NULL; *size becomes its size. */
+/* Bytes in live large mappings, and their recent peak: what `follow`'s bound follows. */
+static _Atomic size_t live_bytes, live_peak;
+
+size_t hl_large_live(void) { return atomic_load_explicit(&live_bytes, memory_order_relaxed); }
+size_t hl_large_peak(void) { return atomic_load_explicit(&live_peak, memory_order_relaxed); }
+
+/* A = live + cached <= (1 + large_follow) x peak: a free under the peak makes room in the cache
+ * instead of evicting, so the live set's ups and downs do not unmap memory the next up faults
+ * in again (with a bound on the cache alone, largebuf evicted, and faulted in, about 2x its
+ * live set over a run). */
+size_t hl_large_bound(size_t live, size_t peak)
+{
+    switch (hl_cfg.large_reuse) {
+    case HL_LARGE_UNMAP: return 0;
+    case HL_LARGE_FIXED: return hl_cfg.large_cache;
+    default: {
+        if (peak < live) peak = live;
+        double f = (1.0 + hl_cfg.large_follow) * (double)peak - (double)live;
+        size_t follow = f >= (double)SIZE_MAX ? SIZE_MAX : (size_t)f;
+        return follow > hl_cfg.large_cache ? follow : hl_cfg.large_cache;
+    }
+    }
+}
+
+/* The recent peak after a free: it decays towards the live bytes by 1/16 of the difference
+ * per free, so after a burst of frees (the program's large live set shrank for good) the
+ * bound comes down within a few dozen frees: after 40, to under 8% of the difference. */
+size_t hl_large_decay(size_t peak, size_t live)
+{
+    return peak <= live ? live : peak - (peak - live) / 16;
+}
+
+size_t hl_large_bound_now(void) { return hl_large_bound(hl_large_live(), hl_large_peak()); }
+static size_t bound_now(void) { return hl_large_bound_now(); }
+
+static void live_add(size_t bytes)
+{
+    size_t now = atomic_fetch_add_explicit(&live_bytes, bytes, memory_order_relaxed) + bytes;
+    size_t seen = atomic_load_explicit(&live_peak, memory_order_relaxed);
+    while (now > seen && !atomic_compare_exchange_weak(&live_peak, &seen, now)) { }
+}
+
+static void live_sub(size_t bytes)
+{
+    size_t now = atomic_fetch_sub_explicit(&live_bytes, bytes, memory_order_relaxed) - bytes;
+    size_t seen = atomic_load_explicit(&live_peak, memory_order_relaxed);
+    atomic_compare_exchange_strong(&live_peak, &seen, hl_large_decay(seen, now));  /* or a
+        concurrent rise won, which is as good */
+}
+
+/* Into the cache as its newest mapping (m->size set). */
+static void link_map(struct free_map *m)
+{
+    m->prev = m->newer = NULL;
+    struct free_map **head = &cache.bin[bin_of(m->size / HL_PAGE)];
+    if ((m->next = *head)) m->next->prev = m;
+    *head = m;
+    if ((m->older = cache.newest)) m->older->newer = m; else cache.oldest = m;
+    cache.newest = m;
+    cache.bytes += m->size;
+    index_map(m);
+}
+
+/* A cached mapping for *size bytes (the 2x fit rule above), or NULL; *size becomes its size. */
 static char *cache_take(size_t *size)
 {
     size_t need = *size;
-    if (need > hl_cfg.large_cache) return NULL;
+    if (need > bound_now()) return NULL;
     unsigned lo = bin_of(need / HL_PAGE), hi = bin_of(2 * need / HL_PAGE);
     struct free_map *m = NULL;
     hl_lock_acquire(&cache.lock);
@@ -96,31 +257,128 @@ static char *cache_take(size_t *size)
     return (char *)m;
 }
 
+/* `follow`: the cached mapping closest to need bytes: the smallest of at least need (a bin's
+ * newest; in need's own bin the first FIRST_BIN_SCAN), else the largest smaller one (to be
+ * grown). NULL when the cache is empty; *size becomes its size. */
+static char *cache_take_nearest(size_t *size)
+{
+    size_t need = *size;
+    unsigned lo = bin_of(need / HL_PAGE);
+    struct free_map *m = NULL, *below = NULL;
+    hl_lock_acquire(&cache.lock);
+    struct free_map *f = cache.bin[lo];
+    for (unsigned n = 0; f && n < FIRST_BIN_SCAN; f = f->next, n++) {
+        if (f->size >= need) { m = f; break; }
+        if (!below || f->size > below->size) below = f;
+    }
+    for (unsigned b = lo + 1; !m && b < NBINS; b++)     /* bins above hold sizes > need */
+        if (cache.bin[b]) m = cache.bin[b];
+    for (unsigned b = lo; !m && !below && b-- > 0;)     /* bins below hold sizes < need */
+        if (cache.bin[b]) below = cache.bin[b];
+    if (!m) m = below;
+    if (m) unlink_map(m);
+    hl_lock_release(&cache.lock);
+    if (m) *size = m->size;
+    return (char *)m;
+}
+
+/* Under the lock: unlink the oldest mappings until the cache holds at most bound bytes; they
+ * join the victims (linked by next) to be unmapped after the lock is released. */
+static struct free_map *evict(size_t bound, struct free_map *victims)
+{
+    while (cache.bytes > bound) {
+        struct free_map *o = cache.oldest;
+        unlink_map(o);
+        size_t cut = hl_align_up(cache.bytes + o->size - bound, HL_PAGE);
+        if (hl_cfg.large_reuse == HL_LARGE_FOLLOW && cut < o->size) {
+            /* follow: only the excess goes, from the oldest mapping's tail; the rest stays
+             * (as the newest: it may be a whole buffer merged back from pieces) */
+            struct free_map *t = (struct free_map *)((char *)o + o->size - cut);
+            t->size = cut;
+            t->next = victims;
+            victims = t;
+            o->size -= cut;
+            link_map(o);
+            break;
+        }
+        o->next = victims;
+        victims = o;
+    }
+    return victims;
+}
+
+static void unmap_all(struct free_map *victims)
+{
+    while (victims) {
+        struct free_map *v = victims;
+        victims = v->next;
+        hl_os_free(v, v->size, HL_OS_HELD);
+    }
+}
+
 /* Keep a free mapping (already HL_OWNER_NONE in the page map), unmapping the oldest ones past
  * the bound after the lock is released. */
 static void cache_put(char *base, size_t size)
 {
-    if (size > hl_cfg.large_cache) { hl_os_free(base, size, HL_OS_HELD); return; }
+    if (hl_cfg.large_reuse == HL_LARGE_UNMAP) { hl_os_free(base, size, HL_OS_HELD); return; }
+    size_t bound = bound_now();
     struct free_map *m = (struct free_map *)base, *victims = NULL;
     m->size = size;
-    m->prev = m->newer = NULL;
     hl_lock_acquire(&cache.lock);
-    struct free_map **head = &cache.bin[bin_of(size / HL_PAGE)];
-    if ((m->next = *head)) m->next->prev = m;
-    *head = m;
-    if ((m->older = cache.newest)) m->older->newer = m; else cache.oldest = m;
-    cache.newest = m;
-    cache.bytes += size;
-    while (cache.bytes > hl_cfg.large_cache) {
-        struct free_map *o = cache.oldest;
-        unlink_map(o);
-        o->next = victims;
-        victims = o;
+    if (hl_cfg.large_reuse == HL_LARGE_FOLLOW) {          /* merge with cached neighbours */
+        int r = tab_find(by_start, start_of, (uintptr_t)base + size);
+        if (r >= 0) {
+            struct free_map *right = by_start[r];
+            unlink_map(right);
+            size += right->size;
+        }
+        int l = tab_find(by_end, end_of, (uintptr_t)base);
+        if (l >= 0) {
+            struct free_map *left = by_end[l];
+            unlink_map(left);
+            size += left->size;
+            base = (char *)left;
+            m = left;
+        }
+        m->size = size;
     }
+    if (size > bound && hl_cfg.large_reuse != HL_LARGE_FOLLOW) {
+        m->next = NULL;                 /* unmapped at once, and the bound may have fallen */
+        victims = m;
+    } else {
+        link_map(m);
+    }
+    victims = evict(bound, victims);
     hl_lock_release(&cache.lock);
-    while (victims) {
-        struct free_map *v = victims;
-        victims = v->next;
+    unmap_all(victims);
+}
+
+/* After an allocation that took new pages (a grown or a fresh mapping) the bound has fallen
+ * by more than the cache: evict down to it again, so A <= (1 + large_follow) x peak holds
+ * after every call, not only after frees. */
+static void cache_fit_bound(void)
+{
+    size_t bound = bound_now();
+    hl_lock_acquire(&cache.lock);
+    struct free_map *victims = cache.bytes > bound ? evict(bound, NULL) : NULL;
+    hl_lock_release(&cache.lock);
+    unmap_all(victims);
+}
+
+void hl_large_flush(void)
+{
+    hl_lock_acquire(&cache.lock);
+    struct free_map *all = cache.newest;
+    cache.newest = cache.oldest = NULL;
+    memset(cache.bin, 0, sizeof cache.bin);
+    memset(by_start, 0, sizeof by_start);
+    memset(by_end, 0, sizeof by_end);
+    indexed = 0;
+    cache.bytes = 0;
+    hl_lock_release(&cache.lock);
+    while (all) {
+        struct free_map *v = all;
+        all = v->older;
         hl_os_free(v, v->size, HL_OS_HELD);
     }
 }
@@ -145,9 +403,45 @@ void hl_large_fork(int phase)
 static void *hand_out(char *base, size_t map_size, size_t offset)
 {
     char *p = base + offset;
+    live_add(map_size);
     *header_of(p) = (struct large_header){ map_size, offset };
     hl_pagemap_set(base, map_size, HL_OWNER_LARGE);
     HL_COUNT(large_allocs, 1);
+    return p;
+}
+
+/* `follow`: a block of size bytes at offset (<= HL_PAGE) of a mapping of exactly need bytes, made
+ * from the nearest cached mapping: a larger one is trimmed (its tail stays in the cache as a
+ * mapping of its own: no system call), a smaller one grown with mremap (only the new pages
+ * fault in; the old ones keep their contents, so zeroing clears only those). */
+static void *follow(size_t size, size_t need, size_t offset, bool zero)
+{
+    size_t got = need;
+    char *base = cache_take_nearest(&got);
+    size_t dirty = size;                                  /* bytes of the block to clear */
+    bool new_pages = true;                                /* grown or fresh: A rose */
+    if (base && got >= need) new_pages = false;
+    if (base && got < need) {
+        char *to = mremap(base, got, need, MREMAP_MAYMOVE);
+        if (to == MAP_FAILED) {               /* e.g. no address space: keep it, map anew */
+            cache_put(base, got);
+            base = NULL;
+        } else {
+            hl_os_account(HL_OS_HELD, (ptrdiff_t)(need - got));
+            dirty = got - offset;                         /* the new pages come zeroed */
+            base = to;
+            got = need;
+        }
+    }
+    if (!base) {
+        if (!(base = hl_os_alloc(need, HL_PAGE, HL_OS_HELD))) return NULL;
+        got = need;
+        zero = false;
+    }
+    if (zero) memset(base + offset, 0, dirty < size ? dirty : size);
+    void *p = hand_out(base, need, offset);
+    if (got > need) cache_put(base + need, got - need);   /* the tail, HL_OWNER_NONE already */
+    else if (new_pages) cache_fit_bound();
     return p;
 }
 
@@ -157,11 +451,16 @@ static void *alloc(size_t size, size_t align, bool zero)
     size_t offset = align;                       /* room for the header, keeping alignment */
     if (size > PTRDIFF_MAX - offset - HL_PAGE) { errno = ENOMEM; return NULL; }
     size_t map_size = hl_align_up(offset + size, HL_PAGE);
+    if (align <= HL_PAGE && hl_cfg.large_reuse == HL_LARGE_FOLLOW) return follow(size, map_size, offset, zero);
     char *base = align <= HL_PAGE ? cache_take(&map_size) : NULL;
     if (base) {
         if (zero) memset(base + offset, 0, size);
     } else if (!(base = hl_os_alloc(map_size, align, HL_OS_HELD))) {
         return NULL;
+    } else if (hl_cfg.large_reuse == HL_LARGE_FOLLOW) {  /* an alignment above a page */
+        void *p = hand_out(base, map_size, offset);
+        cache_fit_bound();
+        return p;
     }
     return hand_out(base, map_size, offset);
 }
@@ -173,6 +472,7 @@ void hl_large_free(void *p)
 {
     struct large_header h = *header_of(p);
     char *base = (char *)p - h.offset;
+    live_sub(h.map_size);
     hl_pagemap_set(base, h.map_size, HL_OWNER_NONE);
     cache_put(base, h.map_size);
 }
@@ -210,6 +510,7 @@ void *hl_large_realloc(void *p, size_t size)
     }
     if (need < old) {
         h->map_size = need;
+        live_sub(old - need);
         hl_pagemap_set(base + need, old - need, HL_OWNER_NONE);
         cache_put(base + need, old - need);                  /* a mapping of its own now */
         return p;
@@ -223,7 +524,9 @@ void *hl_large_realloc(void *p, size_t size)
         return moved(p, size, old - offset);
     }
     hl_os_account(HL_OS_HELD, (ptrdiff_t)(need - old));
+    live_add(need - old);
     header_of(to + offset)->map_size = need;
     hl_pagemap_set(to, need, HL_OWNER_LARGE);
+    if (hl_cfg.large_reuse == HL_LARGE_FOLLOW) cache_fit_bound();
     return to + offset;
 }

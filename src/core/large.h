@@ -19,6 +19,16 @@ size_t hl_large_usable(const void *p);
  * caller does the statistics, observers and checks for p and the result (they may differ). */
 void *hl_large_realloc(void *p, size_t size);
 size_t hl_large_cached(void);           /* bytes in the cache now (counted in A) */
+void hl_large_flush(void);              /* unmap every cached mapping (tests) */
+size_t hl_large_live(void);             /* bytes in live large mappings now */
+size_t hl_large_peak(void);             /* their recent peak (decays on each free) */
+/* The cache's bound for `live` bytes in live large mappings with a recent peak `peak`, by
+ * large_reuse: 0 (unmap), large_cache (fixed), max(large_cache, (1 + large_follow) x peak -
+ * live) (follow: A = live + cached <= (1 + large_follow) x peak). */
+size_t hl_large_bound(size_t live, size_t peak);
+size_t hl_large_bound_now(void);        /* hl_large_bound(hl_large_live(), hl_large_peak()) */
+/* The recent peak after a free leaves `live` bytes: 1/16 of the way down to it. */
+size_t hl_large_decay(size_t peak, size_t live);
 /* The cache lock, for the fork handlers: 0 prepare (take it last: nothing is locked while
  * holding it), 1 parent, 2 child. */
 void hl_large_fork(int phase);

@@ -1,8 +1,10 @@
 /* test_large.c — large objects (large.c): the cache of freed mappings (reuse, its bound, the
  * waste rule, calloc of a reused mapping, double free still caught), hl_large_realloc growing
- * and shrinking 4 KiB .. 64 MiB blocks with their contents, alignment and usable sizes. Runs
- * with the default large_cache and with HOARD_LARGE_CACHE=0 (meson); the cache-only checks
- * skip when it is off. */
+ * and shrinking 4 KiB .. 64 MiB blocks with their contents, alignment and usable sizes, and
+ * each large_reuse policy: `follow` trimming a larger and growing a smaller cached mapping,
+ * merging neighbours, its bound following the live large bytes and shrinking back, `unmap` never caching. Meson
+ * runs it under every large_reuse value, with large_cache at its default and 0, and with
+ * HOARD_CHECKS=on; the checks that need a cache skip when there is none. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,10 +46,20 @@ static int intact(const unsigned char *p, size_t n, unsigned seed)
 static size_t big(size_t n) { return n > hl_large_threshold ? n : hl_large_threshold + 1; }
 static size_t held(const void *p) { return hl_large_usable(p) + HL_ALIGN; }
 
+static bool following(void) { return hl_cfg.large_reuse == HL_LARGE_FOLLOW; }
+/* Whether a freed large mapping may be kept at all. */
+static bool caching(void)
+{
+    return hl_cfg.large_reuse == HL_LARGE_FOLLOW ||
+           (hl_cfg.large_reuse == HL_LARGE_FIXED && hl_cfg.large_cache);
+}
+/* A mapping's bytes for an n-byte block at the default alignment. */
+static size_t mapping(size_t n) { return hl_align_up(n + HL_ALIGN, HL_PAGE); }
+
 static void freed_mapping_is_reused(void **state)
 {
     (void)state;
-    if (!hl_cfg.large_cache) skip();
+    if (!caching()) skip();
     size_t sizes[] = { big(0), 5000, 8192, 100000, MiB, 10 * MiB };
     for (unsigned i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         size_t n = big(sizes[i]);
@@ -55,6 +67,7 @@ static void freed_mapping_is_reused(void **state)
         size_t a = hl_os_bytes();
         hl_free(p);
         assert_int_equal(hl_pagemap_get(p), HL_OWNER_NONE);   /* cached, yet not ours */
+        if (hl_large_bound_now() < mapping(n)) continue;   /* follow, large_cache 0 */
         assert_int_equal(hl_os_bytes(), a);                   /* still held: A unchanged */
         void *q = hl_malloc(n);
         assert_ptr_equal(q, p);
@@ -62,16 +75,196 @@ static void freed_mapping_is_reused(void **state)
         assert_int_equal(hl_os_bytes(), a);
         hl_free(q);
     }
-    /* Within 2x a smaller request takes the mapping; a request 5x smaller does not. */
+    /* fixed: within 2x a smaller request takes the mapping; a request 5x smaller does not.
+     * follow: both take it, trimmed to their size. */
+    hl_large_flush();
     void *p = hl_malloc(MiB);
     hl_free(p);
+    if (hl_large_cached() < mapping(MiB)) return;         /* follow, large_cache 0: no room */
     void *q = hl_malloc(MiB * 2 / 3);
     assert_ptr_equal(q, p);
     hl_free(q);
     void *r = hl_malloc(MiB / 5);
-    assert_ptr_not_equal(r, p);
+    if (following()) assert_true((char *)r >= (char *)p && (char *)r < (char *)p + MiB);
+    else assert_ptr_not_equal(r, p);
     assert_true(hl_large_usable(r) < MiB / 2);
     hl_free(r);
+}
+
+/* The pure bound of each policy and the peak's decay (large.c, hl_large_bound, _decay). */
+static void bound_of_each_policy(void **state)
+{
+    (void)state;
+    struct hl_config saved = hl_cfg;
+    hl_cfg.large_cache = 32 * MiB;
+    hl_cfg.large_follow = 0.5;
+    hl_cfg.large_reuse = HL_LARGE_UNMAP;
+    assert_int_equal(hl_large_bound(0, 0), 0);
+    assert_int_equal(hl_large_bound(1000 * MiB, 1000 * MiB), 0);
+    hl_cfg.large_reuse = HL_LARGE_FIXED;
+    assert_int_equal(hl_large_bound(0, 0), 32 * MiB);
+    assert_int_equal(hl_large_bound(1000 * MiB, 2000 * MiB), 32 * MiB);
+    hl_cfg.large_reuse = HL_LARGE_FOLLOW;
+    assert_int_equal(hl_large_bound(0, 0), 32 * MiB);               /* the floor */
+    assert_int_equal(hl_large_bound(40 * MiB, 40 * MiB), 32 * MiB);
+    assert_int_equal(hl_large_bound(1000 * MiB, 1000 * MiB), 500 * MiB);
+    assert_int_equal(hl_large_bound(800 * MiB, 1000 * MiB), 700 * MiB); /* A <= 1.5 x peak */
+    assert_int_equal(hl_large_bound(1000 * MiB, 0), 500 * MiB);     /* peak below live: live */
+    hl_cfg.large_cache = 0;
+    assert_int_equal(hl_large_bound(0, 0), 0);
+    assert_int_equal(hl_large_bound(8 * MiB, 8 * MiB), 4 * MiB);
+    hl_cfg = saved;
+    assert_int_equal(hl_large_decay(100 * MiB, 200 * MiB), 200 * MiB);
+    assert_int_equal(hl_large_decay(160 * MiB, 0), 150 * MiB);
+    size_t peak = 160 * MiB;
+    for (int i = 0; i < 40; i++) peak = hl_large_decay(peak, 0);
+    assert_true(peak < 160 * MiB / 12);                               /* (15/16)^40 < 8% */
+}
+
+/* follow: a request smaller than the only cached mapping takes its head; the tail stays
+ * cached as a mapping of its own, and A does not change. calloc's block reads zero. */
+static void follow_trims_a_larger_mapping(void **state)
+{
+    (void)state;
+    if (!following()) skip();
+    hl_large_flush();
+    unsigned char *p = hl_malloc(4 * MiB);
+    memset(p, 0xAB, hl_large_usable(p));
+    size_t a = hl_os_bytes(), live = hl_large_live();
+    hl_free(p);
+    assert_int_equal(hl_large_live(), live - mapping(4 * MiB));
+    if (hl_large_bound_now() < mapping(4 * MiB)) skip();   /* large_cache 0 */
+    assert_int_equal(hl_large_cached(), mapping(4 * MiB));
+    unsigned char *q = hl_calloc(1, MiB);
+    assert_ptr_equal(q, p);
+    assert_int_equal(hl_large_usable(q), mapping(MiB) - HL_ALIGN);
+    assert_int_equal(hl_large_cached(), mapping(4 * MiB) - mapping(MiB));
+    assert_int_equal(hl_os_bytes(), a);
+    assert_int_equal(hl_pagemap_get(q + mapping(MiB) - HL_ALIGN), HL_OWNER_NONE);  /* the tail */
+    for (size_t i = 0; i < MiB; i++)
+        if (q[i]) fail_msg("calloc of a trimmed mapping: byte %zu is %d", i, q[i]);
+    /* The tail serves the next request that fits in it. */
+    unsigned char *r = hl_malloc(2 * MiB);
+    assert_ptr_equal(r, q + mapping(MiB));
+    assert_int_equal(hl_large_cached(), mapping(4 * MiB) - mapping(MiB) - mapping(2 * MiB));
+    hl_free(q);
+    hl_free(r);
+    hl_large_flush();
+}
+
+/* follow: a request larger than every cached mapping grows the largest with mremap; A grows
+ * by the difference only; calloc's block reads zero, including the old pages. */
+static void follow_grows_a_smaller_mapping(void **state)
+{
+    (void)state;
+    if (!following()) skip();
+    hl_large_flush();
+    unsigned char *p = hl_malloc(MiB), *gap = hl_malloc(MiB), *s = hl_malloc(MiB / 2);
+    memset(p, 0xCD, hl_large_usable(p));
+    memset(s, 0xCD, hl_large_usable(s));
+    hl_free(s);
+    hl_free(p);
+    if (hl_large_cached() != mapping(MiB) + mapping(MiB / 2)) skip();    /* no room to cache */
+    /* The kernel may have placed s right next to p (gap in some hole): then they merged. */
+    bool merged = s + mapping(MiB / 2) == p || p + mapping(MiB) == s;
+    size_t grown = merged ? mapping(MiB) + mapping(MiB / 2) : mapping(MiB);
+    size_t a = hl_os_bytes();
+    unsigned char *q = hl_calloc(1, 3 * MiB);
+    assert_non_null(q);
+    assert_int_equal(hl_large_usable(q), mapping(3 * MiB) - HL_ALIGN);
+    assert_int_equal(hl_large_cached(), merged ? 0 : mapping(MiB / 2)); /* the smaller stays */
+    assert_int_equal(hl_os_bytes(), a + mapping(3 * MiB) - grown);
+    assert_int_equal(hl_pagemap_get(q), HL_OWNER_LARGE);
+    assert_int_equal(hl_pagemap_get(q + 3 * MiB - 1), HL_OWNER_LARGE);
+    for (size_t i = 0; i < 3 * MiB; i++)
+        if (q[i]) fail_msg("calloc of a grown mapping: byte %zu is %d", i, q[i]);
+    memset(q, 0x11, 3 * MiB);
+    hl_free(q);
+    /* malloc of a grown mapping: usable to its end. */
+    unsigned char *r = hl_malloc(6 * MiB);
+    assert_non_null(r);
+    memset(r, 0x22, hl_large_usable(r));
+    hl_free(r);
+    hl_free(gap);
+    hl_large_flush();
+}
+
+/* follow: a freed block merges with the cached mappings on either side of it, so the three
+ * pieces of one mapping come back as one that serves a request of the whole. */
+static void follow_merges_neighbours(void **state)
+{
+    (void)state;
+    if (!following()) skip();
+    hl_large_flush();
+    char *p = hl_malloc(6 * MiB);
+    hl_free(p);
+    if (hl_large_cached() != mapping(6 * MiB)) skip();                  /* no room to cache */
+    char *a = hl_malloc(MiB), *b = hl_malloc(MiB), *c = hl_malloc(MiB);  /* cut from it */
+    assert_ptr_equal(a, p);
+    assert_ptr_equal(b, a + mapping(MiB));
+    assert_ptr_equal(c, b + mapping(MiB));
+    hl_free(a);
+    hl_free(c);                                       /* merges with the tail after it */
+    assert_int_equal(hl_large_cached(), mapping(6 * MiB) - mapping(MiB));
+    hl_free(b);                                       /* joins both */
+    assert_int_equal(hl_large_cached(), mapping(6 * MiB));
+    size_t a0 = hl_os_bytes();
+    char *q = hl_malloc(6 * MiB);
+    assert_ptr_equal(q, p);
+    assert_int_equal(hl_large_cached(), 0);
+    assert_int_equal(hl_os_bytes(), a0);
+    hl_free(q);
+    hl_large_flush();
+}
+
+/* The cache never holds more than the bound for the live large bytes now; under follow with
+ * large_cache 0 it holds something while large blocks live and nothing once they are all
+ * gone. */
+static void bound_follows_the_live_set(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    hl_large_flush();
+    void *b[N];
+    size_t a0 = hl_os_bytes(), live0 = hl_large_live();
+    for (int i = 0; i < N; i++) b[i] = hl_malloc(MiB + (size_t)i * 100000);
+    for (int i = 0; i < N; i += 2) {                 /* every other one: no two neighbours */
+        hl_free(b[i]);
+        assert_true(hl_large_cached() <= hl_large_bound_now());
+    }
+    if (following()) assert_true(hl_large_cached() > 0);
+    if (!caching()) assert_int_equal(hl_large_cached(), 0);
+    for (int i = 1; i < N; i += 2) {
+        hl_free(b[i]);
+        assert_true(hl_large_cached() <= hl_large_bound_now());
+    }
+    assert_int_equal(hl_large_live(), live0);
+    assert_true(hl_large_cached() <= hl_large_bound_now());
+    /* Frees of small large blocks bring the peak down to the live bytes, and the cache with
+     * it to what the live bytes alone allow. */
+    for (int i = 0; i < 200; i++) hl_free(hl_malloc(big(0)));
+    assert_true(hl_large_peak() <= live0 + MiB);
+    size_t floor = hl_large_bound(live0, live0 + MiB);
+    assert_true(hl_large_cached() <= floor);
+    assert_true(hl_os_bytes() <= a0 + floor + SLACK);
+    hl_large_flush();
+}
+
+/* unmap: the paper's policy, every freed mapping goes back at once; A falls by the block. */
+static void unmap_never_caches(void **state)
+{
+    (void)state;
+    if (hl_cfg.large_reuse != HL_LARGE_UNMAP) skip();
+    for (size_t n = big(0); n < 16 * MiB; n = n * 3 + 1) {
+        void *p = hl_malloc(n);
+        size_t a = hl_os_bytes();
+        hl_free(p);
+        assert_int_equal(hl_large_cached(), 0);
+        assert_int_equal(hl_os_bytes(), a - mapping(n));
+        void *q = hl_realloc(hl_malloc(n), n / 2 > big(0) ? n / 2 : big(0));   /* a cut tail */
+        assert_int_equal(hl_large_cached(), 0);
+        hl_free(q);
+    }
 }
 
 static void calloc_clears_a_reused_mapping(void **state)
@@ -82,7 +275,7 @@ static void calloc_clears_a_reused_mapping(void **state)
         memset(d, 0xAB, hl_malloc_usable_size(d));
         hl_free(d);
         unsigned char *z = hl_calloc(1, n);
-        if (hl_cfg.large_cache) assert_ptr_equal(z, d);
+        if (caching() && hl_large_bound_now() >= mapping(n)) assert_ptr_equal(z, d);
         for (size_t i = 0; i < n; i++)
             if (z[i]) fail_msg("calloc(%zu) byte %zu is %d", n, i, z[i]);
         hl_free(z);
@@ -110,12 +303,13 @@ static void cache_is_bounded(void **state)
             assert_non_null(live[i]);
             live_bytes += held(live[i]);
         }
-        assert_true(hl_large_cached() <= hl_cfg.large_cache);
-        assert_true(hl_os_bytes() <= a0 + live_bytes + hl_cfg.large_cache + SLACK);
+        size_t bound = hl_large_bound_now();
+        assert_true(hl_large_cached() <= bound);
+        assert_true(hl_os_bytes() <= a0 + live_bytes + bound + SLACK);
     }
     for (unsigned i = 0; i < N; i++) hl_free(live[i]);
-    assert_true(hl_os_bytes() <= a0 + hl_cfg.large_cache + SLACK);
-    if (!hl_cfg.large_cache) assert_int_equal(hl_large_cached(), 0);
+    assert_true(hl_os_bytes() <= a0 + hl_large_bound_now() + SLACK);
+    if (!caching()) assert_int_equal(hl_large_cached(), 0);
 }
 
 /* Grow one block 4 KiB -> 64 MiB and shrink it back, calling hl_large_realloc directly. */
@@ -237,6 +431,10 @@ static void double_free_aborts(void **state)
         int null = open("/dev/null", O_WRONLY);             /* the abort message */
         if (null < 0 || dup2(null, STDERR_FILENO) < 0) _exit(3);
         void *p = hl_malloc(MiB);
+        if (getenv("TEST_LARGE_TRIMMED")) {         /* follow: a block trimmed from a larger */
+            hl_free(hl_malloc(4 * MiB));
+            p = hl_malloc(MiB);
+        }
         hl_free(p);
         hl_free(p);
         _exit(0);
@@ -244,6 +442,13 @@ static void double_free_aborts(void **state)
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+}
+
+static void double_free_of_a_trimmed_block_aborts(void **state)
+{
+    setenv("TEST_LARGE_TRIMMED", "1", 1);
+    double_free_aborts(state);
+    unsetenv("TEST_LARGE_TRIMMED");
 }
 
 static void *churn(void *arg)
@@ -282,7 +487,7 @@ static void threads_share_the_cache(void **state)
         pthread_join(t[i], &err);
         if (err) fail_msg("thread %d: %s", i, (const char *)err);
     }
-    assert_true(hl_large_cached() <= hl_cfg.large_cache);
+    assert_true(hl_large_cached() <= hl_large_bound_now());
 }
 
 int main(void)
@@ -299,7 +504,31 @@ int main(void)
         cmocka_unit_test(alignment_requests),
         cmocka_unit_test(usable_size_is_right),
         cmocka_unit_test(double_free_aborts),
+        cmocka_unit_test(double_free_of_a_trimmed_block_aborts),
+        cmocka_unit_test(bound_of_each_policy),
+        cmocka_unit_test(follow_trims_a_larger_mapping),
+        cmocka_unit_test(follow_grows_a_smaller_mapping),
+        cmocka_unit_test(follow_merges_neighbours),
+        cmocka_unit_test(bound_follows_the_live_set),
+        cmocka_unit_test(unmap_never_caches),
         cmocka_unit_test(threads_share_the_cache),
     };
+    /* With HOARD_CHECKS=on only the tests that go through the malloc API (the others call
+     * hl_large_realloc directly, behind the checks' back). */
+    const struct CMUnitTest checked[] = {
+        cmocka_unit_test(freed_mapping_is_reused),
+        cmocka_unit_test(calloc_clears_a_reused_mapping),
+        cmocka_unit_test(cache_is_bounded),
+        cmocka_unit_test(alignment_requests),
+        cmocka_unit_test(usable_size_is_right),
+        cmocka_unit_test(double_free_aborts),
+        cmocka_unit_test(double_free_of_a_trimmed_block_aborts),
+        cmocka_unit_test(follow_trims_a_larger_mapping),
+        cmocka_unit_test(follow_grows_a_smaller_mapping),
+        cmocka_unit_test(follow_merges_neighbours),
+        cmocka_unit_test(bound_follows_the_live_set),
+        cmocka_unit_test(unmap_never_caches),
+    };
+    if (hl_cfg.checks) return cmocka_run_group_tests(checked, NULL, NULL);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
