@@ -18,11 +18,11 @@
  * (MallocFromActive with credits > 0: two CAS); free pushes the block when its superblock
  * neither leaves FULL nor becomes EMPTY (one CAS). Everything else is out of line. */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include "hazard.h"
 #include "lockfree.h"
+#include "selector.h"
 
 /* -Dchecks=true: verify anchors after every operation of a single-threaded program (the
  * idiom of heap.h's HL_INVARIANT_CHECKS; a constant, so the checks compile away when off). */
@@ -103,12 +103,9 @@ static unsigned state_shift;
 static uintptr_t sbmask;
 static size_t sbsize;
 static bool fifo;
-static int mode;                         /* heap_select */
-static unsigned nfixed, nclasses;
+static unsigned nclasses;
 static struct lf_class *classes;
-static struct lf_set **fixed;            /* hash, cpu */
-#define DIR_BITS 8
-static _Atomic(_Atomic(struct lf_set *) *) dir[(65536 >> DIR_BITS) + 1];   /* thread: by id */
+static struct hl_selector sel;           /* heap_select: the sets (selector.c) */
 
 static _Atomic(struct lf_desc *) desc_avail;
 static _Atomic(struct lf_chunk *) chunks;
@@ -621,41 +618,24 @@ static void *from_new_sb(struct lf_heap *h, uint32_t *sz, bool *oom)
 
 /* ---- heap selection ---------------------------------------------------------------------- */
 
-static struct lf_set *set_new(void)
+static void *set_new(void)
 {
     struct lf_set *s = hl_meta_alloc(nclasses * sizeof(struct lf_heap));
     for (unsigned c = 0; c < nclasses; c++) s->ph[c].sc = &classes[c];
     return s;
 }
 
-/* heap_select (the rules of heapselect.c, with sets of processor heaps): hash = thread id
- * mod heaps, cpu = sched_getcpu() mod heaps (never cached), thread = a set per thread id;
- * ids are dense and reused, so a new thread takes over an exited one's set, with whatever
- * its Active and Partial hold. Sharing a set is always safe: every heap is lock-free. */
+/* heap_select, by selector.c's rule, over sets of processor heaps: thread = the set of the
+ * thread's id (a new thread takes over an exited one's, with whatever its Active and Partial
+ * hold), hash = id mod heaps, cpu = sched_getcpu() mod heaps, never cached, so a thread that
+ * migrates moves at once. Lock-free, the first call included. Sharing a set is always safe:
+ * every heap is lock-free. */
 static struct lf_set *select_set(void)
 {
     struct hl_thread *t = hl_self();
-    if (mode == HL_SELECT_CPU) {
-        int cpu = sched_getcpu();
-        return fixed[(unsigned)(cpu < 0 ? 0 : cpu) % nfixed];
-    }
-    if (mode == HL_SELECT_HASH) return t->heap = fixed[t->id % nfixed];
-    unsigned id = t->id;
-    _Atomic(struct lf_set *) *row = atomic_load_explicit(&dir[id >> DIR_BITS], ACQ);
-    if (!row) {
-        _Atomic(struct lf_set *) *none = NULL;
-        row = hl_meta_alloc(sizeof(*row) << DIR_BITS);
-        if (!atomic_compare_exchange_strong_explicit(&dir[id >> DIR_BITS], &none, row, AR, ACQ))
-            row = none;                  /* someone else's; ours stays unused */
-    }
-    _Atomic(struct lf_set *) *slot = &row[id & ((1u << DIR_BITS) - 1)];
-    struct lf_set *s = atomic_load_explicit(slot, ACQ);
-    if (!s) {
-        struct lf_set *none = NULL;
-        s = set_new();
-        if (!atomic_compare_exchange_strong_explicit(slot, &none, s, AR, ACQ)) s = none;
-    }
-    return t->heap = s;
+    struct lf_set *s = hl_select(&sel, t->id);
+    if (sel.mode != HL_SELECT_CPU) t->heap = s;
+    return s;
 }
 
 static inline struct lf_set *my_set(void)
@@ -909,7 +889,6 @@ static int lf_init(void)
     fmask = (amask << ib) | (uint64_t)2 << state_shift;
     fifo = hl_cfg.partial_list == HL_LIST_FIFO;
     release_empty = hl_cfg.release_empty;
-    mode = hl_cfg.heap_select;
     nclasses = hl_classes->count;
     classes = hl_meta_alloc(nclasses * sizeof *classes);
     for (unsigned c = 0; c < nclasses; c++) {
@@ -931,11 +910,8 @@ static int lf_init(void)
         atomic_store_explicit(&sc->head, fifo ? dummy : NULL, RLX);
         atomic_store_explicit(&sc->tail, dummy, RLX);
     }
-    if (mode != HL_SELECT_THREAD) {
-        nfixed = (unsigned)hl_cfg.heaps;
-        fixed = hl_meta_alloc(nfixed * sizeof *fixed);
-        for (unsigned i = 0; i < nfixed; i++) fixed[i] = set_new();
-    }
+    hl_selector_init(&sel, set_new);
+    for (unsigned i = 0; i < sel.n; i++) sel.fixed[i] = set_new();
     return 0;
 }
 

@@ -50,7 +50,7 @@ from .common import REPO, ToolError
 LAYERS = [
     ("base", ["hl", "msg", "os", "lock", "bootstrap", "config", "registry"]),
     ("parts", ["arena", "pagemap", "meta", "large", "sizeclass", "thread", "stats",
-               "superblock", "heap", "heapselect", "remote", "heappaths", "globalheap", "tlab", "singleheap",
+               "superblock", "heap", "selector", "heapselect", "remote", "heappaths", "globalheap", "tlab", "singleheap",
                "hazard"]),
     ("strategies", ["strategies/*"]),
     ("instruments", ["observe", "census", "trace", "checks"]),
