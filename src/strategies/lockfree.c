@@ -20,7 +20,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include "hazard.h"
+#include "lfstack.h"
 #include "lockfree.h"
 #include "selector.h"
 
@@ -92,7 +92,7 @@ struct lf_heap {
 struct lf_set { struct lf_heap ph[1]; };   /* one heap per size class; hl_me.heap points here */
 
 struct lf_hyper { char *base; _Atomic unsigned used; unsigned n; };
-struct lf_chunk { struct lf_chunk *next; unsigned n; };   /* a chunk of descriptors */
+struct lf_chunk { _Atomic(struct lf_chunk *) next; unsigned n; };   /* a chunk of descriptors */
 
 /* Anchor layout, bottom up: avail (ib bits), count (ib bits), state (2), tag (the rest).
  * ib = log2(S / 16) holds any block index; S = 16 KiB gives the paper's 10/10/2/42. */
@@ -113,6 +113,10 @@ static _Atomic(struct lf_sbhdr *) sb_pool;
 static _Atomic long sb_pooled;
 static _Atomic(struct lf_hyper *) hyper;
 static _Atomic(struct lf_node *) node_pool;
+
+/* The generic stack's view of this file's typed tops and links (lfstack.h). */
+#define STACK(p) ((_Atomic(void *) *)(p))
+#define LINK(p)  ((_Atomic(void *) *)(p))
 
 #define RLX memory_order_relaxed
 #define ACQ memory_order_acquire
@@ -141,6 +145,19 @@ static inline void count_cas(bool freeing, bool ok)
         if (!ok) HL_COUNT(cas_free_retries, 1);
     }
     (void)freeing, (void)ok;
+}
+
+/* A loop of CASes, the last of which succeeded (ok) or not (an empty stack's pop): fails+ok
+ * attempts, fails retries. */
+static inline void count_cas_loop(bool freeing, unsigned fails, bool ok)
+{
+    HL_COUNT(cas_attempts, fails + ok);
+    HL_COUNT(cas_retries, fails);
+    if (freeing) {
+        HL_COUNT(cas_free_attempts, fails + ok);
+        HL_COUNT(cas_free_retries, fails);
+    }
+    (void)freeing, (void)fails, (void)ok;
 }
 
 /* A CAS tried once (its failure is an outcome, not a retry). */
@@ -175,9 +192,7 @@ static inline void hp_done(void)
 static void desc_free_cb(struct hl_hp_node *n)
 {
     struct lf_desc *d = (struct lf_desc *)((char *)n - offsetof(struct lf_desc, hp));
-    struct lf_desc *head = atomic_load_explicit(&desc_avail, RLX);
-    do atomic_store_explicit(&d->next, head, RLX);
-    while (!atomic_compare_exchange_weak_explicit(&desc_avail, &head, d, REL, RLX));
+    hl_lfs_push(STACK(&desc_avail), d, LINK(&d->next));
 }
 
 /* DescRetire: onto DescAvail once no hazard pointer holds it. */
@@ -195,12 +210,8 @@ static struct lf_desc *desc_alloc(void)
     struct hl_hp_rec *r = hl_hp_mine();
     struct lf_desc *d;
     for (;;) {
-        d = hl_hp_protect(r, HP_POP, (_Atomic(void *) *)&desc_avail);
-        if (d) {
-            struct lf_desc *next = atomic_load_explicit(&d->next, RLX);
-            if (atomic_compare_exchange_strong_explicit(&desc_avail, &d, next, AR, RLX)) break;
-            continue;
-        }
+        d = hl_lfs_pop(r, HP_POP, STACK(&desc_avail), offsetof(struct lf_desc, next), NULL);
+        if (d) break;
         struct lf_chunk *ch = hl_arena_alloc(DCHUNK, HL_PAGE, HL_OS_META);
         if (!ch) break;
         struct lf_desc *first = (struct lf_desc *)((char *)ch + sizeof(struct lf_desc));
@@ -210,38 +221,26 @@ static struct lf_desc *desc_alloc(void)
             atomic_store_explicit(&first[i].next, i + 1 < n ? &first[i + 1] : NULL, RLX);
         struct lf_desc *none = NULL;
         if (atomic_compare_exchange_strong_explicit(&desc_avail, &none, &first[1], AR, RLX)) {
-            struct lf_chunk *head = atomic_load_explicit(&chunks, RLX);
-            do ch->next = head;
-            while (!atomic_compare_exchange_weak_explicit(&chunks, &head, ch, REL, RLX));
+            hl_lfs_push(STACK(&chunks), ch, LINK(&ch->next));
             d = &first[0];
             break;
         }
         hl_arena_free(ch, DCHUNK, HL_OS_META);
     }
-    hl_hp_clear(r, HP_POP);
     return d;
 }
 
 static void node_free_cb(struct hl_hp_node *n)
 {
     struct lf_node *x = (struct lf_node *)((char *)n - offsetof(struct lf_node, hp));
-    struct lf_node *head = atomic_load_explicit(&node_pool, RLX);
-    do atomic_store_explicit(&x->next, head, RLX);
-    while (!atomic_compare_exchange_weak_explicit(&node_pool, &head, x, REL, RLX));
+    hl_lfs_push(STACK(&node_pool), x, LINK(&x->next));
 }
 
 static struct lf_node *node_alloc(struct hl_hp_rec *r)
 {
-    for (;;) {
-        struct lf_node *x = hl_hp_protect(r, HP_POP, (_Atomic(void *) *)&node_pool);
-        if (!x) break;
-        struct lf_node *next = atomic_load_explicit(&x->next, RLX);
-        if (atomic_compare_exchange_strong_explicit(&node_pool, &x, next, AR, RLX)) {
-            hl_hp_clear(r, HP_POP);
-            return x;
-        }
-    }
-    hl_hp_clear(r, HP_POP);
+    struct lf_node *x = hl_lfs_pop(r, HP_POP, STACK(&node_pool), offsetof(struct lf_node, next),
+                                   NULL);
+    if (x) return x;
     /* More nodes: a page of them from meta.c (its lock; the pool then serves for good). */
     struct lf_node *xs = hl_meta_alloc(HL_PAGE);
     unsigned n = HL_PAGE / sizeof *xs;
@@ -260,9 +259,7 @@ static void sb_free_cb(struct hl_hp_node *n)
         madvise((char *)s + HL_PAGE, sbsize - HL_PAGE, MADV_DONTNEED);
         hl_os_account(HL_OS_HELD, -(ptrdiff_t)(sbsize - HL_PAGE));
     }
-    struct lf_sbhdr *head = atomic_load_explicit(&sb_pool, RLX);
-    do atomic_store_explicit(&s->next, head, RLX);
-    while (!atomic_compare_exchange_weak_explicit(&sb_pool, &head, s, REL, RLX));
+    hl_lfs_push(STACK(&sb_pool), s, LINK(&s->next));
     atomic_fetch_add_explicit(&sb_pooled, 1, RLX);
 }
 
@@ -278,18 +275,13 @@ static char *sb_alloc(void)
 {
     struct hl_hp_rec *r = hl_hp_mine();
     for (;;) {
-        struct lf_sbhdr *s = hl_hp_protect(r, HP_POP, (_Atomic(void *) *)&sb_pool);
+        struct lf_sbhdr *s = hl_lfs_pop(r, HP_POP, STACK(&sb_pool),
+                                        offsetof(struct lf_sbhdr, next), NULL);
         if (s) {
-            struct lf_sbhdr *next = atomic_load_explicit(&s->next, RLX);
-            if (atomic_compare_exchange_strong_explicit(&sb_pool, &s, next, AR, RLX)) {
-                hl_hp_clear(r, HP_POP);
-                atomic_fetch_sub_explicit(&sb_pooled, 1, RLX);
-                if (release_empty && sbsize > HL_PAGE) hl_os_account(HL_OS_HELD, (ptrdiff_t)(sbsize - HL_PAGE));
-                return (char *)s;
-            }
-            continue;
+            atomic_fetch_sub_explicit(&sb_pooled, 1, RLX);
+            if (release_empty && sbsize > HL_PAGE) hl_os_account(HL_OS_HELD, (ptrdiff_t)(sbsize - HL_PAGE));
+            return (char *)s;
         }
-        hl_hp_clear(r, HP_POP);
         struct lf_hyper *h = atomic_load_explicit(&hyper, ACQ);
         if (h) {
             unsigned i = atomic_fetch_add_explicit(&h->used, 1, RLX);
@@ -370,33 +362,19 @@ static void lifo_put(struct lf_class *sc, struct lf_desc *d, bool freeing)
 {
     struct lf_node *n = node_alloc(hl_hp_mine());
     n->desc = d;
-    struct lf_node *top = atomic_load_explicit(&sc->head, RLX);
-    bool ok;
-    do {
-        atomic_store_explicit(&n->next, top, RLX);
-        ok = atomic_compare_exchange_weak_explicit(&sc->head, &top, n, REL, RLX);
-        count_cas(freeing, ok);
-    } while (!ok);
+    count_cas_loop(freeing, hl_lfs_push(STACK(&sc->head), n, LINK(&n->next)), true);
 }
 
 static struct lf_desc *lifo_get(struct lf_class *sc, bool freeing)
 {
     struct hl_hp_rec *r = hl_hp_mine();
-    struct lf_desc *d = NULL;
-    for (;;) {
-        struct lf_node *top = hl_hp_protect(r, HP_LIST1, (_Atomic(void *) *)&sc->head);
-        if (!top) break;
-        struct lf_node *next = atomic_load_explicit(&top->next, RLX);
-        bool ok = atomic_compare_exchange_strong_explicit(&sc->head, &top, next, AR, RLX);
-        count_cas(freeing, ok);
-        if (ok) {
-            d = top->desc;
-            hl_hp_clear(r, HP_LIST1);
-            hl_hp_retire(r, &top->hp, top, node_free_cb);
-            break;
-        }
-    }
-    hl_hp_clear(r, HP_LIST1);
+    unsigned fails = 0;
+    struct lf_node *top = hl_lfs_pop(r, HP_LIST1, STACK(&sc->head),
+                                     offsetof(struct lf_node, next), &fails);
+    count_cas_loop(freeing, fails, top != NULL);
+    if (!top) return NULL;
+    struct lf_desc *d = top->desc;       /* ours once popped: no other thread retires it */
+    hl_hp_retire(r, &top->hp, top, node_free_cb);
     return d;
 }
 
