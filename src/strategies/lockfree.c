@@ -7,12 +7,12 @@
  *               avail list is links[i]); its blocks follow, from a cache line boundary.
  *   descriptor  one per superblock in use: the Anchor {avail, count, state, tag} in one 64-bit
  *               word changed only by CAS, and the superblock's fixed facts. Descriptors come
- *               from DescAvail, a lock-free stack guarded by hazard pointers (hazard.c).
+ *               from DescAvail, a lock-free stack guarded by hazard pointers (lfstack.c).
  *   processor heap  per size class: Active (descriptor pointer | credits in the 6 low bits)
  *               and the most recently used Partial slot. Heap sets are chosen by heap_select
- *               and heaps as the other strategies choose theirs.
+ *               with the other strategies' rule (selector.c).
  *   size class  its list of partial superblocks: a lock-free FIFO queue (the paper's
- *               preference) or a LIFO stack, by partial_list; nodes guarded by hazard pointers.
+ *               preference; lfqueue.c) or a LIFO stack (lfstack.c), by partial_list.
  *
  * Fast paths (inline, no call): malloc takes a credit from Active and pops a block
  * (MallocFromActive with credits > 0: two CAS); free pushes the block when its superblock
@@ -20,7 +20,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include "lfstack.h"
+#include "lfqueue.h"
 #include "lockfree.h"
 #include "selector.h"
 
@@ -68,16 +68,8 @@ struct lf_sbhdr {
     struct hl_hp_node hp;
 };
 
-struct lf_node {                         /* a node of a partial list */
-    _Atomic(struct lf_node *) next;
-    struct lf_desc *desc;
-    struct hl_hp_node hp;
-};
-
 struct lf_class {
-    _Atomic(struct lf_node *) head;      /* FIFO head (a dummy node) or LIFO top */
-    char pad_[HL_CACHE_LINE - sizeof(void *)];
-    _Atomic(struct lf_node *) tail;      /* FIFO */
+    struct hl_lfqueue list;              /* FIFO (lfqueue.h), or LIFO: list.head the top */
     uint32_t sz, maxcount, hdr;          /* hdr: bytes before block 0 */
     uint64_t recip;
 } HL_CACHE_ALIGNED;
@@ -112,7 +104,6 @@ static _Atomic(struct lf_chunk *) chunks;
 static _Atomic(struct lf_sbhdr *) sb_pool;
 static _Atomic long sb_pooled;
 static _Atomic(struct lf_hyper *) hyper;
-static _Atomic(struct lf_node *) node_pool;
 
 /* The generic stack's view of this file's typed tops and links (lfstack.h). */
 #define STACK(p) ((_Atomic(void *) *)(p))
@@ -187,7 +178,7 @@ static inline void hp_done(void)
     if (hl_unlikely(hl_me.state == 2)) hl_hp_release();
 }
 
-/* ---- pools: descriptors (Figure 7), list nodes, superblocks and hyperblocks -------------- */
+/* ---- pools: descriptors (Figure 7), superblocks and hyperblocks (list nodes: lfqueue.c) -- */
 
 static void desc_free_cb(struct hl_hp_node *n)
 {
@@ -228,24 +219,6 @@ static struct lf_desc *desc_alloc(void)
         hl_arena_free(ch, DCHUNK, HL_OS_META);
     }
     return d;
-}
-
-static void node_free_cb(struct hl_hp_node *n)
-{
-    struct lf_node *x = (struct lf_node *)((char *)n - offsetof(struct lf_node, hp));
-    hl_lfs_push(STACK(&node_pool), x, LINK(&x->next));
-}
-
-static struct lf_node *node_alloc(struct hl_hp_rec *r)
-{
-    struct lf_node *x = hl_lfs_pop(r, HP_POP, STACK(&node_pool), offsetof(struct lf_node, next),
-                                   NULL);
-    if (x) return x;
-    /* More nodes: a page of them from meta.c (its lock; the pool then serves for good). */
-    struct lf_node *xs = hl_meta_alloc(HL_PAGE);
-    unsigned n = HL_PAGE / sizeof *xs;
-    for (unsigned i = 1; i < n; i++) node_free_cb(&xs[i].hp);
-    return &xs[0];
 }
 
 /* release_empty: a pooled superblock gives all but its first page (which holds the pool
@@ -301,80 +274,36 @@ static char *sb_alloc(void)
 
 /* ---- size-class partial lists (§3.2.6) -------------------------------------------------- */
 
-/* FIFO: Michael and Scott's queue with hazard pointers; head is a dummy node. */
+/* FIFO: Michael and Scott's queue with hazard pointers (lfqueue.c). */
 static void fifo_put(struct lf_class *sc, struct lf_desc *d, bool freeing)
 {
-    struct hl_hp_rec *r = hl_hp_mine();
-    struct lf_node *n = node_alloc(r), *t;
-    n->desc = d;
-    atomic_store_explicit(&n->next, NULL, RLX);
-    for (;;) {
-        t = hl_hp_protect(r, HP_LIST1, (_Atomic(void *) *)&sc->tail);
-        struct lf_node *next = atomic_load_explicit(&t->next, ACQ);
-        if (t != atomic_load_explicit(&sc->tail, ACQ)) continue;
-        if (next) {
-            bool ok = atomic_compare_exchange_strong_explicit(&sc->tail, &t, next, AR, RLX);
-            count_cas(freeing, ok);
-            continue;
-        }
-        struct lf_node *none = NULL;
-        bool ok = atomic_compare_exchange_strong_explicit(&t->next, &none, n, AR, RLX);
-        count_cas(freeing, ok);
-        if (ok) break;
-    }
-    atomic_compare_exchange_strong_explicit(&sc->tail, &t, n, AR, RLX);
-    hl_hp_clear(r, HP_LIST1);
+    hl_lfq_put(&sc->list, d, hl_hp_mine(), HP_LIST1, HP_POP, count_cas, freeing);
 }
 
 static struct lf_desc *fifo_get(struct lf_class *sc, bool freeing)
 {
-    struct hl_hp_rec *r = hl_hp_mine();
-    struct lf_node *h, *next;
-    struct lf_desc *d;
-    for (;;) {
-        h = hl_hp_protect(r, HP_LIST1, (_Atomic(void *) *)&sc->head);
-        struct lf_node *t = atomic_load_explicit(&sc->tail, ACQ);
-        next = atomic_load_explicit(&h->next, ACQ);
-        atomic_store_explicit(&r->slot[HP_LIST2], next, memory_order_seq_cst);
-        if (h != atomic_load_explicit(&sc->head, memory_order_seq_cst)) continue;
-        if (!next) { d = NULL; break; }
-        if (h == t) {
-            atomic_compare_exchange_strong_explicit(&sc->tail, &t, next, AR, RLX);
-            continue;
-        }
-        d = next->desc;
-        bool ok = atomic_compare_exchange_strong_explicit(&sc->head, &h, next, AR, RLX);
-        count_cas(freeing, ok);
-        if (ok) {
-            hl_hp_clear(r, HP_LIST1);
-            hl_hp_retire(r, &h->hp, h, node_free_cb);
-            break;
-        }
-    }
-    hl_hp_clear(r, HP_LIST1);
-    hl_hp_clear(r, HP_LIST2);
-    return d;
+    return hl_lfq_get(&sc->list, hl_hp_mine(), HP_LIST1, count_cas, freeing);
 }
 
-/* LIFO: a Treiber stack of nodes; a node comes back only through the hazard retire, so the
- * pop's CAS cannot succeed on a recycled top. */
+/* LIFO: a Treiber stack (lfstack.h) of the queue's nodes; a node comes back only through the
+ * hazard retire, so the pop's CAS cannot succeed on a recycled top. */
 static void lifo_put(struct lf_class *sc, struct lf_desc *d, bool freeing)
 {
-    struct lf_node *n = node_alloc(hl_hp_mine());
-    n->desc = d;
-    count_cas_loop(freeing, hl_lfs_push(STACK(&sc->head), n, LINK(&n->next)), true);
+    struct hl_lf_node *n = hl_lf_node_alloc(hl_hp_mine(), HP_POP);
+    n->val = d;
+    count_cas_loop(freeing, hl_lfs_push(STACK(&sc->list.head), n, LINK(&n->next)), true);
 }
 
 static struct lf_desc *lifo_get(struct lf_class *sc, bool freeing)
 {
     struct hl_hp_rec *r = hl_hp_mine();
     unsigned fails = 0;
-    struct lf_node *top = hl_lfs_pop(r, HP_LIST1, STACK(&sc->head),
-                                     offsetof(struct lf_node, next), &fails);
+    struct hl_lf_node *top = hl_lfs_pop(r, HP_LIST1, STACK(&sc->list.head),
+                                        offsetof(struct hl_lf_node, next), &fails);
     count_cas_loop(freeing, fails, top != NULL);
     if (!top) return NULL;
-    struct lf_desc *d = top->desc;       /* ours once popped: no other thread retires it */
-    hl_hp_retire(r, &top->hp, top, node_free_cb);
+    struct lf_desc *d = top->val;        /* ours once popped: no other thread retires it */
+    hl_lf_node_retire(r, top);
     return d;
 }
 
@@ -884,9 +813,8 @@ static int lf_init(void)
         sc->maxcount = (uint32_t)n;
         sc->hdr = (uint32_t)hl_align_up(SB_LINKS + n * sizeof(uint32_t), HL_CACHE_LINE);
         sc->recip = UINT64_MAX / sz + 1;
-        struct lf_node *dummy = hl_meta_alloc(sizeof *dummy);
-        atomic_store_explicit(&sc->head, fifo ? dummy : NULL, RLX);
-        atomic_store_explicit(&sc->tail, dummy, RLX);
+        hl_lfq_init(&sc->list);
+        if (!fifo) atomic_store_explicit(&sc->list.head, NULL, RLX);
     }
     hl_selector_init(&sel, set_new);
     for (unsigned i = 0; i < sel.n; i++) sel.fixed[i] = set_new();

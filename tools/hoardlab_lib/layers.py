@@ -51,7 +51,7 @@ LAYERS = [
     ("base", ["hl", "msg", "os", "lock", "bootstrap", "config", "registry"]),
     ("parts", ["arena", "pagemap", "meta", "large", "sizeclass", "thread", "stats",
                "superblock", "heap", "selector", "heapselect", "remote", "heappaths", "globalheap", "tlab", "singleheap",
-               "hazard", "lfstack"]),
+               "hazard", "lfstack", "lfqueue"]),
     ("strategies", ["strategies/*"]),
     ("instruments", ["observe", "census", "trace", "checks"]),
     ("front", ["interpose", "export", "fork", "init", "api"]),
