@@ -8,7 +8,7 @@
  *   census     touched from inside strategy locks
  *   checks     taken alone
  *   arena      taken under a heap lock when a superblock is made
- *   meta       taken under the arena's and the heap pool's
+ *   meta       taken under the arena's and heap creation's (heapselect.c)
  *   large      taken alone
  *   thread     the registry, taken alone */
 #include <pthread.h>

@@ -6,11 +6,12 @@
  * (heapselect.c: hl_heap_shards, hl_heap_is_shard); locks: a per-processor heap before any
  * shard, shards in ascending shard number. */
 #include "globalheap.h"
+#include "selector.h"
 
 /* The shard of the CPU the thread runs on: where put goes and get looks first. */
 static struct hl_heap *shard_here(void)
 {
-    return hl_heap_shards[(unsigned)hl_heap_cpu() % hl_heap_nshards];
+    return hl_heap_shards[(unsigned)hl_select_cpu() % hl_heap_nshards];
 }
 
 /* A superblock of class c from shard g (locked) into h: the fullest of class c, else an empty

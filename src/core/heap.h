@@ -63,7 +63,6 @@ struct hl_heap {
     struct hl_account total;             /* accounting = heap: every class's account */
     uint32_t nsb, nempty;                /* superblocks held; of those, completely empty */
     uint64_t acquisitions, contended;    /* this heap's lock, written under it */
-    struct hl_heap *pool_next;           /* heapselect.c: free pool of exited threads' heaps */
     struct hl_heap *all_next;            /* heapselect.c: every heap, newest first */
     /* remote_free = list | queue (remote.c): what other threads freed into this heap and it
      * has not collected; a line of its own, since other threads write it. */
@@ -221,9 +220,9 @@ static inline void hl_heap_push_loose(struct hl_heap *h, unsigned c, void *p)
 
 /* ---- heapselect.c: which heap a thread uses; the set of heaps ----------------------------- */
 
-/* heap_select: thread (a heap per live thread, pooled and reused after the thread exits; the
- * uC++ hybrid), hash (thread id onto `heaps` heaps, as the paper), cpu (sched_getcpu modulo
- * `heaps`, as the 2026 Hoard). */
+/* heap_select, by selector.c's rule: thread (a heap per live thread, its thread id's, reused by
+ * the next thread to take the id after it exits; the uC++ hybrid), hash (thread id onto
+ * `heaps` heaps, as the paper), cpu (sched_getcpu modulo `heaps`, as the 2026 Hoard). */
 extern struct hl_heap *hl_heap_global;   /* hoard's heap 0; NULL for the other strategies */
 /* Build the heap set: with_global adds heap 0; exclusive: a heap only one thread uses at a
  * time (heap_select=thread) needs no lock. Numbers heaps 1, 2, ... */
@@ -260,9 +259,8 @@ bool hl_heap_is_shard(const struct hl_heap *h);
  * apply) and re-reads the CPU here, at points that already leave the fast path (a TLAB batch,
  * a superblock to or from the global heap). Other modes: nothing. */
 void hl_heap_recheck_cpu(void);
-int hl_heap_cpu(void);                  /* sched_getcpu, 0 if it fails */
-void hl_heaps_thread_exit(struct hl_thread *t);   /* thread mode: its heap back to the pool */
-void hl_heaps_fork(int phase);                    /* HL_FORK_*: the pool, every heap */
+void hl_heaps_thread_exit(struct hl_thread *t);   /* thread mode: its heap left to its id */
+void hl_heaps_fork(int phase);                    /* HL_FORK_*: heap creation, every heap */
 /* Visit every heap (global first), without locks: for statistics and tests. */
 void hl_heaps_foreach(void (*fn)(struct hl_heap *h, void *arg), void *arg);
 

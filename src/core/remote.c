@@ -42,6 +42,7 @@
  */
 #include <stdlib.h>
 #include "heap.h"
+#include "lfstack.h"
 
 int hl_remote_mode;                      /* enum hl_remote_free */
 
@@ -80,20 +81,19 @@ void hl_remote_init(void)
 
 static inline void *next_of(void *p) { return *(void **)p; }
 
-/* Push the chain head .. tail onto *stack (a heap's inbox), linking tail to the old top. */
+/* Push the chain head .. tail onto *stack (a heap's inbox), linking tail to the old top: the
+ * generic stack's push (lfstack.h), its release CAS publishing the chain to the collector. */
 static void push_chain(_Atomic uintptr_t *stack, void *head, void **tail_link)
 {
-    uintptr_t old = atomic_load_explicit(stack, memory_order_relaxed);
     HL_COUNT(cas_attempts, 1);
     HL_COUNT(cas_free_attempts, 1);
-    for (;;) {
-        *tail_link = (void *)old;
-        if (atomic_compare_exchange_weak_explicit(stack, &old, (uintptr_t)head,
-                                                  memory_order_release, memory_order_relaxed))
-            return;
-        HL_COUNT(cas_retries, 1);
-        HL_COUNT(cas_free_retries, 1);
+    unsigned fails = hl_lfs_push_chain((_Atomic(void *) *)stack, head,
+                                       (_Atomic(void *) *)tail_link);
+    if (hl_unlikely(fails)) {
+        HL_COUNT(cas_retries, fails);
+        HL_COUNT(cas_free_retries, fails);
     }
+    (void)fails;
 }
 
 static void announce(struct hl_sb *sb)

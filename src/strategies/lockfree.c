@@ -7,22 +7,22 @@
  *               avail list is links[i]); its blocks follow, from a cache line boundary.
  *   descriptor  one per superblock in use: the Anchor {avail, count, state, tag} in one 64-bit
  *               word changed only by CAS, and the superblock's fixed facts. Descriptors come
- *               from DescAvail, a lock-free stack guarded by hazard pointers (hazard.c).
+ *               from DescAvail, a lock-free stack guarded by hazard pointers (lfstack.c).
  *   processor heap  per size class: Active (descriptor pointer | credits in the 6 low bits)
  *               and the most recently used Partial slot. Heap sets are chosen by heap_select
- *               and heaps as the other strategies choose theirs.
+ *               with the other strategies' rule (selector.c).
  *   size class  its list of partial superblocks: a lock-free FIFO queue (the paper's
- *               preference) or a LIFO stack, by partial_list; nodes guarded by hazard pointers.
+ *               preference; lfqueue.c) or a LIFO stack (lfstack.c), by partial_list.
  *
  * Fast paths (inline, no call): malloc takes a credit from Active and pops a block
  * (MallocFromActive with credits > 0: two CAS); free pushes the block when its superblock
  * neither leaves FULL nor becomes EMPTY (one CAS). Everything else is out of line. */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include "hazard.h"
+#include "lfqueue.h"
 #include "lockfree.h"
+#include "selector.h"
 
 /* -Dchecks=true: verify anchors after every operation of a single-threaded program (the
  * idiom of heap.h's HL_INVARIANT_CHECKS; a constant, so the checks compile away when off). */
@@ -68,16 +68,8 @@ struct lf_sbhdr {
     struct hl_hp_node hp;
 };
 
-struct lf_node {                         /* a node of a partial list */
-    _Atomic(struct lf_node *) next;
-    struct lf_desc *desc;
-    struct hl_hp_node hp;
-};
-
 struct lf_class {
-    _Atomic(struct lf_node *) head;      /* FIFO head (a dummy node) or LIFO top */
-    char pad_[HL_CACHE_LINE - sizeof(void *)];
-    _Atomic(struct lf_node *) tail;      /* FIFO */
+    struct hl_lfqueue list;              /* FIFO (lfqueue.h), or LIFO: list.head the top */
     uint32_t sz, maxcount, hdr;          /* hdr: bytes before block 0 */
     uint64_t recip;
 } HL_CACHE_ALIGNED;
@@ -92,7 +84,7 @@ struct lf_heap {
 struct lf_set { struct lf_heap ph[1]; };   /* one heap per size class; hl_me.heap points here */
 
 struct lf_hyper { char *base; _Atomic unsigned used; unsigned n; };
-struct lf_chunk { struct lf_chunk *next; unsigned n; };   /* a chunk of descriptors */
+struct lf_chunk { _Atomic(struct lf_chunk *) next; unsigned n; };   /* a chunk of descriptors */
 
 /* Anchor layout, bottom up: avail (ib bits), count (ib bits), state (2), tag (the rest).
  * ib = log2(S / 16) holds any block index; S = 16 KiB gives the paper's 10/10/2/42. */
@@ -103,19 +95,19 @@ static unsigned state_shift;
 static uintptr_t sbmask;
 static size_t sbsize;
 static bool fifo;
-static int mode;                         /* heap_select */
-static unsigned nfixed, nclasses;
+static unsigned nclasses;
 static struct lf_class *classes;
-static struct lf_set **fixed;            /* hash, cpu */
-#define DIR_BITS 8
-static _Atomic(_Atomic(struct lf_set *) *) dir[(65536 >> DIR_BITS) + 1];   /* thread: by id */
+static struct hl_selector sel;           /* heap_select: the sets (selector.c) */
 
 static _Atomic(struct lf_desc *) desc_avail;
 static _Atomic(struct lf_chunk *) chunks;
 static _Atomic(struct lf_sbhdr *) sb_pool;
 static _Atomic long sb_pooled;
 static _Atomic(struct lf_hyper *) hyper;
-static _Atomic(struct lf_node *) node_pool;
+
+/* The generic stack's view of this file's typed tops and links (lfstack.h). */
+#define STACK(p) ((_Atomic(void *) *)(p))
+#define LINK(p)  ((_Atomic(void *) *)(p))
 
 #define RLX memory_order_relaxed
 #define ACQ memory_order_acquire
@@ -146,6 +138,19 @@ static inline void count_cas(bool freeing, bool ok)
     (void)freeing, (void)ok;
 }
 
+/* A loop of CASes, the last of which succeeded (ok) or not (an empty stack's pop): fails+ok
+ * attempts, fails retries. */
+static inline void count_cas_loop(bool freeing, unsigned fails, bool ok)
+{
+    HL_COUNT(cas_attempts, fails + ok);
+    HL_COUNT(cas_retries, fails);
+    if (freeing) {
+        HL_COUNT(cas_free_attempts, fails + ok);
+        HL_COUNT(cas_free_retries, fails);
+    }
+    (void)freeing, (void)fails, (void)ok;
+}
+
 /* A CAS tried once (its failure is an outcome, not a retry). */
 static inline void count_cas_once(bool freeing)
 {
@@ -173,14 +178,12 @@ static inline void hp_done(void)
     if (hl_unlikely(hl_me.state == 2)) hl_hp_release();
 }
 
-/* ---- pools: descriptors (Figure 7), list nodes, superblocks and hyperblocks -------------- */
+/* ---- pools: descriptors (Figure 7), superblocks and hyperblocks (list nodes: lfqueue.c) -- */
 
 static void desc_free_cb(struct hl_hp_node *n)
 {
     struct lf_desc *d = (struct lf_desc *)((char *)n - offsetof(struct lf_desc, hp));
-    struct lf_desc *head = atomic_load_explicit(&desc_avail, RLX);
-    do atomic_store_explicit(&d->next, head, RLX);
-    while (!atomic_compare_exchange_weak_explicit(&desc_avail, &head, d, REL, RLX));
+    hl_lfs_push(STACK(&desc_avail), d, LINK(&d->next));
 }
 
 /* DescRetire: onto DescAvail once no hazard pointer holds it. */
@@ -198,12 +201,8 @@ static struct lf_desc *desc_alloc(void)
     struct hl_hp_rec *r = hl_hp_mine();
     struct lf_desc *d;
     for (;;) {
-        d = hl_hp_protect(r, HP_POP, (_Atomic(void *) *)&desc_avail);
-        if (d) {
-            struct lf_desc *next = atomic_load_explicit(&d->next, RLX);
-            if (atomic_compare_exchange_strong_explicit(&desc_avail, &d, next, AR, RLX)) break;
-            continue;
-        }
+        d = hl_lfs_pop(r, HP_POP, STACK(&desc_avail), offsetof(struct lf_desc, next), NULL);
+        if (d) break;
         struct lf_chunk *ch = hl_arena_alloc(DCHUNK, HL_PAGE, HL_OS_META);
         if (!ch) break;
         struct lf_desc *first = (struct lf_desc *)((char *)ch + sizeof(struct lf_desc));
@@ -213,43 +212,13 @@ static struct lf_desc *desc_alloc(void)
             atomic_store_explicit(&first[i].next, i + 1 < n ? &first[i + 1] : NULL, RLX);
         struct lf_desc *none = NULL;
         if (atomic_compare_exchange_strong_explicit(&desc_avail, &none, &first[1], AR, RLX)) {
-            struct lf_chunk *head = atomic_load_explicit(&chunks, RLX);
-            do ch->next = head;
-            while (!atomic_compare_exchange_weak_explicit(&chunks, &head, ch, REL, RLX));
+            hl_lfs_push(STACK(&chunks), ch, LINK(&ch->next));
             d = &first[0];
             break;
         }
         hl_arena_free(ch, DCHUNK, HL_OS_META);
     }
-    hl_hp_clear(r, HP_POP);
     return d;
-}
-
-static void node_free_cb(struct hl_hp_node *n)
-{
-    struct lf_node *x = (struct lf_node *)((char *)n - offsetof(struct lf_node, hp));
-    struct lf_node *head = atomic_load_explicit(&node_pool, RLX);
-    do atomic_store_explicit(&x->next, head, RLX);
-    while (!atomic_compare_exchange_weak_explicit(&node_pool, &head, x, REL, RLX));
-}
-
-static struct lf_node *node_alloc(struct hl_hp_rec *r)
-{
-    for (;;) {
-        struct lf_node *x = hl_hp_protect(r, HP_POP, (_Atomic(void *) *)&node_pool);
-        if (!x) break;
-        struct lf_node *next = atomic_load_explicit(&x->next, RLX);
-        if (atomic_compare_exchange_strong_explicit(&node_pool, &x, next, AR, RLX)) {
-            hl_hp_clear(r, HP_POP);
-            return x;
-        }
-    }
-    hl_hp_clear(r, HP_POP);
-    /* More nodes: a page of them from meta.c (its lock; the pool then serves for good). */
-    struct lf_node *xs = hl_meta_alloc(HL_PAGE);
-    unsigned n = HL_PAGE / sizeof *xs;
-    for (unsigned i = 1; i < n; i++) node_free_cb(&xs[i].hp);
-    return &xs[0];
 }
 
 /* release_empty: a pooled superblock gives all but its first page (which holds the pool
@@ -263,9 +232,7 @@ static void sb_free_cb(struct hl_hp_node *n)
         madvise((char *)s + HL_PAGE, sbsize - HL_PAGE, MADV_DONTNEED);
         hl_os_account(HL_OS_HELD, -(ptrdiff_t)(sbsize - HL_PAGE));
     }
-    struct lf_sbhdr *head = atomic_load_explicit(&sb_pool, RLX);
-    do atomic_store_explicit(&s->next, head, RLX);
-    while (!atomic_compare_exchange_weak_explicit(&sb_pool, &head, s, REL, RLX));
+    hl_lfs_push(STACK(&sb_pool), s, LINK(&s->next));
     atomic_fetch_add_explicit(&sb_pooled, 1, RLX);
 }
 
@@ -281,18 +248,13 @@ static char *sb_alloc(void)
 {
     struct hl_hp_rec *r = hl_hp_mine();
     for (;;) {
-        struct lf_sbhdr *s = hl_hp_protect(r, HP_POP, (_Atomic(void *) *)&sb_pool);
+        struct lf_sbhdr *s = hl_lfs_pop(r, HP_POP, STACK(&sb_pool),
+                                        offsetof(struct lf_sbhdr, next), NULL);
         if (s) {
-            struct lf_sbhdr *next = atomic_load_explicit(&s->next, RLX);
-            if (atomic_compare_exchange_strong_explicit(&sb_pool, &s, next, AR, RLX)) {
-                hl_hp_clear(r, HP_POP);
-                atomic_fetch_sub_explicit(&sb_pooled, 1, RLX);
-                if (release_empty && sbsize > HL_PAGE) hl_os_account(HL_OS_HELD, (ptrdiff_t)(sbsize - HL_PAGE));
-                return (char *)s;
-            }
-            continue;
+            atomic_fetch_sub_explicit(&sb_pooled, 1, RLX);
+            if (release_empty && sbsize > HL_PAGE) hl_os_account(HL_OS_HELD, (ptrdiff_t)(sbsize - HL_PAGE));
+            return (char *)s;
         }
-        hl_hp_clear(r, HP_POP);
         struct lf_hyper *h = atomic_load_explicit(&hyper, ACQ);
         if (h) {
             unsigned i = atomic_fetch_add_explicit(&h->used, 1, RLX);
@@ -312,94 +274,36 @@ static char *sb_alloc(void)
 
 /* ---- size-class partial lists (§3.2.6) -------------------------------------------------- */
 
-/* FIFO: Michael and Scott's queue with hazard pointers; head is a dummy node. */
+/* FIFO: Michael and Scott's queue with hazard pointers (lfqueue.c). */
 static void fifo_put(struct lf_class *sc, struct lf_desc *d, bool freeing)
 {
-    struct hl_hp_rec *r = hl_hp_mine();
-    struct lf_node *n = node_alloc(r), *t;
-    n->desc = d;
-    atomic_store_explicit(&n->next, NULL, RLX);
-    for (;;) {
-        t = hl_hp_protect(r, HP_LIST1, (_Atomic(void *) *)&sc->tail);
-        struct lf_node *next = atomic_load_explicit(&t->next, ACQ);
-        if (t != atomic_load_explicit(&sc->tail, ACQ)) continue;
-        if (next) {
-            bool ok = atomic_compare_exchange_strong_explicit(&sc->tail, &t, next, AR, RLX);
-            count_cas(freeing, ok);
-            continue;
-        }
-        struct lf_node *none = NULL;
-        bool ok = atomic_compare_exchange_strong_explicit(&t->next, &none, n, AR, RLX);
-        count_cas(freeing, ok);
-        if (ok) break;
-    }
-    atomic_compare_exchange_strong_explicit(&sc->tail, &t, n, AR, RLX);
-    hl_hp_clear(r, HP_LIST1);
+    hl_lfq_put(&sc->list, d, hl_hp_mine(), HP_LIST1, HP_POP, count_cas, freeing);
 }
 
 static struct lf_desc *fifo_get(struct lf_class *sc, bool freeing)
 {
-    struct hl_hp_rec *r = hl_hp_mine();
-    struct lf_node *h, *next;
-    struct lf_desc *d;
-    for (;;) {
-        h = hl_hp_protect(r, HP_LIST1, (_Atomic(void *) *)&sc->head);
-        struct lf_node *t = atomic_load_explicit(&sc->tail, ACQ);
-        next = atomic_load_explicit(&h->next, ACQ);
-        atomic_store_explicit(&r->slot[HP_LIST2], next, memory_order_seq_cst);
-        if (h != atomic_load_explicit(&sc->head, memory_order_seq_cst)) continue;
-        if (!next) { d = NULL; break; }
-        if (h == t) {
-            atomic_compare_exchange_strong_explicit(&sc->tail, &t, next, AR, RLX);
-            continue;
-        }
-        d = next->desc;
-        bool ok = atomic_compare_exchange_strong_explicit(&sc->head, &h, next, AR, RLX);
-        count_cas(freeing, ok);
-        if (ok) {
-            hl_hp_clear(r, HP_LIST1);
-            hl_hp_retire(r, &h->hp, h, node_free_cb);
-            break;
-        }
-    }
-    hl_hp_clear(r, HP_LIST1);
-    hl_hp_clear(r, HP_LIST2);
-    return d;
+    return hl_lfq_get(&sc->list, hl_hp_mine(), HP_LIST1, count_cas, freeing);
 }
 
-/* LIFO: a Treiber stack of nodes; a node comes back only through the hazard retire, so the
- * pop's CAS cannot succeed on a recycled top. */
+/* LIFO: a Treiber stack (lfstack.h) of the queue's nodes; a node comes back only through the
+ * hazard retire, so the pop's CAS cannot succeed on a recycled top. */
 static void lifo_put(struct lf_class *sc, struct lf_desc *d, bool freeing)
 {
-    struct lf_node *n = node_alloc(hl_hp_mine());
-    n->desc = d;
-    struct lf_node *top = atomic_load_explicit(&sc->head, RLX);
-    bool ok;
-    do {
-        atomic_store_explicit(&n->next, top, RLX);
-        ok = atomic_compare_exchange_weak_explicit(&sc->head, &top, n, REL, RLX);
-        count_cas(freeing, ok);
-    } while (!ok);
+    struct hl_lf_node *n = hl_lf_node_alloc(hl_hp_mine(), HP_POP);
+    n->val = d;
+    count_cas_loop(freeing, hl_lfs_push(STACK(&sc->list.head), n, LINK(&n->next)), true);
 }
 
 static struct lf_desc *lifo_get(struct lf_class *sc, bool freeing)
 {
     struct hl_hp_rec *r = hl_hp_mine();
-    struct lf_desc *d = NULL;
-    for (;;) {
-        struct lf_node *top = hl_hp_protect(r, HP_LIST1, (_Atomic(void *) *)&sc->head);
-        if (!top) break;
-        struct lf_node *next = atomic_load_explicit(&top->next, RLX);
-        bool ok = atomic_compare_exchange_strong_explicit(&sc->head, &top, next, AR, RLX);
-        count_cas(freeing, ok);
-        if (ok) {
-            d = top->desc;
-            hl_hp_clear(r, HP_LIST1);
-            hl_hp_retire(r, &top->hp, top, node_free_cb);
-            break;
-        }
-    }
-    hl_hp_clear(r, HP_LIST1);
+    unsigned fails = 0;
+    struct hl_lf_node *top = hl_lfs_pop(r, HP_LIST1, STACK(&sc->list.head),
+                                        offsetof(struct hl_lf_node, next), &fails);
+    count_cas_loop(freeing, fails, top != NULL);
+    if (!top) return NULL;
+    struct lf_desc *d = top->val;        /* ours once popped: no other thread retires it */
+    hl_lf_node_retire(r, top);
     return d;
 }
 
@@ -621,41 +525,24 @@ static void *from_new_sb(struct lf_heap *h, uint32_t *sz, bool *oom)
 
 /* ---- heap selection ---------------------------------------------------------------------- */
 
-static struct lf_set *set_new(void)
+static void *set_new(void)
 {
     struct lf_set *s = hl_meta_alloc(nclasses * sizeof(struct lf_heap));
     for (unsigned c = 0; c < nclasses; c++) s->ph[c].sc = &classes[c];
     return s;
 }
 
-/* heap_select (the rules of heapselect.c, with sets of processor heaps): hash = thread id
- * mod heaps, cpu = sched_getcpu() mod heaps (never cached), thread = a set per thread id;
- * ids are dense and reused, so a new thread takes over an exited one's set, with whatever
- * its Active and Partial hold. Sharing a set is always safe: every heap is lock-free. */
+/* heap_select, by selector.c's rule, over sets of processor heaps: thread = the set of the
+ * thread's id (a new thread takes over an exited one's, with whatever its Active and Partial
+ * hold), hash = id mod heaps, cpu = sched_getcpu() mod heaps, never cached, so a thread that
+ * migrates moves at once. Lock-free, the first call included. Sharing a set is always safe:
+ * every heap is lock-free. */
 static struct lf_set *select_set(void)
 {
     struct hl_thread *t = hl_self();
-    if (mode == HL_SELECT_CPU) {
-        int cpu = sched_getcpu();
-        return fixed[(unsigned)(cpu < 0 ? 0 : cpu) % nfixed];
-    }
-    if (mode == HL_SELECT_HASH) return t->heap = fixed[t->id % nfixed];
-    unsigned id = t->id;
-    _Atomic(struct lf_set *) *row = atomic_load_explicit(&dir[id >> DIR_BITS], ACQ);
-    if (!row) {
-        _Atomic(struct lf_set *) *none = NULL;
-        row = hl_meta_alloc(sizeof(*row) << DIR_BITS);
-        if (!atomic_compare_exchange_strong_explicit(&dir[id >> DIR_BITS], &none, row, AR, ACQ))
-            row = none;                  /* someone else's; ours stays unused */
-    }
-    _Atomic(struct lf_set *) *slot = &row[id & ((1u << DIR_BITS) - 1)];
-    struct lf_set *s = atomic_load_explicit(slot, ACQ);
-    if (!s) {
-        struct lf_set *none = NULL;
-        s = set_new();
-        if (!atomic_compare_exchange_strong_explicit(slot, &none, s, AR, ACQ)) s = none;
-    }
-    return t->heap = s;
+    struct lf_set *s = hl_select(&sel, t->id);
+    if (sel.mode != HL_SELECT_CPU) t->heap = s;
+    return s;
 }
 
 static inline struct lf_set *my_set(void)
@@ -909,7 +796,6 @@ static int lf_init(void)
     fmask = (amask << ib) | (uint64_t)2 << state_shift;
     fifo = hl_cfg.partial_list == HL_LIST_FIFO;
     release_empty = hl_cfg.release_empty;
-    mode = hl_cfg.heap_select;
     nclasses = hl_classes->count;
     classes = hl_meta_alloc(nclasses * sizeof *classes);
     for (unsigned c = 0; c < nclasses; c++) {
@@ -927,15 +813,11 @@ static int lf_init(void)
         sc->maxcount = (uint32_t)n;
         sc->hdr = (uint32_t)hl_align_up(SB_LINKS + n * sizeof(uint32_t), HL_CACHE_LINE);
         sc->recip = UINT64_MAX / sz + 1;
-        struct lf_node *dummy = hl_meta_alloc(sizeof *dummy);
-        atomic_store_explicit(&sc->head, fifo ? dummy : NULL, RLX);
-        atomic_store_explicit(&sc->tail, dummy, RLX);
+        hl_lfq_init(&sc->list);
+        if (!fifo) atomic_store_explicit(&sc->list.head, NULL, RLX);
     }
-    if (mode != HL_SELECT_THREAD) {
-        nfixed = (unsigned)hl_cfg.heaps;
-        fixed = hl_meta_alloc(nfixed * sizeof *fixed);
-        for (unsigned i = 0; i < nfixed; i++) fixed[i] = set_new();
-    }
+    hl_selector_init(&sel, set_new);
+    for (unsigned i = 0; i < sel.n; i++) sel.fixed[i] = set_new();
     return 0;
 }
 

@@ -50,8 +50,8 @@ from .common import REPO, ToolError
 LAYERS = [
     ("base", ["hl", "msg", "os", "lock", "bootstrap", "config", "registry"]),
     ("parts", ["arena", "pagemap", "meta", "large", "sizeclass", "thread", "stats",
-               "superblock", "heap", "heapselect", "remote", "heappaths", "globalheap", "tlab", "singleheap",
-               "hazard"]),
+               "superblock", "heap", "selector", "heapselect", "remote", "heappaths", "globalheap", "tlab", "singleheap",
+               "hazard", "lfstack", "lfqueue"]),
     ("strategies", ["strategies/*"]),
     ("instruments", ["observe", "census", "trace", "checks"]),
     ("front", ["interpose", "export", "fork", "init", "api"]),
