@@ -62,28 +62,30 @@ def allocators(rows):
     return res
 
 
-def figure8_data(rows):
-    """{panel: {variant: {threads: median throughput}}} over timing rows."""
+def _figure8_throughputs(rows):
+    """{panel: {variant: {threads: [throughput of each timing row]}}}."""
     acc = {}
     for r in V.timing_rows(rows):
         p = _panel_of(r)
         if p:
             acc.setdefault(p, {}).setdefault(r["variant"], {}).setdefault(
                 r["threads"], []).append(r["throughput"])
-    return {p: {v: {t: V.median(xs) for t, xs in byt.items()} for v, byt in byv.items()}
-            for p, byv in acc.items()}
+    return acc
+
+
+def _per_cell(rows, fn):
+    return {p: {v: {t: fn(xs) for t, xs in byt.items()} for v, byt in byv.items()}
+            for p, byv in _figure8_throughputs(rows).items()}
+
+
+def figure8_data(rows):
+    """{panel: {variant: {threads: median throughput}}} over timing rows."""
+    return _per_cell(rows, V.median)
 
 
 def figure8_spreads(rows):
     """{panel: {variant: {threads: Spread of throughput}}} over timing rows."""
-    acc = {}
-    for r in V.timing_rows(rows):
-        p = _panel_of(r)
-        if p:
-            acc.setdefault(p, {}).setdefault(r["variant"], {}).setdefault(
-                r["threads"], []).append(r["throughput"])
-    return {p: {v: {t: V.spread_of(xs) for t, xs in byt.items()} for v, byt in byv.items()}
-            for p, byv in acc.items()}
+    return _per_cell(rows, V.spread_of)
 
 
 def figure8_ratio_spreads(rows):
