@@ -332,13 +332,13 @@ def cycle_through(comp, edges):
             succ[u].append(d)
 
     def path(a, b):
-        prev, todo = {a: None}, collections.deque([a])
-        while todo:
-            v = todo.popleft()
+        prev, frontier = {a: None}, collections.deque([a])
+        while frontier:
+            v = frontier.popleft()
             for w in succ[v]:
                 if w not in prev:
                     prev[w] = v
-                    todo.append(w)
+                    frontier.append(w)
         out, v = [], b
         while v is not None:
             out.append(v)

@@ -88,35 +88,30 @@ def figure8_spreads(rows):
     return _per_cell(rows, V.spread_of)
 
 
-def figure8_ratio_spreads(rows):
-    """{panel: {allocator name: {threads: Spread of throughput / glibc's at 1 thread}}}."""
-    data, names = figure8_spreads(rows), allocators(rows)
+def _over_glibc_at_1(data, names, cell):
+    """{panel: {allocator name: cell(values by threads, glibc's value at 1 thread)}} for the
+    panels where glibc was measured at 1 thread."""
     res = {}
+    g = names.get("glibc")
     for p in FIG8:
         d = data.get(p)
-        g = names.get("glibc")
         base = d.get(g, {}).get(1) if d and g else None
-        if not base:
-            continue
-        res[p] = {n: {t: V.ratio(x, base) for t, x in d[v].items() if V.ratio(x, base)}
-                  for n, v in names.items() if v in d}
+        if base:
+            res[p] = {n: cell(d[v], base) for n, v in names.items() if v in d}
     return res
+
+
+def figure8_ratio_spreads(rows):
+    """{panel: {allocator name: {threads: Spread of throughput / glibc's at 1 thread}}}."""
+    return _over_glibc_at_1(figure8_spreads(rows), allocators(rows), lambda byt, base: {
+        t: V.ratio(x, base) for t, x in byt.items() if V.ratio(x, base)})
 
 
 def figure8_speedups(rows):
     """{panel: {allocator name: [(threads, speedup over glibc at 1 thread)]}} for panels where
     glibc was measured at 1 thread."""
-    data, names = figure8_data(rows), allocators(rows)
-    res = {}
-    for p in FIG8:
-        d = data.get(p)
-        g = names.get("glibc")
-        base = d.get(g, {}).get(1) if d and g else None
-        if not base:
-            continue
-        res[p] = {n: sorted((t, x / base) for t, x in d[v].items() if x)
-                  for n, v in names.items() if v in d}
-    return res
+    return _over_glibc_at_1(figure8_data(rows), allocators(rows), lambda byt, base: sorted(
+        (t, x / base) for t, x in byt.items() if x))
 
 
 def _cost_pairs(outdir):
