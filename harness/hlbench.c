@@ -231,7 +231,10 @@ static void hoardlab_record(struct hb_json *j, const struct hb_run *r)
     }
     hb_json_obj(j, "hoardlab");
 #define HB_STAT(name, from, across, help)                                                     \
-    hb_json_uint(j, #name, is_level(#name) ? s->name : s->name - r->base.name);
+    if (!s->counting && (!strcmp(#from, "thread") || !strncmp(#name, "in_use", 6)))           \
+        hb_json_null(j, #name);                 /* counting = off: not counted */             \
+    else                                                                                      \
+        hb_json_uint(j, #name, is_level(#name) ? s->name : s->name - r->base.name);
     HOARDLAB_STATS(HB_STAT)
 #undef HB_STAT
     /* A/U with the policy's A (memory held for blocks, as Hoard's Table 4 counts it), and with

@@ -87,7 +87,10 @@
       "blocks other live threads held in superblocks when a heap took "                           \
       "them from the global heap (Hoard Table 3's count; hoard)")                                 \
     X(threads, total, max,                                                                        \
-      "most threads registered with the allocator at one time")
+      "most threads registered with the allocator at one time")                                   \
+    X(counting, total, max,                                                                       \
+      "1: the fast paths count (key counting); 0: they count nothing, and every statistic "       \
+      "counted by the threads (from: thread) and in_use, in_use_peak read 0 (not counted)")
 
 struct hoardlab_stats {
 #define HOARDLAB_STATS_FIELD(name, from, across, help) uint64_t name;

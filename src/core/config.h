@@ -39,7 +39,12 @@
     "print the effective configuration to stderr at start-up")                                 \
   X(stats,           allocator,    OUTPUT, "",        0, 0, NULL, "all",                     \
     "write statistics as one JSON object at exit: 'stderr', a path with a '/', or off")       \
-  X(stats_batch,     allocator,    SIZE,  "64K",      0, 64 * HL_MB, NULL, "all",            \
+  X(counting,        allocator,    BOOL,  "on",       0, 1, NULL, "all",                     \
+    "count mallocs, frees and U on the fast paths; off: init installs fast paths that count "  \
+    "nothing, and hoardlab_stats reports those statistics as not counted (the cost table's "   \
+    "'uncounted' column)")                                                                     \
+  X(stats_batch,     allocator,    SIZE,  "64K",      0, 64 * HL_MB, NULL,                   \
+    "all if counting=on",                                                                      \
     "bytes a thread's in-use count may drift before it is published; 0 = exact U peak")        \
   X(lock,            allocator,    ENUM,  "spin",     0, 0, hl_lock_kinds, "all",            \
     "lock kind for every allocator lock")                                                      \

@@ -25,28 +25,34 @@ void *hl_heap_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p);
 void hl_heap_free_general(void *p, hl_after_free_fn after);
 void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_after_free_fn after);
 
-static inline bool hl_heap_trylock(struct hl_heap *h)
+/* Lock h if it is free at once, counting the acquisition when counted (stats.h). */
+static inline __attribute__((always_inline)) bool hl_heap_trylock(struct hl_heap *h, bool counted)
 {
     if (!hl_trylock(&h->lock)) return false;
-    HL_COUNT_AT(h->acquisitions, 1);
+    if (counted) HL_COUNT_AT(h->acquisitions, 1);
     return true;
 }
 
-static inline void *hl_heap_malloc_fast(size_t size, hl_refill_fn refill)
+/* The fast paths take `counted` last (stats.h: built twice by HL_MALLOC_PAIR, HL_FREE_PAIR). */
+static inline __attribute__((always_inline)) void *hl_heap_malloc_fast(size_t size,
+                                                                       hl_refill_fn refill,
+                                                                       bool counted)
 {
     unsigned c = hl_class_of(size);
     struct hl_heap *h = hl_me.heap;
-    if (hl_unlikely(HL_INVARIANT_CHECKS || !h || !hl_heap_trylock(h)))
+    if (hl_unlikely(HL_INVARIANT_CHECKS || !h || !hl_heap_trylock(h, counted)))
         return hl_heap_malloc_general(c, refill);
     struct hl_heap_class *k = &h->cls[c];
     if (hl_unlikely(!k->groups || --h->collect_in == 0)) return hl_heap_malloc_retry(h, c, refill);
     struct hl_sb *sb = k->list[63 - __builtin_clzll(k->groups)];   /* the fullest group */
     void *p = hl_heap_take_block(h, sb);
     if (hl_unlikely(sb->used >= sb->group_hi)) return hl_heap_malloc_finish(h, sb, p);
-    return hl_release_count(&h->lock, p, sb->size, false);
+    return hl_release_count_if(counted, &h->lock, p, sb->size, false);
 }
 
-static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
+static inline __attribute__((always_inline)) void hl_heap_free_fast(void *p,
+                                                                    hl_after_free_fn after,
+                                                                    bool counted)
 {
     struct hl_sb *sb = hl_sb_of(p);
     struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_acquire);
@@ -57,7 +63,7 @@ static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
     }
     if (hl_unlikely(HL_INVARIANT_CHECKS || !mine ||
                     atomic_load_explicit(&sb->interior, memory_order_relaxed) ||
-                    !hl_heap_trylock(h))) {
+                    !hl_heap_trylock(h, counted))) {
         hl_heap_free_general(p, after);
         return;
     }
@@ -65,7 +71,7 @@ static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
         hl_heap_free_retry(h, p, after);    /* it moved while we locked: the general path */
         return;
     }
-    if (h != mine) HL_COUNT(remote_frees, 1);
+    if (counted && h != mine) HL_COUNT(remote_frees, 1);
     size_t size = sb->size;
     struct hl_heap_class *k = &h->cls[sb->cls];
     hl_heap_put_block(h, sb, p);
@@ -75,7 +81,7 @@ static inline void hl_heap_free_fast(void *p, hl_after_free_fn after)
         hl_heap_free_finish(h, sb, size, after);
         return;
     }
-    hl_release_count(&h->lock, NULL, size, true);
+    hl_release_count_if(counted, &h->lock, NULL, size, true);
 }
 
 /* ---- the rows of the dispatch table the heap strategies share ---------------------------- */

@@ -65,6 +65,9 @@ struct hl_strategy {
      * knows; NULL with errno ENOMEM when the OS refuses memory. */
     void  *(*malloc)(size_t size);
     void   (*free)(void *p);                      /* p is the strategy's own; hl_stats_free */
+    /* The same two built without counting (stats.h: HL_MALLOC_PAIR), for counting = off. */
+    void  *(*malloc_uncounted)(size_t size);
+    void   (*free_uncounted)(void *p);
     /* 16 < align, size + align <= hl_large_threshold. NULL: core serves it as a large object. */
     void  *(*memalign)(size_t align, size_t size);
     size_t (*usable_size)(const void *p);
@@ -73,11 +76,17 @@ struct hl_strategy {
     void   (*stats)(struct hoardlab_stats *s);    /* add strategy-level figures; may be NULL */
 };
 
+/* A row's malloc and free with their uncounted builds (named as stats.h's HL_MALLOC_PAIR and
+ * HL_FREE_PAIR name them). */
+#define HL_ROW_PATHS(m, f)                                                                    \
+    .malloc = m, .free = f, .malloc_uncounted = m##_uncounted, .free_uncounted = f##_uncounted
+
 extern const struct hl_strategy *const hl_strategies[];  /* NULL-terminated */
 extern const struct hl_strategy *hl_active;
 const struct hl_strategy *hl_strategy_find(const char *name);
-/* The malloc and free every call reaches (front.h, interpose.c): the active row's, set before
- * its init runs, which may choose other paths for its knobs (hoard: tlab = on). */
+/* The malloc and free every call reaches (front.h, interpose.c): the active row's (counted or
+ * not, by `counting`), set before its init runs, which may choose other paths for its knobs
+ * (hoard: tlab = on). */
 extern void *(*hl_front_malloc_fn)(size_t size);
 extern void (*hl_front_free_fn)(void *p);
 

@@ -30,8 +30,9 @@ static void init_now(void)
     if (hl_classes_init(hl_large_threshold)) _exit(2);
     hl_observe_init();
     hl_arena_init();
-    hl_front_malloc_fn = hl_active->malloc;     /* the row's; its init may choose others */
-    hl_front_free_fn = hl_active->free;
+    /* The row's paths, counted or not; its init may choose others. */
+    hl_front_malloc_fn = hl_cfg.counting ? hl_active->malloc : hl_active->malloc_uncounted;
+    hl_front_free_fn = hl_cfg.counting ? hl_active->free : hl_active->free_uncounted;
     if (hl_active->init && hl_active->init()) _exit(2);
     hl_fork_init();
 }

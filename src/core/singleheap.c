@@ -128,21 +128,21 @@ static HL_COLD void free_general(void *p, unsigned c, bool busy)
     hl_stats_free(hl_class_size(c));
 }
 
-void *hl_sh_malloc(size_t size)
+static inline __attribute__((always_inline)) void *sh_malloc(size_t size, bool counted)
 {
     unsigned c = hl_class_of(size);
     struct ch_list *l = list_of(c);
     hl_lock *lock = lock_of(l);
     if (hl_unlikely(hl_meta_touched != NULL)) return malloc_general(c, false);
     if (hl_unlikely(!hl_trylock(lock))) return malloc_general(c, true);
-    HL_COUNT(lock_acquisitions, 1);
+    HL_COUNT_IF(counted, lock_acquisitions, 1);
     void *b = l->head;
     if (hl_unlikely(!b)) return malloc_carve(c);
     l->head = *(void **)b;
-    return hl_release_count(lock, b, hl_class_size(c), false);
+    return hl_release_count_if(counted, lock, b, hl_class_size(c), false);
 }
 
-void hl_sh_free(void *p)
+static inline __attribute__((always_inline)) void sh_free(void *p, bool counted)
 {
     struct ch_header *h = header_of(p);
     if (h->offset) {                    /* an aligned block inside a larger one */
@@ -160,11 +160,14 @@ void hl_sh_free(void *p)
         free_general(p, c, true);
         return;
     }
-    HL_COUNT(lock_acquisitions, 1);
+    HL_COUNT_IF(counted, lock_acquisitions, 1);
     *(void **)p = l->head;
     l->head = p;
-    hl_release_count(lock, NULL, hl_class_size(c), true);
+    hl_release_count_if(counted, lock, NULL, hl_class_size(c), true);
 }
+
+HL_MALLOC_PAIR(, hl_sh_malloc, sh_malloc)
+HL_FREE_PAIR(, hl_sh_free, sh_free)
 
 /* Over-allocate by align and hand out the aligned address inside; its own header records the
  * distance back to the real block. */

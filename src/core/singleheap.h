@@ -1,6 +1,6 @@
 /* singleheap.h — the uC++ single heap (singleheap.c), for the strategies built on it. */
-#ifndef HL_CARVEHEAP_H
-#define HL_CARVEHEAP_H
+#ifndef HL_SINGLEHEAP_H
+#define HL_SINGLEHEAP_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -11,6 +11,8 @@
 int    hl_sh_init(bool per_list_locks);
 void  *hl_sh_malloc(size_t size);
 void   hl_sh_free(void *p);
+void  *hl_sh_malloc_uncounted(size_t size);      /* the same, counting nothing (stats.h) */
+void   hl_sh_free_uncounted(void *p);
 void  *hl_sh_memalign(size_t align, size_t size);
 size_t hl_sh_usable_size(const void *p);
 void   hl_sh_fork(int phase);             /* HL_FORK_*: the heap lock, then the list locks */

@@ -108,6 +108,13 @@ void hl_stats_sum(struct hoardlab_stats *out)
     out->meta_bytes = hl_os_meta();
     out->threads = hl_thread_count();
     if (hl_active->stats) hl_active->stats(out);
+    out->counting = (uint64_t)hl_cfg.counting;
+    if (!hl_cfg.counting) {             /* the slow paths' part of a count would mislead */
+#define HL_UNCOUNTED(name, from, across, help) HL_IF_COUNTER(from, out->name = 0;)
+        HOARDLAB_STATS(HL_UNCOUNTED)
+#undef HL_UNCOUNTED
+        out->in_use = out->in_use_peak = 0;
+    }
 }
 
 void hl_stats_reset_peaks(void)

@@ -78,6 +78,36 @@ static inline void hl_stats_free(size_t bytes)
     if (hl_unlikely(hl_stats_count(bytes, true))) hl_stats_publish(NULL, true);
 }
 
+/* ---- fast paths built twice: counted, and not (key `counting`) ------------------------------
+ * A strategy's fast path takes `bool counted` as its last argument, a constant in each of its
+ * two builds (HL_MALLOC_PAIR, HL_FREE_PAIR), and counts through the _if forms below, which the
+ * compiler folds away in the uncounted build. init.c installs the uncounted pair with
+ * counting = off, so the common call carries no statistics at all. Slow paths always count
+ * (off the common call, it costs nothing that matters); with counting = off hoardlab_stats
+ * reports what the fast paths would have counted (mallocs, frees, U, the per-thread event
+ * counts) as not counted. */
+static inline __attribute__((always_inline)) void *hl_stats_malloc_if(bool counted, void *p,
+                                                                      size_t bytes)
+{
+    return counted ? hl_stats_malloc(p, bytes) : p;
+}
+
+static inline __attribute__((always_inline)) void hl_stats_free_if(bool counted, size_t bytes)
+{
+    if (counted) hl_stats_free(bytes);
+}
+
+#define HL_COUNT_IF(counted, field, n) ((counted) ? (void)HL_COUNT(field, n) : (void)0)
+
+/* NAME(size) and NAME_uncounted(size), calling PATH(size, ARGS..., counted); likewise for
+ * free. STORAGE is `static` or empty. */
+#define HL_MALLOC_PAIR(storage, name, path, ...)                                              \
+    storage void *name(size_t size) { return path(size, ##__VA_ARGS__, true); }               \
+    storage void *name##_uncounted(size_t size) { return path(size, ##__VA_ARGS__, false); }
+#define HL_FREE_PAIR(storage, name, path, ...)                                                \
+    storage void name(void *p) { path(p, ##__VA_ARGS__, true); }                              \
+    storage void name##_uncounted(void *p) { path(p, ##__VA_ARGS__, false); }
+
 /* ---- locks, counted ---------------------------------------------------------------------- */
 
 /* Acquire l (lock.h), counting the acquisition, and the contention if it was held. */
@@ -94,14 +124,22 @@ static inline void hl_lock_acquire(hl_lock *l)
  * stats.h), else one cold call does both (stats.c), so the fast path makes no call that would
  * need registers kept. */
 void *hl_release_count_slow(hl_lock *l, void *p, bool publish_due, bool freed);
-static inline void *hl_release_count(hl_lock *l, void *p, size_t size, bool freed)
+static inline __attribute__((always_inline)) void *hl_release_count_if(bool counted, hl_lock *l,
+                                                                       void *p, size_t size,
+                                                                       bool freed)
 {
-    if (hl_unlikely(hl_stats_count(size, freed))) return hl_release_count_slow(l, p, true, freed);
+    if (counted && hl_unlikely(hl_stats_count(size, freed)))
+        return hl_release_count_slow(l, p, true, freed);
     if (hl_likely(hl_lock_kind == HL_LOCK_SPIN)) {
         atomic_store_explicit(&l->word, 0, memory_order_release);
         return p;
     }
     return hl_release_count_slow(l, p, false, freed);
+}
+
+static inline void *hl_release_count(hl_lock *l, void *p, size_t size, bool freed)
+{
+    return hl_release_count_if(true, l, p, size, freed);
 }
 
 #endif

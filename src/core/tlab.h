@@ -65,10 +65,16 @@ void hl_tlab_init(void);
 void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t));
 void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *));
 
-/* malloc of a block of class c = hl_class_of(size): the bin's first block, else the slow half,
+/* Both fast paths take `counted` last (stats.h: built twice). The slow halves and plain
+ * always count.
+ *
+ * malloc of a block of class c = hl_class_of(size): the bin's first block, else the slow half,
  * which refills the bin from the thread's heap (refill: the strategy's hook when the heap has
  * no room), or, for a thread without a TLAB, calls plain(size). */
-static inline void *hl_tlab_malloc(size_t size, hl_refill_fn refill, void *(*plain)(size_t))
+static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size,
+                                                                  hl_refill_fn refill,
+                                                                  void *(*plain)(size_t),
+                                                                  bool counted)
 {
     size_t c = hl_class_of(size), bytes = hl_class_size(c);
     struct hl_tlab_bin *b = &hl_tlab_bins[c];
@@ -76,7 +82,7 @@ static inline void *hl_tlab_malloc(size_t size, hl_refill_fn refill, void *(*pla
     if (hl_unlikely(!p)) return hl_tlab_malloc_slow(size, refill, plain);
     b->head = *(void **)p;
     HL_OWN_ADD(b->room, 1);
-    return hl_stats_malloc(p, bytes);
+    return hl_stats_malloc_if(counted, p, bytes);
 }
 
 /* free: into the bin while the block's superblock is the TLAB's heap's and the bin is under
@@ -84,7 +90,9 @@ static inline void *hl_tlab_malloc(size_t size, hl_refill_fn refill, void *(*pla
  * another heap, a memalign'd inner pointer, a thread without a TLAB). No validation: p must be
  * what malloc returned (C's rule). A thread's heap, not hl_me.heap: a thread without bins
  * (teardown, tlab = off) fails the owner test and never writes the shared array. */
-static inline void hl_tlab_free(void *p, hl_after_free_fn after, void (*plain)(void *))
+static inline __attribute__((always_inline)) void hl_tlab_free(void *p, hl_after_free_fn after,
+                                                               void (*plain)(void *),
+                                                               bool counted)
 {
     struct hl_sb *sb = hl_sb_of(p);
     struct hl_tlab_bin *bins = hl_tlab_bins;
@@ -94,7 +102,7 @@ static inline void hl_tlab_free(void *p, hl_after_free_fn after, void (*plain)(v
         if (hl_likely(HL_OWN_ADD(b->room, -1) >= 0)) {
             *(void **)p = b->head;
             b->head = p;
-            hl_stats_free(sb->size);
+            hl_stats_free_if(counted, sb->size);
             return;
         }
         HL_OWN_SET(b->room, 0);          /* it was: full, or the class bypasses the TLAB */

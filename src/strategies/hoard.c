@@ -138,15 +138,16 @@ static void after_free(struct hl_heap *h, struct hl_sb *sb)
     if (HL_INVARIANT_CHECKS) hoard_check(h, (int)c, true);
 }
 
-void hl_hoard_free(void *p) { hl_heap_free_fast(p, after_free); }
-void *hl_hoard_malloc(size_t size) { return hl_heap_malloc_fast(size, refill); }
+HL_FREE_PAIR(, hl_hoard_free, hl_heap_free_fast, after_free)
+HL_MALLOC_PAIR(, hl_hoard_malloc, hl_heap_malloc_fast, refill)
 
 /* tlab = on: the TLAB in front of the heap (tlab.h), the heap's paths behind it. */
-static void *tlab_malloc(size_t size) { return hl_tlab_malloc(size, refill, hl_hoard_malloc); }
-static void tlab_free(void *p) { hl_tlab_free(p, after_free, hl_hoard_free); }
+HL_MALLOC_PAIR(static, tlab_malloc, hl_tlab_malloc, refill, hl_hoard_malloc)
+HL_FREE_PAIR(static, tlab_free, hl_tlab_free, after_free, hl_hoard_free)
 
 /* The row's malloc and free are the heap's (Figure 2); with tlab = on, init puts the TLAB's
- * in front, so neither setting pays a test of the other on its fast path. */
+ * in front (counted or not, as init.c chose the row's), so neither setting pays a test of the
+ * other on its fast path. */
 int hl_hoard_init(void)
 {
     f = hl_cfg.empty_fraction;
@@ -163,8 +164,8 @@ int hl_hoard_init(void)
     hl_heaps_init(true, false);
     if (hl_cfg.tlab) {
         hl_tlab_init();
-        hl_front_malloc_fn = tlab_malloc;
-        hl_front_free_fn = tlab_free;
+        hl_front_malloc_fn = hl_cfg.counting ? tlab_malloc : tlab_malloc_uncounted;
+        hl_front_free_fn = hl_cfg.counting ? tlab_free : tlab_free_uncounted;
     }
     return 0;
 }
@@ -198,8 +199,7 @@ const struct hl_strategy hl_strategy_hoard = {
     .name = "hoard",
     .summary = "Hoard: per-processor heaps with an emptiness threshold and a global heap",
     .init = hl_hoard_init,
-    .malloc = hl_hoard_malloc,
-    .free = hl_hoard_free,
+    HL_ROW_PATHS(hl_hoard_malloc, hl_hoard_free),
     .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,
     .thread_exit = hl_hoard_thread_exit, .fork = hl_hoard_fork, .stats = hl_hoard_stats,
 };

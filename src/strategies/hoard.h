@@ -12,10 +12,12 @@
 bool hl_hoard_crosses_threshold(size_t u, size_t a, double f, size_t k_s);
 void *hl_hoard_malloc_in(struct hl_heap *h, size_t size);   /* Figure 2 malloc, heap h */
 void hl_hoard_free(void *p);                                 /* Figure 2 free */
+void hl_hoard_free_uncounted(void *p);                       /* the same, uncounted */
 
 /* The members of `hoard`'s row that `hoard2026` (hoard2026.c) shares. */
 int hl_hoard_init(void);
 void *hl_hoard_malloc(size_t size);                          /* Figure 2 malloc */
+void *hl_hoard_malloc_uncounted(size_t size);                /* the same, uncounted */
 void hl_hoard_thread_exit(struct hl_thread *t);
 void hl_hoard_fork(int phase);
 void hl_hoard_stats(struct hoardlab_stats *s);

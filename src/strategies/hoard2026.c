@@ -10,8 +10,8 @@ const struct hl_strategy hl_strategy_hoard2026 = {
     .summary = "Hoard with the 2026 optimizations: TLAB, sharded global heap, CPU heap selection",
     .defaults = "tlab=on global_shards=8 heap_select=cpu superblock_size=256K",
     .init = hl_hoard_init,
-    .malloc = hl_hoard_malloc,           /* with tlab = on (its default) init puts the TLAB's */
-    .free = hl_hoard_free,               /* paths in front, as for `hoard` */
+    /* with tlab = on (its default) init puts the TLAB's paths in front, as for `hoard` */
+    HL_ROW_PATHS(hl_hoard_malloc, hl_hoard_free),
     .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,
     .thread_exit = hl_hoard_thread_exit, .fork = hl_hoard_fork, .stats = hl_hoard_stats,
 };

@@ -634,7 +634,7 @@ static HL_COLD void *lf_malloc_slow(unsigned c)
 }
 
 /* The fast path: a credit from Active, then the reserved block (two CAS, no call). */
-static void *lf_malloc(size_t size)
+static inline __attribute__((always_inline)) void *lf_path_malloc(size_t size, bool counted)
 {
     unsigned c = hl_class_of(size);
     struct lf_set *s = hl_me.heap;
@@ -646,10 +646,11 @@ static void *lf_malloc(size_t size)
         return lf_malloc_slow(c);
     struct lf_desc *d = (struct lf_desc *)(old & ~CREDITS);
     uint32_t idx = pop_reserved(d);
-    HL_COUNT(cas_attempts, 2);
+    HL_COUNT_IF(counted, cas_attempts, 2);
     uint32_t sz = d->sz;
-    return hl_stats_malloc(d->base + (size_t)idx * sz, sz);
+    return hl_stats_malloc_if(counted, d->base + (size_t)idx * sz, sz);
 }
+HL_MALLOC_PAIR(static, lf_malloc, lf_path_malloc)
 
 /* Free, every case (Figure 6): the push, FULL -> PARTIAL (HeapPutPartial), and the last
  * block -> EMPTY (free the superblock, RemoveEmptyDesc). */
@@ -712,7 +713,7 @@ static HL_COLD void lf_free_retry(struct lf_desc *d, uint32_t idx)
  * CAS). Both conditions in one comparison: with the state codes ACTIVE 0, PARTIAL 1, FULL 2,
  * EMPTY 3, (anchor & fmask) < (maxcount - 1) << ib says state < 2 and count < maxcount - 1.
  * A failed CAS goes out of line, where the whole of Figure 6 runs. */
-static void lf_free(void *p)
+static inline __attribute__((always_inline)) void lf_path_free(void *p, bool counted)
 {
     struct lf_desc *d = desc_of(p);
     uint32_t idx = index_of(d, p);
@@ -730,10 +731,11 @@ static void lf_free(void *p)
         lf_free_retry(d, idx);
         return;
     }
-    HL_COUNT(cas_attempts, 1);
-    HL_COUNT(cas_free_attempts, 1);
-    hl_stats_free(sz);
+    HL_COUNT_IF(counted, cas_attempts, 1);
+    HL_COUNT_IF(counted, cas_free_attempts, 1);
+    hl_stats_free_if(counted, sz);
 }
+HL_FREE_PAIR(static, lf_free, lf_path_free)
 
 /* Blocks of size + align - 16 bytes, and the aligned address inside; free and usable_size
  * find the block start of any interior pointer by the block index (a multiplication). */
@@ -826,8 +828,7 @@ const struct hl_strategy hl_strategy_lockfree = {
     .summary = "Michael 2004: lock-free processor heaps, superblock anchors and CAS",
     .defaults = "superblock_size=16K",
     .init = lf_init,
-    .malloc = lf_malloc,
-    .free = lf_free,
+    HL_ROW_PATHS(lf_malloc, lf_free),
     .memalign = lf_memalign,
     .usable_size = lf_usable_size,
     .thread_exit = lf_thread_exit,

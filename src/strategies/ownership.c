@@ -18,10 +18,7 @@ static int ownership_init(void)
     return 0;
 }
 
-static void *ownership_malloc(size_t size)
-{
-    return hl_heap_malloc_fast(size, hl_heaps_refill_from_os);
-}
+HL_MALLOC_PAIR(static, ownership_malloc, hl_heap_malloc_fast, hl_heaps_refill_from_os)
 
 /* After a free, the owner locked: with release_empty, an empty superblock goes to the OS. */
 static void after_free(struct hl_heap *h, struct hl_sb *sb)
@@ -36,13 +33,12 @@ static void after_free(struct hl_heap *h, struct hl_sb *sb)
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
 }
 
-static void ownership_free(void *p) { hl_heap_free_fast(p, after_free); }
+HL_FREE_PAIR(static, ownership_free, hl_heap_free_fast, after_free)
 
 const struct hl_strategy hl_strategy_ownership = {
     .name = "ownership",
     .summary = "private heaps with ownership: a freed block returns to its owner heap",
     .init = ownership_init,
-    .malloc = ownership_malloc,
-    .free = ownership_free,
+    HL_ROW_PATHS(ownership_malloc, ownership_free),
     HL_HEAP_ROW,
 };

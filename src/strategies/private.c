@@ -18,15 +18,17 @@ static int private_init(void)
     return 0;
 }
 
-static void *private_malloc(size_t size)
+static inline __attribute__((always_inline)) void *private_path_malloc(size_t size,
+                                                                      bool counted)
 {
     unsigned c = hl_class_of(size);
     struct hl_heap *h = hl_me.heap;
     void *p;
     if (hl_unlikely(!h || h->shared || !(p = h->cls[c].loose))) return hl_heaps_malloc(size);
     h->cls[c].loose = *(void **)p;
-    return hl_stats_malloc(p, hl_class_size(c));
+    return hl_stats_malloc_if(counted, p, hl_class_size(c));
 }
+HL_MALLOC_PAIR(static, private_malloc, private_path_malloc)
 
 static HL_COLD void private_free_general(void *p)
 {
@@ -43,7 +45,7 @@ static HL_COLD void private_free_general(void *p)
     hl_stats_free(sb->size);
 }
 
-static void private_free(void *p)
+static inline __attribute__((always_inline)) void private_path_free(void *p, bool counted)
 {
     struct hl_sb *sb = hl_sb_of(p);
     struct hl_heap *h = hl_me.heap;
@@ -53,16 +55,17 @@ static void private_free(void *p)
         return;
     }
     hl_heap_push_loose(h, sb->cls, p);
-    if (atomic_load_explicit(&sb->owner, memory_order_relaxed) != h) HL_COUNT(remote_frees, 1);
-    hl_stats_free(sb->size);
+    if (counted && atomic_load_explicit(&sb->owner, memory_order_relaxed) != h)
+        HL_COUNT(remote_frees, 1);
+    hl_stats_free_if(counted, sb->size);
 }
+HL_FREE_PAIR(static, private_free, private_path_free)
 
 const struct hl_strategy hl_strategy_private = {
     .name = "private",
     .summary = "pure private heaps: a freed block goes onto the freeing thread's heap",
     .defaults = "heap_select=thread",
     .init = private_init,
-    .malloc = private_malloc,
-    .free = private_free,
+    HL_ROW_PATHS(private_malloc, private_free),
     HL_HEAP_ROW,
 };

@@ -16,7 +16,7 @@ from hoardlab_lib import cost, report
 
 BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
 CASES = [cost.case_name(s, m) for s, m in cost.CASES]
-PARTS = ("front", "stats", "strategy", "caller")
+PARTS = ("front", "counting", "strategy", "caller")
 
 needs_build = pytest.mark.skipif(
     not all(os.path.exists(os.path.join(BDIR, p)) for p in
@@ -44,11 +44,13 @@ def test_run_one_strategy_and_glibc():
         sorted((a, c) for a in (s, "glibc") for c in CASES)
     for r in results:
         assert r["pair"] > 0 and r["pairs"] == cost.PAIRS and r["functions"], r["case"]
-        if r["allocator"] == s:
+        if r["allocator"] == s and r["case"] == CASES[0]:
             assert all(r[p] >= 0 for p in PARTS)
             assert abs(sum(r[p] for p in PARTS) - r["pair"]) <= 1, r
-        else:
-            assert not any(p in r for p in PARTS)     # the split is for hoardlab strategies
+            # counting = off installs fast paths that count nothing: the pair is cheaper
+            assert 0 < r["uncounted"] < r["pair"] and r["counting"] > 0, r
+        else:                                   # the split: hoardlab strategies, first case
+            assert not any(p in r for p in PARTS)
     tab = cost.table(results)
     assert "| %s |" % s in tab and "| glibc |" in tab and "core share" in tab
 
@@ -77,8 +79,9 @@ def results_json():
     res = []
     for (size, mode), case in zip(cost.CASES, CASES):
         res.append({"allocator": "hoard", "case": case, "size": int(size), "mode": mode,
-                    "pairs": 1000, "pair": 100.0, "front": 20.0, "stats": 5.0,
-                    "strategy": 70.0, "caller": 5.0, "functions": {"front.h:hl_malloc": 20.0}})
+                    "pairs": 1000, "pair": 100.0, "front": 20.0, "counting": 5.0,
+                    "uncounted": 95.0, "strategy": 70.0, "caller": 5.0,
+                    "functions": {"front.h:hl_malloc": 20.0}})
         res.append({"allocator": "glibc", "case": case, "size": int(size), "mode": mode,
                     "pairs": 1000, "pair": 50.0, "functions": {"malloc.c:malloc": 45.0}})
     return res
@@ -95,7 +98,7 @@ def test_report_section_from_cost_json(tmp_path):
     sec = rep.split("## Instructions per malloc+free pair (callgrind)\n", 1)[1].split("\n## ")[0]
     assert "| allocator | " + " | ".join(CASES) + " |" in sec
     assert "| hoard | 100 | 100 | 100 | 100 |" in sec and "| glibc | 50 | 50 | 50 | 50 |" in sec
-    assert "| hoard | 100 | 20.0 | 5.0 | 25.0 | 70.0 | 5.0 |" in sec    # core share = 25
+    assert "| hoard | 100 | 95 | 20.0 | 5.0 | 25.0 | 70.0 | 5.0 |" in sec    # core share = 25
     assert "| glibc | 50 | 20" not in sec
     assert "callgrind" in sec and "slope" in sec and "deterministic" in sec
     assert "`tools/hoardlab cost -a hoard,glibc --pairs 1000`" in sec

@@ -8,10 +8,11 @@ taken per function and source file (from the build's debug information), which s
 hoardlab strategy's pair into
   front     the core's own code around the strategy: interpose.c, export.c, front.h
             (init check, size routing, dispatch, free routing)
-  stats     the statistics (stats.h, stats.c), inlined where blocks are counted
-  strategy  everything else in libhoardlab.so: the strategy and the mechanisms it uses
+  counting  the statistics: the pair's cost less the same pair with counting = off (the
+            fast paths built without counting, stats.h), measured as its own case
+  strategy  the rest of libhoardlab.so: the strategy and the mechanisms it uses
 and the rest (the loop in hlcost, the PLT) is `caller`, the same for every allocator.
-core share = front + stats.
+core share = front + counting.
 """
 import collections
 import json
@@ -26,7 +27,6 @@ from . import common
 from .common import ToolError
 
 FRONT_FILES = {"interpose.c", "export.c", "front.h"}
-STATS_FILES = {"stats.h", "stats.c"}
 CASES = [("8", "local"), ("64", "local"), ("1000", "local"), ("64", "remote")]
 PAIRS = 50000
 LINE = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+(.*?):(\S+)(?:\s+\[(.*)\])?\s*$")
@@ -90,20 +90,23 @@ def measure(bdir, allocator, size, mode, pairs, workdir):
             "functions": {"%s:%s" % (k[0], k[1]): v for k, v in funcs.items() if abs(v) >= 0.05}}
 
 
-def split(result):
-    """front / stats / strategy / caller shares of a hoardlab strategy's pair."""
+def split(result, uncounted):
+    """front / counting / strategy / caller shares of a hoardlab strategy's pair, given the
+    pair's cost with counting = off."""
     parts = collections.Counter()
     for key, v in result["functions"].items():
         fname = key.split(":", 1)[0]
         if fname in FRONT_FILES:
             parts["front"] += v
-        elif fname in STATS_FILES:
-            parts["stats"] += v
         elif key.split(":", 1)[1] in ("main", "use") or fname == "???":
             parts["caller"] += v
-        else:
-            parts["strategy"] += v
+    parts["uncounted"] = uncounted
+    parts["counting"] = result["pair"] - uncounted
+    parts["strategy"] = uncounted - parts["front"] - parts["caller"]
     return parts
+
+
+UNCOUNTED = ":counting=off"
 
 
 def parse_variant(name):
@@ -160,10 +163,15 @@ def run(bdir, names=None, pairs=PAIRS, jobs=2):
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = [pool.submit(measure, bdir, a, s, m, pairs, workdir)
                        for a in names for s, m in CASES]
+            # each strategy once more at the first case, its fast paths built uncounted
+            shares = [a for a in strategies if a in names and UNCOUNTED not in a]
+            plain = [pool.submit(measure, bdir, a + UNCOUNTED, *CASES[0], pairs, workdir)
+                     for a in shares]
             results = [f.result() for f in futures]
+            uncounted = {a: f.result()["pair"] for a, f in zip(shares, plain)}
     for r in results:
-        if r["allocator"] in strategies:
-            r.update({k: round(v, 1) for k, v in split(r).items()})
+        if r["allocator"] in uncounted and r["case"] == case_name(*CASES[0]):
+            r.update({k: round(v, 1) for k, v in split(r, uncounted[r["allocator"]]).items()})
     return results
 
 
@@ -179,16 +187,20 @@ def table(results):
                      + " |")
     shares = [a for a in order if "front" in by[(a, cases[0])]]
     if shares:
-        lines += ["", "Core share per pair at %s (front + stats), and what the strategy's own "
-                  "code costs:" % cases[0], "",
-                  "| strategy | pair | front | stats | core share | strategy | caller |",
-                  "|---|---|---|---|---|---|---|"]
+        # results from before counting = off existed split by file: stats.h's lines
+        counting = "counting" if "counting" in by[(shares[0], cases[0])] else "stats"
+        lines += ["", "Core share per pair at %s (front + %s), and what the strategy's own "
+                  "code costs%s:" % (cases[0], counting, "; `uncounted`: the same pair with "
+                                     "counting = off, whose fast paths count nothing"
+                                     if counting == "counting" else ""), "",
+                  "| strategy | pair | %sfront | %s | core share | strategy | caller |"
+                  % ("uncounted | " if counting == "counting" else "", counting),
+                  "|---|---|---|---|---|---|---|" + ("---|" if counting == "counting" else "")]
         for a in shares:
             r = by[(a, cases[0])]
-            lines.append("| %s | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f |" % (
-                a, r["pair"], r.get("front", 0), r.get("stats", 0),
-                r.get("front", 0) + r.get("stats", 0), r.get("strategy", 0),
-                r.get("caller", 0)))
+            lines.append("| %s | %.0f | %s%.1f | %.1f | %.1f | %.1f | %.1f |" % (
+                a, r["pair"], "%.0f | " % r["uncounted"] if counting == "counting" else "",
+                r["front"], r[counting], r["front"] + r[counting], r["strategy"], r["caller"]))
     return "\n".join(lines)
 
 

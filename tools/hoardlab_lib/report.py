@@ -488,7 +488,9 @@ def cost_section(outdir, meta):
         % (pairs, pairs, pairs, pairs, pairs, names,
            "" if pairs == cost.PAIRS else " --pairs %d" % pairs), "", tab, "",
         "front: the core's code around the strategy (init check, size routing, dispatch, "
-        "free routing); stats: the statistics; strategy: the rest of libhoardlab.so, the "
+        "free routing); counting: the statistics, the pair less the same pair with counting "
+        "= off (`uncounted`, fast paths built without counting; older results split stats.h's "
+        "lines instead, `stats`); strategy: the rest of libhoardlab.so, the "
         "strategy and the mechanisms it uses; caller: hlcost's loop and the PLT, the same "
         "for every allocator. `tools/hoardlab cost --functions` splits a pair per function.",
         ""]
