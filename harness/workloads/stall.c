@@ -113,7 +113,7 @@ static void *tracked_malloc(size_t n)
 {
     in_allocator = 1;
     atomic_signal_fence(memory_order_seq_cst);
-    void *p = malloc(n);
+    void *p = hb_malloc(n);
     atomic_signal_fence(memory_order_seq_cst);
     in_allocator = 0;
     if (!p) hb_fail("malloc(%zu) returned NULL", n);
@@ -124,7 +124,7 @@ static void tracked_free(void *p)
 {
     in_allocator = 1;
     atomic_signal_fence(memory_order_seq_cst);
-    free(p);
+    hb_free(p);
     atomic_signal_fence(memory_order_seq_cst);
     in_allocator = 0;
 }

@@ -77,8 +77,67 @@ def listed_params(hlbench, workload):
     fail("%s is not in hlbench --list" % workload)
 
 
-def check_record(rec, workload, strategy, fields, hlbench):
-    expect(list(rec.keys()) == KEYS, "record keys %s, expected %s" % (list(rec), KEYS))
+SERIES_COLUMNS = ["t_s", "held_bytes", "in_use_bytes", "self_bytes", "rss_kb", "private_dirty_kb",
+                  "lazyfree_kb", "anonymous_kb"]
+LATENCY_KEYS = ["samples", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
+
+
+def check_latency_summary(s, what):
+    """{"samples", "p50_ns", ..., "max_ns"}: percentiles ordered, null exactly when empty."""
+    expect(isinstance(s, dict) and list(s) == LATENCY_KEYS, "%s keys %r" % (what, s))
+    expect(is_int(s["samples"]) and s["samples"] >= 0, "%s samples %r" % (what, s["samples"]))
+    values = [s[k] for k in LATENCY_KEYS[1:]]
+    if s["samples"] == 0:
+        expect(all(v is None for v in values), "%s: percentiles without samples" % what)
+    else:
+        expect(all(is_num(v) and v >= 0 for v in values), "%s: %r" % (what, s))
+        expect(values == sorted(values), "%s percentiles not ordered: %r" % (what, values))
+
+
+def check_latency(lat, every):
+    expect(isinstance(lat, dict) and list(lat) == ["sample_every", "clock", "overhead_ns",
+                                                  "malloc", "free"], "latency keys %r" % lat)
+    expect(lat["sample_every"] == every, "sample_every %r, expected %d" % (lat["sample_every"], every))
+    expect(lat["clock"] in ("rdtsc", "clock_gettime"), "clock %r" % lat["clock"])
+    expect(is_num(lat["overhead_ns"]) and lat["overhead_ns"] >= 0, "overhead_ns %r" % lat)
+    for k in ("malloc", "free"):
+        check_latency_summary(lat[k], "latency." + k)
+
+
+def check_series(ser, strategy):
+    """Rows in increasing time, one value per column, hoardlab's exactly when it is loaded."""
+    expect(isinstance(ser, dict) and list(ser) == ["interval_s", "columns", "rows"],
+           "series keys %r" % ser)
+    expect(isinstance(ser["interval_s"], float) and ser["interval_s"] > 0, "interval_s")
+    expect(ser["columns"] == SERIES_COLUMNS, "series columns %r" % ser["columns"])
+    rows = ser["rows"]
+    expect(isinstance(rows, list) and len(rows) >= 1, "series without rows")
+    expect(len(rows) <= 257, "series of %d rows: the buffer keeps at most 256 + the last"
+           % len(rows))
+    last = -1.0
+    for row in rows:
+        expect(isinstance(row, list) and len(row) == len(SERIES_COLUMNS), "series row %r" % row)
+        expect(isinstance(row[0], float) and row[0] > last, "series t_s not increasing: %r" % rows)
+        last = row[0]
+        for v in row[1:4]:
+            expect(is_int(v) and v >= 0 if strategy else v is None,
+                   "series hoardlab column %r under %s" % (v, strategy))
+        for v in row[4:]:
+            expect(v is None or (is_int(v) and v >= 0), "series smaps column %r" % v)
+        expect(row[4] is not None and row[4] > 0, "series rss_kb %r" % row[4])
+
+
+def check_record(rec, workload, strategy, fields, hlbench, latency_every=64, sampling=True):
+    # "latency" and "series" follow "extra" unless turned off; the record signal-malloc's
+    # watchdog writes without malloc has neither.
+    keys = KEYS
+    if not (workload == "signal-malloc" and rec.get("extra", {}).get("deadlocked") is True):
+        keys = KEYS + (["latency"] if latency_every else []) + (["series"] if sampling else [])
+    expect(list(rec.keys()) == keys, "record keys %s, expected %s" % (list(rec), keys))
+    if "latency" in keys:
+        check_latency(rec["latency"], latency_every)
+    if "series" in keys:
+        check_series(rec["series"], strategy)
     expect(rec["schema"] == 1, "schema %r" % rec["schema"])
     expect(rec["workload"] == workload, "workload %r" % rec["workload"])
     expect(isinstance(rec["label"], str), "label not a string")
@@ -200,6 +259,16 @@ def records(out, n=None):
         fail("stdout is not JSON lines: %s" % e)
 
 
+def option(rest, name, default):
+    """The value of --name VALUE or --name=VALUE among hlbench's arguments."""
+    for i, a in enumerate(rest):
+        if a == name and i + 1 < len(rest):
+            return rest[i + 1]
+        if a.startswith(name + "="):
+            return a.split("=", 1)[1]
+    return default
+
+
 def mode_run(hlbench, header, args):
     rest = args["rest"]
     workload = rest[0]
@@ -211,8 +280,10 @@ def mode_run(hlbench, header, args):
     # A deadlock ends the process: the runs after it do not happen.
     expect(len(recs) == repeat or (deadlocked and 1 <= len(recs) <= repeat),
            "%d records, expected %d" % (len(recs), repeat))
+    every = int(option(rest, "--latency-every", 64))
+    sampling = float(option(rest, "--sample-interval", 0.01)) > 0
     for i, rec in enumerate(recs):
-        check_record(rec, workload, args.get("strategy"), fields, hlbench)
+        check_record(rec, workload, args.get("strategy"), fields, hlbench, every, sampling)
         expect(rec["repeat"] == i, "repeat %r, expected %d" % (rec["repeat"], i))
         if "--label" in rest:
             expect(rec["label"] == rest[rest.index("--label") + 1], "label %r" % rec["label"])
@@ -320,7 +391,7 @@ def mode_cli(hlbench):
                            stdout=subprocess.PIPE, text=True)
         expect(r.returncode == 0, "threadtest %s: exit %d" % (args, r.returncode))
         rec = json.loads(r.stdout)
-        expect(list(rec) == KEYS and rec["spawn_first"] == n,
+        expect(list(rec)[:len(KEYS)] == KEYS and rec["spawn_first"] == n,
                "threadtest %s: spawn_first %r, expected %d" % (args, rec.get("spawn_first"), n))
     print("ok: cli")
 
