@@ -6,6 +6,7 @@
                             [--timeout SECONDS] -- WORKLOAD ARGS...
     check_hlbench.py replay HLBENCH HEADER [--preload LIB --strategy S] --record-lib LIB
     check_hlbench.py cli    HLBENCH
+    check_hlbench.py sampling HLBENCH
     check_hlbench.py broken HLBENCH BROKEN_MALLOC_LIB -- WORKLOAD ARGS...
 
 Exit status 0 when every check holds; otherwise the failed check on stderr and status 1.
@@ -376,6 +377,7 @@ def mode_cli(hlbench):
         expect(h.returncode == 0 and "--threads" in h.stdout, "%s --help" % w)
     for bad in (["nosuch"], ["threadtest", "--nosuch", "1"], ["threadtest", "--rounds", "x"],
                 ["threadtest", "--threads", "0"], ["threadtest", "--scale", "0"],
+                ["threadtest", "--sample-interval", "x"], ["threadtest", "--latency-every", "-1"],
                 ["blowup-prodcons", "--threads", "1"], ["replay"], ["stall", "--threads", "1"],
                 ["stall", "--where", "nowhere"], ["signal-malloc", "--handler-sizes", "1,x"],
                 ["xfree", "--batch", "0"], ["threadtest", "--spawn-first", "x"],
@@ -396,6 +398,39 @@ def mode_cli(hlbench):
     print("ok: cli")
 
 
+def mode_sampling(hlbench):
+    """A short run: a series of rows in increasing time and the latency keys, by default and
+    with the options set; neither key when turned off; thinning keeps the buffer's bounds."""
+    def one(*args):
+        p = subprocess.run([hlbench, "threadtest", "--threads", "2", "--scale", "0.05"]
+                           + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=300)
+        expect(p.returncode == 0, "threadtest %s: exit %d: %s" % (args, p.returncode, p.stderr))
+        return records(p.stdout, 1)[0]
+    rec = one()
+    check_record(rec, "threadtest", None, [], hlbench)
+    expect(len(rec["series"]["rows"]) >= 2, "a series of one row")       # t = 0 and the end
+    expect(abs(rec["series"]["rows"][-1][0] - rec["wall_s"]) < 1e-6, "the last row is the end")
+    for k in ("malloc", "free"):
+        expect(rec["latency"][k]["samples"] > 0, "no %s timed" % k)
+    rec = one("--latency-every", "1", "--sample-interval", "0.002")
+    check_record(rec, "threadtest", None, [], hlbench, 1, True)
+    # every call but each thread's first is timed
+    expect(rec["latency"]["malloc"]["samples"] >= rec["ops"] // 2 - 2 * 2, "every malloc timed")
+    iv = rec["series"]["interval_s"]
+    expect(iv in [0.002 * 2 ** j for j in range(30)], "interval %r is not 0.002 x 2^j" % iv)
+    rec = one("--latency-every", "0", "--sample-interval", "0")
+    check_record(rec, "threadtest", None, [], hlbench, 0, False)
+    # a tiny interval on a longer run: whatever the machine's speed, the thinned buffer keeps
+    # 128..256 rows (+ the last) once the interval has doubled, at 0.0001 x 2^j
+    rec = one("--sample-interval", "0.0001", "--scale", "0.5")
+    check_record(rec, "threadtest", None, [], hlbench)
+    iv, n = rec["series"]["interval_s"], len(rec["series"]["rows"])
+    expect(any(abs(iv - 0.0001 * 2 ** j) < 1e-12 for j in range(30)), "interval %r" % iv)
+    expect(n <= 257 and (iv == 0.0001 or n >= 129), "%d rows at interval %r" % (n, iv))
+    print("ok: sampling (%d rows at %g s in the last run)" % (n, iv))
+
+
 def mode_broken(hlbench, lib, rest):
     """Under an allocator that hands out overlapping blocks, the run must fail its stamps."""
     env = environment({"env": ["LD_PRELOAD=" + lib]})
@@ -414,6 +449,8 @@ def main():
     mode, hlbench = sys.argv[1], sys.argv[2]
     if mode == "cli":
         mode_cli(hlbench)
+    elif mode == "sampling":
+        mode_sampling(hlbench)
     elif mode == "run":
         mode_run(hlbench, sys.argv[3], parse(sys.argv[4:]))
     elif mode == "broken":
