@@ -288,7 +288,9 @@ int hb_series_rows(const struct hb_series_row **rows);
   X("largebuf", hb_largebuf, 1, "each thread keeps a score of MiB-sized buffers and "        \
     "replaces one at a time, zero-initialised (issue 24: large-object reuse)")                \
   X("signal-malloc", hb_signal_malloc, 1, "a signal handler mallocs and frees while threads "  \
-    "allocate; a watchdog reports a deadlock instead of hanging (Michael)")
+    "allocate; a watchdog reports a deadlock instead of hanging (Michael)")                    \
+  X("phased", hb_phased, 1, "server-like: sizes and lifetimes from a distribution; steady, "   \
+    "spike, drain, steady phases; memory over time (issue 28)")
 
 #define HB_DECLARE(name, fn, min_threads, summary)                                             \
     int fn(struct hb_run *r);                                                                  \

@@ -214,6 +214,19 @@ def check_record(rec, workload, strategy, fields, hlbench, latency_every=64, sam
         else:
             expect(extra["stalled_threads"] == 0 and extra["stalled_after_s"] is None,
                    "no deadlock, yet %r" % extra)
+    if workload == "phased":
+        phases = extra.get("phases")
+        expect(isinstance(phases, list) and [p.get("name") for p in phases] ==
+               ["steady", "spike", "drain", "steady"], "phased phases %r" % phases)
+        for p in phases:
+            expect(list(p) == ["name", "start_s", "end_s", "live_bytes_peak", "held_bytes_peak",
+                               "held_bytes_end", "rss_kb_peak", "rss_kb_end",
+                               "private_dirty_kb_end", "lazyfree_kb_end"], "phase keys %r" % p)
+            expect(0 <= p["start_s"] <= p["end_s"] and is_int(p["live_bytes_peak"]), "phase %r" % p)
+            for k in ("held_bytes_peak", "held_bytes_end"):     # null without libhoardlab
+                expect(p[k] is None if strategy is None else p[k] is None or is_int(p[k]),
+                       "phase %s %r" % (k, p[k]))
+        expect(phases[-1]["end_s"] == params["seconds"], "phases end at %r" % phases[-1])
     if workload == "linux-scalability":
         lat = extra.get("latency_ns")
         expect(isinstance(lat, dict) and lat["p50"] <= lat["p99"] <= lat["max"], "latency %r" % lat)
