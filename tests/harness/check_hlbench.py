@@ -202,6 +202,11 @@ def check_record(rec, workload, strategy, fields, hlbench, latency_every=64, sam
             expect(is_int(extra.get(k)) and extra[k] >= 0, "extra.%s = %r" % (k, extra.get(k)))
         if params["where"] == "inside":
             expect(extra["delays"] == extra["signals_inside"], "a delay outside the allocator")
+        for m in ("undelayed", "outside", "delayed"):     # the other threads' latency per mode
+            lat = extra.get("latency_" + m)
+            expect(isinstance(lat, dict) and list(lat) == ["malloc", "free"], "latency_%s" % m)
+            for k in ("malloc", "free"):
+                check_latency_summary(lat[k], "extra.latency_%s.%s" % (m, k))
     if workload == "signal-malloc":
         expect(list(extra) == ["deadlocked", "signals_sent", "signals_handled", "handler_ops",
                                "stalled_threads", "stalled_after_s"], "extra keys %s" % list(extra))
