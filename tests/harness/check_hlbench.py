@@ -7,6 +7,7 @@
     check_hlbench.py replay HLBENCH HEADER [--preload LIB --strategy S] --record-lib LIB
     check_hlbench.py cli    HLBENCH
     check_hlbench.py sampling HLBENCH
+    check_hlbench.py hlrun  HLRUN
     check_hlbench.py broken HLBENCH BROKEN_MALLOC_LIB -- WORKLOAD ARGS...
 
 Exit status 0 when every check holds; otherwise the failed check on stderr and status 1.
@@ -449,6 +450,39 @@ def mode_sampling(hlbench):
     print("ok: sampling (%d rows at %g s in the last run)" % (n, iv))
 
 
+def mode_hlrun(hlrun):
+    """hlrun's first line as before; with -i, series lines of the process tree after it."""
+    head = re.compile(r"status=0 wall_ns=\d+ utime_us=\d+ stime_us=\d+ maxrss_kb=\d+$")
+    line = re.compile(r"series t_s=(\d+\.\d{3}) rss_kb=(\d+) private_dirty_kb=(\d+) "
+                      r"lazyfree_kb=(\d+|null) anonymous_kb=(\d+) procs=(\d+)$")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "run.txt")
+        # a shell that starts a child, so the tree has two processes for a while
+        for args in ([], ["-i", "0.01"]):
+            p = subprocess.run([hlrun] + args + ["-o", out, "--", "sh", "-c",
+                                                 "sleep 0.3 & wait"], timeout=60)
+            expect(p.returncode == 0, "hlrun %s: exit %d" % (args, p.returncode))
+            lines = open(out).read().splitlines()
+            expect(head.match(lines[0]) is not None, "hlrun's first line %r" % lines[0])
+            if not args:
+                expect(len(lines) == 1, "hlrun without -i wrote %d lines" % len(lines))
+                continue
+            expect(len(lines) >= 2, "hlrun -i wrote no series")
+            last = -1.0
+            for l in lines[1:]:
+                m = line.match(l)
+                expect(m is not None, "hlrun series line %r" % l)
+                expect(float(m.group(1)) > last and int(m.group(6)) >= 1 and int(m.group(2)) > 0,
+                       "hlrun series line %r after t_s %g" % (l, last))
+                last = float(m.group(1))
+            expect(max(int(line.match(l).group(6)) for l in lines[1:]) >= 2,
+                   "the series never saw the shell's child")
+        b = subprocess.run([hlrun, "-i", "0", "-o", out, "--", "true"], stderr=subprocess.PIPE,
+                           text=True)
+        expect(b.returncode == 2 and b.stderr.count("\n") == 1, "hlrun -i 0: exit %d" % b.returncode)
+    print("ok: hlrun, %d series lines" % (len(lines) - 1))
+
+
 def mode_broken(hlbench, lib, rest):
     """Under an allocator that hands out overlapping blocks, the run must fail its stamps."""
     env = environment({"env": ["LD_PRELOAD=" + lib]})
@@ -469,6 +503,8 @@ def main():
         mode_cli(hlbench)
     elif mode == "sampling":
         mode_sampling(hlbench)
+    elif mode == "hlrun":
+        mode_hlrun(hlbench)
     elif mode == "run":
         mode_run(hlbench, sys.argv[3], parse(sys.argv[4:]))
     elif mode == "broken":
