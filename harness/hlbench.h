@@ -241,7 +241,8 @@ enum { HB_SER_HELD, HB_SER_IN_USE, HB_SER_SELF, HB_SER_RSS, HB_SER_PRIVATE_DIRTY
        HB_SER_LAZYFREE, HB_SER_ANONYMOUS, HB_SER_VALUES };
 struct hb_series_row { double t_s; long long v[HB_SER_VALUES]; };   /* -1: unknown (null) */
 void hb_series_init(double interval_s); /* --sample-interval (0: off); before the runs */
-void hb_series_begin(double t0);
+void hb_series_begin(void);             /* hb_begin(): the row of t = 0, before t0 is set */
+void hb_series_start(double t0);        /* hb_begin(): t0 set, the sampler runs */
 void hb_series_end(double t1);
 void hb_series_record(struct hb_json *j);   /* the record's "series" key (none when off) */
 /* The rows of the last run (after hb_series_end()), the final one taken at the end. */

@@ -3,8 +3,9 @@
  *   t_s, held_bytes (A), in_use_bytes (U), self_bytes (libhoardlab's own structures,
  *   meta_bytes), rss_kb, private_dirty_kb, lazyfree_kb, anonymous_kb
  * the first three from hoardlab_stats() (unknown without libhoardlab), the rest from
- * /proc/self/smaps_rollup (Rss, Private_Dirty, LazyFree, Anonymous). hb_end() adds a last row
- * at the end of the phase, off the grid.
+ * /proc/self/smaps_rollup (Rss, Private_Dirty, LazyFree, Anonymous). hb_begin() reads the
+ * row of t = 0 itself, just before the phase starts (so every run has it, however late the
+ * sampler is woken), and hb_end() adds a last row at the end of the phase, off the grid.
  *
  * A run's length is not known in advance, so the rows are kept in a fixed buffer of
  * SER_CAP: when it fills, every other row is dropped (those at odd multiples of the
@@ -142,14 +143,29 @@ void hb_series_init(double interval_s)
     pthread_detach(t);
 }
 
-void hb_series_begin(double t0)
+void hb_series_begin(void)
+{
+    if (ser_first_interval <= 0) return;
+    pthread_mutex_lock(&ser_lock);
+    ser_gen++;
+    ser_running = false;
+    pthread_cond_broadcast(&ser_wake);
+    while (ser_busy) pthread_cond_wait(&ser_idle, &ser_lock);
+    pthread_mutex_unlock(&ser_lock);
+    ser_t0 = hb_now();
+    take(&ser_rows[0]);
+    ser_rows[0].t_s = 0;
+}
+
+void hb_series_start(double t0)
 {
     if (ser_first_interval <= 0) return;
     pthread_mutex_lock(&ser_lock);
     ser_gen++;
     ser_t0 = t0;
     ser_interval = ser_first_interval;
-    ser_n = 0;
+    ser_grid[0] = 0;
+    ser_n = 1;
     ser_running = true;
     pthread_cond_broadcast(&ser_wake);
     pthread_mutex_unlock(&ser_lock);

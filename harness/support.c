@@ -97,8 +97,9 @@ void hb_begin(struct hb_run *r)
     hb_hoardlab_stats(&r->base);
     r->ended = false;
     hb_lat_begin();
+    hb_series_begin();
     r->t0 = hb_now();
-    hb_series_begin(r->t0);
+    hb_series_start(r->t0);
 }
 
 void hb_end(struct hb_run *r)

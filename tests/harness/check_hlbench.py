@@ -429,6 +429,7 @@ def mode_sampling(hlbench):
     rec = one()
     check_record(rec, "threadtest", None, [], hlbench)
     expect(len(rec["series"]["rows"]) >= 2, "a series of one row")       # t = 0 and the end
+    expect(rec["series"]["rows"][0][0] == 0.0, "the first row is not at t = 0")
     expect(abs(rec["series"]["rows"][-1][0] - rec["wall_s"]) < 1e-6, "the last row is the end")
     for k in ("malloc", "free"):
         expect(rec["latency"][k]["samples"] > 0, "no %s timed" % k)
