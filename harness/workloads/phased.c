@@ -210,7 +210,8 @@ static void phase_record(struct phased *P, int p, const struct hb_series_row *ro
     for (size_t s = 0; s < sizeof seen / sizeof seen[0]; s++) {
         long long v = -1;
         for (int k = 0; k < n; k++) {
-            if (rows[k].t_s < start || rows[k].t_s >= P->end[p]) continue;
+            /* the last phase also takes the row read at the end (t_s = wall_s) */
+            if (rows[k].t_s < start || (rows[k].t_s >= P->end[p] && p + 1 < PHASES)) continue;
             long long x = rows[k].v[seen[s].col];
             if (!seen[s].peak || x > v) v = x;
         }
