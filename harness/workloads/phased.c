@@ -20,12 +20,19 @@
  * are stamped and, with `touch`, written once per 4 KiB page, as a server fills what it
  * allocates, so the resident set follows the live set.
  *
+ * With `trace` = a hoardlab trace (HOARD_TRACE, format in harness/README.md), the distribution
+ * is learned instead: each block is a (size, lifetime) pair of one of the trace's allocations
+ * drawn at random (the pair kept, so a size's typical lifetime is too), the lifetime counted in
+ * allocations of the traced program from the block's allocation to its free (a block the trace
+ * never frees: to the end of the trace); min/max_size, large_* and live are then not used.
+ *
  * The main output is memory over time, the record's "series"; extra.phases has one object
  * per phase with the live bytes' peak (requested bytes of all threads, summed every 64 steps
  * of any thread) and what the series saw in it (peaks and last values). Deterministic sizes
  * and lifetimes per seed and thread; where the phase boundaries fall in a thread's steps
  * depends on its speed. ops = mallocs + frees. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../hlbench.h"
@@ -47,6 +54,9 @@ const struct hb_param hb_phased_params[] = {
     { "large_min",   HB_INT,  "262144",  false, "smallest large block, bytes (log-uniform)" },
     { "large_max",   HB_INT,  "4194304", false, "largest large block, bytes" },
     { "touch",       HB_INT,  "1",       false, "1: write one byte per 4 KiB page of a block" },
+    { "trace",       HB_STR,  "",        false, "a hoardlab trace (HOARD_TRACE): draw each "
+                                                 "block's size and lifetime from its "
+                                                 "allocations instead" },
     { NULL, 0, NULL, false, NULL },
 };
 
@@ -54,6 +64,8 @@ enum { STEADY, SPIKE, DRAIN, STEADY2, PHASES };
 static const char *const phase_name[PHASES] = { "steady", "spike", "drain", "steady" };
 
 struct blk { uint64_t death; char *p; size_t n; };
+
+struct drawn { size_t size; uint64_t life; };   /* one allocation of a trace */
 
 struct lane {                       /* one thread's live set: a min-heap on death */
     struct blk *heap;
@@ -68,6 +80,8 @@ struct phased {
     double end[PHASES];             /* phase p runs until end[p] seconds after the start */
     double t0;
     uint64_t salt;
+    struct drawn *learned;          /* with `trace`: its allocations, else NULL */
+    size_t n_learned;
     _Atomic unsigned long long peak[PHASES];   /* all threads' live bytes, at most */
 };
 
@@ -123,10 +137,18 @@ static void allocate(struct phased *P, struct lane *L, struct hb_rng *g, uint64_
                      unsigned long long *live, unsigned long long *ops)
 {
     struct hb_run *r = P->r;
-    size_t n = unit(g) < hb_real(r, "large_p")
-                   ? log_uniform(g, hb_int(r, "large_min"), hb_int(r, "large_max"))
-                   : log_uniform(g, hb_int(r, "min_size"), hb_int(r, "max_size"));
-    double life = -log(1.0 - unit(g)) * (double)hb_int(r, "live");
+    size_t n;
+    double life;
+    if (P->learned) {
+        const struct drawn *d = &P->learned[hb_rand(g) % P->n_learned];
+        n = d->size;
+        life = (double)d->life;
+    } else {
+        n = unit(g) < hb_real(r, "large_p")
+                ? log_uniform(g, hb_int(r, "large_min"), hb_int(r, "large_max"))
+                : log_uniform(g, hb_int(r, "min_size"), hb_int(r, "max_size"));
+        life = -log(1.0 - unit(g)) * (double)hb_int(r, "live");
+    }
     if (L->len == L->cap) release(P, heap_pop(L), live, ops);   /* full: the soonest dies now */
     char *p = hb_malloc(n);
     if (!p) hb_fail("malloc(%zu) returned NULL", n);
@@ -191,6 +213,61 @@ static void phased_thread(struct hb_run *r, int i, void *arg)
     atomic_fetch_add(&r->ops, ops);
 }
 
+/* ---- a distribution learned from a trace ---------------------------------------------------- */
+
+struct event { uint64_t id, seq, alloc_no, size; bool alloc; };
+
+static int by_id_then_seq(const void *a, const void *b)
+{
+    const struct event *x = a, *y = b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Every allocation of the trace as (size, lifetime): sorted by block address then file order,
+ * an allocation's end is the next event of the same address (its free, or an allocation over
+ * it: an implicit free); none: the end of the trace. Lifetimes count allocations between. */
+static double learn(struct phased *P, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) hb_usage("phased: cannot open trace '%s'", path);
+    char line[256];
+    if (!fgets(line, sizeof line, f) || strcmp(line, "# hoardlab trace 1\n"))
+        hb_usage("phased: '%s' is not a hoardlab trace (version 1)", path);
+    struct event *ev = NULL;
+    size_t n = 0, cap = 0, lineno = 1;
+    uint64_t allocs = 0;
+    while (fgets(line, sizeof line, f)) {
+        char op;
+        unsigned long long t, tid, id, size;
+        lineno++;
+        if (line[0] == '#') continue;
+        if (sscanf(line, "%c %llu %llu %llx %llu", &op, &t, &tid, &id, &size) != 5 ||
+            (op != 'a' && op != 'f'))
+            hb_usage("phased: malformed line %zu of trace '%s'", lineno, path);
+        if (n == cap && !(ev = realloc(ev, (cap = cap ? 2 * cap : 4096) * sizeof *ev)))
+            hb_fail("out of memory");
+        ev[n] = (struct event){ id, n, allocs, size, op == 'a' };
+        allocs += op == 'a';
+        n++;
+    }
+    fclose(f);
+    if (!allocs) hb_usage("phased: trace '%s' has no allocations", path);
+    qsort(ev, n, sizeof *ev, by_id_then_seq);
+    if (!(P->learned = malloc(allocs * sizeof *P->learned))) hb_fail("out of memory");
+    double sum = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!ev[k].alloc) continue;
+        uint64_t end = k + 1 < n && ev[k + 1].id == ev[k].id ? ev[k + 1].alloc_no : allocs;
+        struct drawn d = { ev[k].size ? ev[k].size : 1, end - ev[k].alloc_no };
+        if (d.life < 1) d.life = 1;
+        sum += (double)d.life;
+        P->learned[P->n_learned++] = d;
+    }
+    free(ev);
+    return sum / (double)P->n_learned;
+}
+
 /* What the series saw during each phase: peaks and the last row's values (null without it). */
 static void phase_record(struct phased *P, int p, const struct hb_series_row *rows, int n)
 {
@@ -236,9 +313,13 @@ int hb_phased(struct hb_run *r)
     P.end[SPIKE] = P.end[STEADY] + f[1] * seconds;
     P.end[DRAIN] = P.end[SPIKE] + f[2] * seconds;
     P.end[STEADY2] = seconds;
-    /* room for the spike's live set and its spread; when full, the soonest-dying goes */
+    double mean_life = (double)hb_int(r, "live");
+    if (*hb_str(r, "trace")) mean_life = learn(&P, hb_str(r, "trace"));
+    /* room for the spike's live set and its spread (at most 2^20 blocks a thread); when
+     * full, the soonest-dying block goes */
     double spike = hb_real(r, "spike") > 1 ? hb_real(r, "spike") : 1;
-    size_t cap = (size_t)((double)hb_int(r, "live") * spike * 2) + 1024;
+    double want = mean_life * spike * 2 + 1024;
+    size_t cap = want < (double)(1 << 20) ? (size_t)want : (size_t)1 << 20;
     if (!(P.lane = aligned_alloc(64, sizeof *P.lane * (size_t)r->threads))) hb_fail("out of memory");
     memset(P.lane, 0, sizeof *P.lane * (size_t)r->threads);
     for (int i = 0; i < r->threads; i++) {
@@ -261,5 +342,6 @@ int hb_phased(struct hb_run *r)
         free(P.lane[i].heap);
     }
     free(P.lane);
+    free(P.learned);
     return 0;
 }

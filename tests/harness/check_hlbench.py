@@ -8,6 +8,7 @@
     check_hlbench.py cli    HLBENCH
     check_hlbench.py sampling HLBENCH
     check_hlbench.py hlrun  HLRUN
+    check_hlbench.py learned HLBENCH HEADER --record-lib LIB
     check_hlbench.py broken HLBENCH BROKEN_MALLOC_LIB -- WORKLOAD ARGS...
 
 Exit status 0 when every check holds; otherwise the failed check on stderr and status 1.
@@ -384,6 +385,28 @@ def mode_replay(hlbench, header, args):
     print("ok: replay, peak %d bytes requested, %d usable, %d events" % (peak, peak_u, n))
 
 
+def mode_learned(hlbench, header, args):
+    """phased with a distribution learned from a trace recorded under libhoardlab."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "t.trace")
+        env = environment({"preload": args["record_lib"], "strategy": "serial",
+                           "env": ["HOARD_TRACE=" + trace]})
+        run([hlbench, "shbench", "--scale", "0.0005", "--threads", "2"], env)
+        rest = ["phased", "--threads", "2", "--scale", "0.01", "--trace", trace]
+        rec = records(run([hlbench] + rest, environment({})), 1)[0]
+        check_record(rec, "phased", None, stats_fields(header), hlbench)
+        expect(rec["params"]["trace"] == trace and rec["ops"] > 0, "phased --trace %r" % rec)
+        bad = os.path.join(tmp, "bad.trace")
+        with open(bad, "w") as f:
+            f.write("# hoardlab trace 1\nx 1 2\n")
+        for path in (bad, os.path.join(tmp, "none")):
+            p = subprocess.run([hlbench, "phased", "--trace", path], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+            expect(p.returncode == 2 and p.stderr.count("\n") == 1 and p.stdout == "",
+                   "phased --trace %s: exit %d, %r" % (path, p.returncode, p.stderr))
+    print("ok: phased with a learned distribution")
+
+
 def mode_cli(hlbench):
     p = subprocess.run([hlbench, "--list"], stdout=subprocess.PIPE, text=True)
     expect(p.returncode == 0, "--list exit %d" % p.returncode)
@@ -506,6 +529,8 @@ def main():
         mode_sampling(hlbench)
     elif mode == "hlrun":
         mode_hlrun(hlbench)
+    elif mode == "learned":
+        mode_learned(hlbench, sys.argv[3], parse(sys.argv[4:]))
     elif mode == "run":
         mode_run(hlbench, sys.argv[3], parse(sys.argv[4:]))
     elif mode == "broken":
