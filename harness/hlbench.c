@@ -164,7 +164,11 @@ static const char common_help[] =
     "  --spawn-first N  before the runs, create and join N threads, one after another, each\n"
     "                doing one malloc/free (default 0; Michael 2004: 1), recorded\n"
     "  --repeat N    run N times, one record each (default 1)\n"
-    "  --label TEXT  copied into the record (default \"unnamed\")\n";
+    "  --label TEXT  copied into the record (default \"unnamed\")\n"
+    "  --sample-interval S  memory sampling interval in seconds, doubled whenever 256 rows\n"
+    "                are kept (default 0.01; 0: no \"series\" in the record)\n"
+    "  --latency-every N  time one malloc and one free in N on average (default 64; 0: no\n"
+    "                \"latency\" in the record)\n";
 
 static void workload_help(const struct hb_workload *w)
 {
@@ -294,6 +298,8 @@ static void write_record(struct hb_run *r, const struct hb_json *extra, long rss
     hb_json_int(&j, "cores", r->cores);
     hoardlab_record(&j, r);
     hb_json_raw(&j, "extra", extra->buf);
+    hb_lat_record(&j);
+    hb_series_record(&j);
     hb_json_end(&j, '}');
     puts(j.buf);
     fflush(stdout);
@@ -348,7 +354,8 @@ int main(int argc, char **argv)
     struct hb_run r = { .w = w, .threads = n_cores > w->min_threads ? n_cores : w->min_threads,
                        .seed = 42, .scale = 1.0, .label = "unnamed", .cores = n_cores,
                        .cache_line = cache_line };
-    long long repeat = 1;
+    long long repeat = 1, latency_every = 64;
+    double sample_interval = 0.01;
     for (int i = 0; w->params[i].name; i++) {
         if (i >= HB_MAX_PARAMS) abort();
         set_param(&r, i, w->params[i].def);
@@ -388,6 +395,13 @@ int main(int argc, char **argv)
         } else if (!strcmp(name, "repeat")) {
             if (!parse_int(value, &repeat) || repeat < 1)
                 usage_error("bad value '%s' for --repeat%s: expected a count >= 1", value, "");
+        } else if (!strcmp(name, "sample_interval")) {
+            if (!parse_real(value, &sample_interval))
+                usage_error("bad value '%s' for --sample-interval%s: expected seconds >= 0",
+                            value, "");
+        } else if (!strcmp(name, "latency_every")) {
+            if (!parse_int(value, &latency_every) || latency_every > 1000000000)
+                usage_error("bad value '%s' for --latency-every%s: expected 0..1e9", value, "");
         } else if (!strcmp(name, "label")) {
             r.label = value;
         } else if (!strcmp(name, "spawn_first")) {
@@ -403,6 +417,8 @@ int main(int argc, char **argv)
     if (r.threads < w->min_threads)
         usage_error("%s needs at least 2 threads (have %s)", w->name, "--threads");
     apply_scale(&r);
+    hb_lat_init(latency_every);
+    hb_series_init(sample_interval);
     spawn_first(r.spawn_first);
 
     union hb_value given[HB_MAX_PARAMS];

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include "hoardlab.h"
 
 #define HB_MAX_PARAMS 16
@@ -173,6 +174,80 @@ struct hb_block { void *p; size_t n; };
 struct hb_block *hb_live_set(struct hb_rng *g, long long n, uint64_t lo, uint64_t hi,
                              uint64_t salt);
 
+/* ---- latency histograms (histogram.c) ---------------------------------------------------- */
+
+/* Values below 2*HB_HIST_SUB exact; each power of two above split into HB_HIST_SUB buckets;
+ * values from HB_HIST_LIMIT up share the last bucket (the exact max is kept apart). */
+#define HB_HIST_SUB 8u
+#define HB_HIST_LIMIT (1ull << 48)
+#define HB_HIST_BUCKETS ((48u - 2u) * HB_HIST_SUB)
+
+struct hb_hist {
+    uint64_t n, max;
+    uint64_t count[HB_HIST_BUCKETS];
+};
+
+unsigned hb_hist_bucket(uint64_t v);
+uint64_t hb_hist_lower(unsigned b);     /* smallest value of bucket b */
+uint64_t hb_hist_upper(unsigned b);     /* largest value of bucket b */
+void hb_hist_clear(struct hb_hist *h);
+void hb_hist_add(struct hb_hist *h, uint64_t v);
+void hb_hist_merge(struct hb_hist *into, const struct hb_hist *h);
+uint64_t hb_hist_quantile(const struct hb_hist *h, double q);   /* 0 when empty */
+
+/* ---- latency sampling of malloc and free (latency.c) ------------------------------------- */
+
+/* Workloads allocate the blocks they measure with hb_malloc/hb_free (hb_alloc/hb_release
+ * use them): on average one call in --latency-every (randomised gaps, so no workload period
+ * aliases with it) is timed into the calling thread's histogram; every other call pays one
+ * decrement and a predicted branch on a thread-local counter. Thread histograms are merged
+ * when a thread exits and at hb_end(). */
+enum { HB_LAT_MALLOC, HB_LAT_FREE };
+extern __thread long hb_lat_left[2];    /* calls until the next timed one */
+void *hb_lat_malloc(size_t n);          /* the slow paths: time (or set the next gap) */
+void hb_lat_free(void *p);
+
+static inline void *hb_malloc(size_t n)
+{
+    if (__builtin_expect(--hb_lat_left[HB_LAT_MALLOC] > 0, 1)) return malloc(n);
+    return hb_lat_malloc(n);
+}
+
+static inline void hb_free(void *p)
+{
+    if (__builtin_expect(--hb_lat_left[HB_LAT_FREE] > 0, 1)) {
+        free(p);
+        return;
+    }
+    hb_lat_free(p);
+}
+
+void hb_lat_init(long long every);      /* --latency-every (0: off); before any thread */
+void hb_lat_begin(void);                /* hb_begin(): forget earlier samples */
+void hb_lat_end(void);                  /* hb_end(): merge the caller's, freeze the result */
+void hb_lat_record(struct hb_json *j);  /* the record's "latency" key (none when off) */
+/* Also add the calling thread's timed calls to hist[HB_LAT_MALLOC], hist[HB_LAT_FREE] (NULL:
+ * stop): the stall workload splits its threads' latencies by mode this way. */
+void hb_lat_divert(struct hb_hist *hist);
+double hb_lat_ns_per_tick(void);        /* after hb_lat_end() */
+/* {"samples", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"} of one histogram in ticks. */
+void hb_lat_summary(struct hb_json *j, const char *key, const struct hb_hist *h);
+
+/* ---- memory over time (series.c) --------------------------------------------------------- */
+
+/* A sampler thread, started once, records from hb_begin() to hb_end() every interval: A,
+ * U, libhoardlab's own bytes, and the smaps_rollup split of the resident set. */
+enum { HB_SER_HELD, HB_SER_IN_USE, HB_SER_SELF, HB_SER_RSS, HB_SER_PRIVATE_DIRTY,
+       HB_SER_LAZYFREE, HB_SER_ANONYMOUS, HB_SER_VALUES };
+struct hb_series_row { double t_s; long long v[HB_SER_VALUES]; };   /* -1: unknown (null) */
+void hb_series_init(double interval_s); /* --sample-interval (0: off); before the runs */
+void hb_series_begin(void);             /* hb_begin(): the row of t = 0, before t0 is set */
+void hb_series_start(double t0);        /* hb_begin(): t0 set, the sampler runs */
+void hb_series_end(double t1);
+void hb_series_record(struct hb_json *j);   /* the record's "series" key (none when off) */
+/* The rows of the last run (after hb_series_end()), the final one taken at the end. */
+int hb_series_rows(const struct hb_series_row **rows);
+
 /* ---- workloads (workloads/<family>.c) ---------------------------------------------------- */
 
 /* The one list of workloads, in the order of `hlbench --list`:
@@ -214,7 +289,9 @@ struct hb_block *hb_live_set(struct hb_rng *g, long long n, uint64_t lo, uint64_
   X("largebuf", hb_largebuf, 1, "each thread keeps a score of MiB-sized buffers and "        \
     "replaces one at a time, zero-initialised (issue 24: large-object reuse)")                \
   X("signal-malloc", hb_signal_malloc, 1, "a signal handler mallocs and frees while threads "  \
-    "allocate; a watchdog reports a deadlock instead of hanging (Michael)")
+    "allocate; a watchdog reports a deadlock instead of hanging (Michael)")                    \
+  X("phased", hb_phased, 1, "server-like: sizes and lifetimes from a distribution; steady, "   \
+    "spike, drain, steady phases; memory over time (issue 28)")
 
 #define HB_DECLARE(name, fn, min_threads, summary)                                             \
     int fn(struct hb_run *r);                                                                  \

@@ -96,7 +96,10 @@ void hb_begin(struct hb_run *r)
     hb_hoardlab_reset_peaks();
     hb_hoardlab_stats(&r->base);
     r->ended = false;
+    hb_lat_begin();
+    hb_series_begin();
     r->t0 = hb_now();
+    hb_series_start(r->t0);
 }
 
 void hb_end(struct hb_run *r)
@@ -104,6 +107,8 @@ void hb_end(struct hb_run *r)
     if (r->ended) return;
     r->t1 = hb_now();
     r->ended = true;
+    hb_series_end(r->t1);
+    hb_lat_end();
     r->loaded = hb_hoardlab_stats(&r->end);
 }
 
@@ -184,7 +189,7 @@ void hb_check(const void *p, size_t n, uint64_t salt)
 
 void *hb_alloc(size_t n, uint64_t salt)
 {
-    void *p = malloc(n);
+    void *p = hb_malloc(n);
     if (!p) hb_fail("malloc(%zu) returned NULL", n);
     hb_stamp(p, n, salt);
     return p;
@@ -193,7 +198,7 @@ void *hb_alloc(size_t n, uint64_t salt)
 void hb_release(void *p, size_t n, uint64_t salt)
 {
     hb_check(p, n, salt);
-    free(p);
+    hb_free(p);
 }
 
 void hb_on_sigusr1(void (*handler)(int), struct sigaction *old)

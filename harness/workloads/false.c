@@ -29,12 +29,12 @@ static void active_thread(struct hb_run *r, int i, void *arg)
     void **handed = arg;
     long long objects = hb_int(r, "objects"), writes = hb_int(r, "writes");
     size_t size = (size_t)hb_int(r, "size");
-    if (handed) free(handed[i]);          /* passive-false: give back what we were handed */
+    if (handed) hb_free(handed[i]);          /* passive-false: give back what we were handed */
     for (long long k = 0; k < objects; k++) {
-        unsigned char *p = malloc(size);
+        unsigned char *p = hb_malloc(size);
         if (!p) hb_fail("malloc(%zu) returned NULL", size);
         hammer(p, size, writes, (unsigned)i * 37u);
-        free(p);
+        hb_free(p);
     }
     atomic_fetch_add(&r->ops, (unsigned long long)(2 * objects + (handed ? 1 : 0)));
 }

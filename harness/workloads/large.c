@@ -42,7 +42,7 @@ static void *(*volatile clear)(void *, int, size_t) = memset;
 
 static void *fresh(struct largebuf *L, size_t n)
 {
-    char *p = malloc(n);
+    char *p = hb_malloc(n);
     if (!p) hb_fail("malloc(%zu) returned NULL", n);
     if (L->zero) clear(p, 0, n);
     if (L->touch)

@@ -62,9 +62,9 @@ static void process(struct prodcons *Q, struct node *node)
     volatile uint64_t x = hist[0];
     for (long long w = hb_int(Q->r, "work"); w > 0; w--) x = x * 31 + (uint64_t)w;
     free(hist);
-    free(t->index);
-    free(t);
-    free(node);
+    hb_free(t->index);
+    hb_free(t);
+    hb_free(node);
     atomic_fetch_add(&Q->r->ops, 1);
 }
 
@@ -87,9 +87,9 @@ static void produce(struct prodcons *Q, struct hb_rng *g)
     struct hb_run *r = Q->r;
     uint32_t n = (uint32_t)hb_range(g, (uint64_t)hb_int(r, "min_indexes"),
                                     (uint64_t)hb_int(r, "max_indexes"));
-    uint32_t *index = malloc(n * sizeof *index);
-    struct task *t = malloc(Q->task_size);
-    struct node *node = malloc(Q->node_size);
+    uint32_t *index = hb_malloc(n * sizeof *index);
+    struct task *t = hb_malloc(Q->task_size);
+    struct node *node = hb_malloc(Q->node_size);
     if (!index || !t || !node) hb_fail("malloc returned NULL");
     uint64_t items = (uint64_t)hb_int(r, "database");
     for (uint32_t k = 0; k < n; k++) index[k] = (uint32_t)(hb_rand(g) % items);

@@ -195,7 +195,7 @@ static void step(struct trace *T, const struct ev *e)
         if (e->align > 16) {
             if (posix_memalign(&p, e->align, e->size)) p = NULL;
         } else {
-            p = malloc(e->size);
+            p = hb_malloc(e->size);
         }
         if (!p && e->size) hb_fail("replay: allocation of %llu bytes failed",
                                    (unsigned long long)e->size);
@@ -205,8 +205,10 @@ static void step(struct trace *T, const struct ev *e)
         if (T->live > T->peak) T->peak = T->live;
     } else {
         void *p = T->ptr[e->slot];
-        if (p) hb_check(p, e->size, T->salt);
-        free(p);
+        if (p) {
+            hb_check(p, e->size, T->salt);
+            hb_free(p);
+        }
         T->ptr[e->slot] = NULL;
         T->live -= e->size;
     }

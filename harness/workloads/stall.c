@@ -51,6 +51,7 @@ enum { UNDELAYED, OUTSIDE, DELAYED, MODES };
 struct stall {
     _Atomic int mode, stop, ready;
     unsigned long long (*ops)[MODES];   /* per thread, per mode: mallocs + frees */
+    struct hb_hist (*lat)[MODES][2];    /* per thread, per mode: timed mallocs, frees */
     double seconds[MODES];              /* time spent in each mode, by the controller */
 };
 
@@ -113,7 +114,7 @@ static void *tracked_malloc(size_t n)
 {
     in_allocator = 1;
     atomic_signal_fence(memory_order_seq_cst);
-    void *p = malloc(n);
+    void *p = hb_malloc(n);
     atomic_signal_fence(memory_order_seq_cst);
     in_allocator = 0;
     if (!p) hb_fail("malloc(%zu) returned NULL", n);
@@ -124,7 +125,7 @@ static void tracked_free(void *p)
 {
     in_allocator = 1;
     atomic_signal_fence(memory_order_seq_cst);
-    free(p);
+    hb_free(p);
     atomic_signal_fence(memory_order_seq_cst);
     in_allocator = 0;
 }
@@ -148,7 +149,7 @@ static void worker(struct hb_run *r, struct stall *S, int i)
             hb_fail("timer_create: %s", strerror(errno));
     }
     atomic_fetch_add(&S->ready, 1);
-    int last = UNDELAYED;
+    int last = -1;
     while (!atomic_load_explicit(&S->stop, memory_order_relaxed)) {
         int mode = atomic_load_explicit(&S->mode, memory_order_relaxed);
         if (i == 0 && mode != last) {   /* the victim starts or stops its timer */
@@ -156,6 +157,10 @@ static void worker(struct hb_run *r, struct stall *S, int i)
             pause_due = 0;
             if (mode == UNDELAYED) arm(0);
             else arm_gap();
+        }
+        if (i > 0 && mode != last) {    /* the others' timed calls go to the mode's histograms */
+            last = mode;
+            hb_lat_divert(S->lat[i][mode]);
         }
         if (i == 0 && pause_due) {      /* the control: a pause out here */
             pause_due = 0;
@@ -172,6 +177,7 @@ static void worker(struct hb_run *r, struct stall *S, int i)
         ops[mode] += 2;
     }
     if (i == 0) timer_delete(stall_timer);
+    hb_lat_divert(NULL);
     for (long long k = 0; k < n; k++) hb_release(live[k].p, live[k].n, salt);
     free(live);
     memcpy(S->ops[i], ops, sizeof ops);
@@ -208,8 +214,9 @@ int hb_stall(struct hb_run *r)
     const char *where = hb_str(r, "where");
     if (strcmp(where, "inside") && strcmp(where, "anywhere"))
         hb_usage("bad --where '%s': inside or anywhere", where);
-    struct stall S = { .ops = calloc((size_t)r->threads, sizeof *S.ops) };
-    if (!S.ops) hb_fail("out of memory");
+    struct stall S = { .ops = calloc((size_t)r->threads, sizeof *S.ops),
+                       .lat = calloc((size_t)r->threads, sizeof *S.lat) };
+    if (!S.ops || !S.lat) hb_fail("out of memory");
     stall_mode = &S.mode;
     stall_inside_only = !strcmp(where, "inside");
     stall_delay_ns = hb_int(r, "delay_us") * 1000;
@@ -259,6 +266,20 @@ int hb_stall(struct hb_run *r)
     hb_json_uint(r->extra, "delays", atomic_load(&stall_delays));
     hb_json_uint(r->extra, "signals_inside", atomic_load(&stall_inside));
     hb_json_uint(r->extra, "signals_outside", atomic_load(&stall_outside));
+    /* The other threads' latency in each mode, from the calls hb_malloc/hb_free timed. */
+    for (int m = 0; m < MODES; m++) {
+        struct hb_hist all[2];
+        hb_hist_clear(&all[0]);
+        hb_hist_clear(&all[1]);
+        for (int i = 1; i < r->threads; i++)
+            for (int k = 0; k < 2; k++) hb_hist_merge(&all[k], &S.lat[i][m][k]);
+        snprintf(key, sizeof key, "latency_%s", name[m]);
+        hb_json_obj(r->extra, key);
+        hb_lat_summary(r->extra, "malloc", &all[HB_LAT_MALLOC]);
+        hb_lat_summary(r->extra, "free", &all[HB_LAT_FREE]);
+        hb_json_end(r->extra, '}');
+    }
+    free(S.lat);
     free(S.ops);
     return 0;
 }

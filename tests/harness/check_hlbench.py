@@ -6,6 +6,9 @@
                             [--timeout SECONDS] -- WORKLOAD ARGS...
     check_hlbench.py replay HLBENCH HEADER [--preload LIB --strategy S] --record-lib LIB
     check_hlbench.py cli    HLBENCH
+    check_hlbench.py sampling HLBENCH
+    check_hlbench.py hlrun  HLRUN
+    check_hlbench.py learned HLBENCH HEADER --record-lib LIB
     check_hlbench.py broken HLBENCH BROKEN_MALLOC_LIB -- WORKLOAD ARGS...
 
 Exit status 0 when every check holds; otherwise the failed check on stderr and status 1.
@@ -77,8 +80,67 @@ def listed_params(hlbench, workload):
     fail("%s is not in hlbench --list" % workload)
 
 
-def check_record(rec, workload, strategy, fields, hlbench):
-    expect(list(rec.keys()) == KEYS, "record keys %s, expected %s" % (list(rec), KEYS))
+SERIES_COLUMNS = ["t_s", "held_bytes", "in_use_bytes", "self_bytes", "rss_kb", "private_dirty_kb",
+                  "lazyfree_kb", "anonymous_kb"]
+LATENCY_KEYS = ["samples", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
+
+
+def check_latency_summary(s, what):
+    """{"samples", "p50_ns", ..., "max_ns"}: percentiles ordered, null exactly when empty."""
+    expect(isinstance(s, dict) and list(s) == LATENCY_KEYS, "%s keys %r" % (what, s))
+    expect(is_int(s["samples"]) and s["samples"] >= 0, "%s samples %r" % (what, s["samples"]))
+    values = [s[k] for k in LATENCY_KEYS[1:]]
+    if s["samples"] == 0:
+        expect(all(v is None for v in values), "%s: percentiles without samples" % what)
+    else:
+        expect(all(is_num(v) and v >= 0 for v in values), "%s: %r" % (what, s))
+        expect(values == sorted(values), "%s percentiles not ordered: %r" % (what, values))
+
+
+def check_latency(lat, every):
+    expect(isinstance(lat, dict) and list(lat) == ["sample_every", "clock", "overhead_ns",
+                                                  "malloc", "free"], "latency keys %r" % lat)
+    expect(lat["sample_every"] == every, "sample_every %r, expected %d" % (lat["sample_every"], every))
+    expect(lat["clock"] in ("rdtsc", "clock_gettime"), "clock %r" % lat["clock"])
+    expect(is_num(lat["overhead_ns"]) and lat["overhead_ns"] >= 0, "overhead_ns %r" % lat)
+    for k in ("malloc", "free"):
+        check_latency_summary(lat[k], "latency." + k)
+
+
+def check_series(ser, strategy):
+    """Rows in increasing time, one value per column, hoardlab's exactly when it is loaded."""
+    expect(isinstance(ser, dict) and list(ser) == ["interval_s", "columns", "rows"],
+           "series keys %r" % ser)
+    expect(isinstance(ser["interval_s"], float) and ser["interval_s"] > 0, "interval_s")
+    expect(ser["columns"] == SERIES_COLUMNS, "series columns %r" % ser["columns"])
+    rows = ser["rows"]
+    expect(isinstance(rows, list) and len(rows) >= 1, "series without rows")
+    expect(len(rows) <= 257, "series of %d rows: the buffer keeps at most 256 + the last"
+           % len(rows))
+    last = -1.0
+    for row in rows:
+        expect(isinstance(row, list) and len(row) == len(SERIES_COLUMNS), "series row %r" % row)
+        expect(isinstance(row[0], float) and row[0] > last, "series t_s not increasing: %r" % rows)
+        last = row[0]
+        for v in row[1:4]:
+            expect(is_int(v) and v >= 0 if strategy else v is None,
+                   "series hoardlab column %r under %s" % (v, strategy))
+        for v in row[4:]:
+            expect(v is None or (is_int(v) and v >= 0), "series smaps column %r" % v)
+        expect(row[4] is not None and row[4] > 0, "series rss_kb %r" % row[4])
+
+
+def check_record(rec, workload, strategy, fields, hlbench, latency_every=64, sampling=True):
+    # "latency" and "series" follow "extra" unless turned off; the record signal-malloc's
+    # watchdog writes without malloc has neither.
+    keys = KEYS
+    if not (workload == "signal-malloc" and rec.get("extra", {}).get("deadlocked") is True):
+        keys = KEYS + (["latency"] if latency_every else []) + (["series"] if sampling else [])
+    expect(list(rec.keys()) == keys, "record keys %s, expected %s" % (list(rec), keys))
+    if "latency" in keys:
+        check_latency(rec["latency"], latency_every)
+    if "series" in keys:
+        check_series(rec["series"], strategy)
     expect(rec["schema"] == 1, "schema %r" % rec["schema"])
     expect(rec["workload"] == workload, "workload %r" % rec["workload"])
     expect(isinstance(rec["label"], str), "label not a string")
@@ -142,6 +204,11 @@ def check_record(rec, workload, strategy, fields, hlbench):
             expect(is_int(extra.get(k)) and extra[k] >= 0, "extra.%s = %r" % (k, extra.get(k)))
         if params["where"] == "inside":
             expect(extra["delays"] == extra["signals_inside"], "a delay outside the allocator")
+        for m in ("undelayed", "outside", "delayed"):     # the other threads' latency per mode
+            lat = extra.get("latency_" + m)
+            expect(isinstance(lat, dict) and list(lat) == ["malloc", "free"], "latency_%s" % m)
+            for k in ("malloc", "free"):
+                check_latency_summary(lat[k], "extra.latency_%s.%s" % (m, k))
     if workload == "signal-malloc":
         expect(list(extra) == ["deadlocked", "signals_sent", "signals_handled", "handler_ops",
                                "stalled_threads", "stalled_after_s"], "extra keys %s" % list(extra))
@@ -154,6 +221,19 @@ def check_record(rec, workload, strategy, fields, hlbench):
         else:
             expect(extra["stalled_threads"] == 0 and extra["stalled_after_s"] is None,
                    "no deadlock, yet %r" % extra)
+    if workload == "phased":
+        phases = extra.get("phases")
+        expect(isinstance(phases, list) and [p.get("name") for p in phases] ==
+               ["steady", "spike", "drain", "steady"], "phased phases %r" % phases)
+        for p in phases:
+            expect(list(p) == ["name", "start_s", "end_s", "live_bytes_peak", "held_bytes_peak",
+                               "held_bytes_end", "rss_kb_peak", "rss_kb_end",
+                               "private_dirty_kb_end", "lazyfree_kb_end"], "phase keys %r" % p)
+            expect(0 <= p["start_s"] <= p["end_s"] and is_int(p["live_bytes_peak"]), "phase %r" % p)
+            for k in ("held_bytes_peak", "held_bytes_end"):     # null without libhoardlab
+                expect(p[k] is None if strategy is None else p[k] is None or is_int(p[k]),
+                       "phase %s %r" % (k, p[k]))
+        expect(phases[-1]["end_s"] == params["seconds"], "phases end at %r" % phases[-1])
     if workload == "linux-scalability":
         lat = extra.get("latency_ns")
         expect(isinstance(lat, dict) and lat["p50"] <= lat["p99"] <= lat["max"], "latency %r" % lat)
@@ -200,6 +280,16 @@ def records(out, n=None):
         fail("stdout is not JSON lines: %s" % e)
 
 
+def option(rest, name, default):
+    """The value of --name VALUE or --name=VALUE among hlbench's arguments."""
+    for i, a in enumerate(rest):
+        if a == name and i + 1 < len(rest):
+            return rest[i + 1]
+        if a.startswith(name + "="):
+            return a.split("=", 1)[1]
+    return default
+
+
 def mode_run(hlbench, header, args):
     rest = args["rest"]
     workload = rest[0]
@@ -211,8 +301,10 @@ def mode_run(hlbench, header, args):
     # A deadlock ends the process: the runs after it do not happen.
     expect(len(recs) == repeat or (deadlocked and 1 <= len(recs) <= repeat),
            "%d records, expected %d" % (len(recs), repeat))
+    every = int(option(rest, "--latency-every", 64))
+    sampling = float(option(rest, "--sample-interval", 0.01)) > 0
     for i, rec in enumerate(recs):
-        check_record(rec, workload, args.get("strategy"), fields, hlbench)
+        check_record(rec, workload, args.get("strategy"), fields, hlbench, every, sampling)
         expect(rec["repeat"] == i, "repeat %r, expected %d" % (rec["repeat"], i))
         if "--label" in rest:
             expect(rec["label"] == rest[rest.index("--label") + 1], "label %r" % rec["label"])
@@ -293,6 +385,28 @@ def mode_replay(hlbench, header, args):
     print("ok: replay, peak %d bytes requested, %d usable, %d events" % (peak, peak_u, n))
 
 
+def mode_learned(hlbench, header, args):
+    """phased with a distribution learned from a trace recorded under libhoardlab."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "t.trace")
+        env = environment({"preload": args["record_lib"], "strategy": "serial",
+                           "env": ["HOARD_TRACE=" + trace]})
+        run([hlbench, "shbench", "--scale", "0.0005", "--threads", "2"], env)
+        rest = ["phased", "--threads", "2", "--scale", "0.01", "--trace", trace]
+        rec = records(run([hlbench] + rest, environment({})), 1)[0]
+        check_record(rec, "phased", None, stats_fields(header), hlbench)
+        expect(rec["params"]["trace"] == trace and rec["ops"] > 0, "phased --trace %r" % rec)
+        bad = os.path.join(tmp, "bad.trace")
+        with open(bad, "w") as f:
+            f.write("# hoardlab trace 1\nx 1 2\n")
+        for path in (bad, os.path.join(tmp, "none")):
+            p = subprocess.run([hlbench, "phased", "--trace", path], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+            expect(p.returncode == 2 and p.stderr.count("\n") == 1 and p.stdout == "",
+                   "phased --trace %s: exit %d, %r" % (path, p.returncode, p.stderr))
+    print("ok: phased with a learned distribution")
+
+
 def mode_cli(hlbench):
     p = subprocess.run([hlbench, "--list"], stdout=subprocess.PIPE, text=True)
     expect(p.returncode == 0, "--list exit %d" % p.returncode)
@@ -305,6 +419,7 @@ def mode_cli(hlbench):
         expect(h.returncode == 0 and "--threads" in h.stdout, "%s --help" % w)
     for bad in (["nosuch"], ["threadtest", "--nosuch", "1"], ["threadtest", "--rounds", "x"],
                 ["threadtest", "--threads", "0"], ["threadtest", "--scale", "0"],
+                ["threadtest", "--sample-interval", "x"], ["threadtest", "--latency-every", "-1"],
                 ["blowup-prodcons", "--threads", "1"], ["replay"], ["stall", "--threads", "1"],
                 ["stall", "--where", "nowhere"], ["signal-malloc", "--handler-sizes", "1,x"],
                 ["xfree", "--batch", "0"], ["threadtest", "--spawn-first", "x"],
@@ -320,9 +435,76 @@ def mode_cli(hlbench):
                            stdout=subprocess.PIPE, text=True)
         expect(r.returncode == 0, "threadtest %s: exit %d" % (args, r.returncode))
         rec = json.loads(r.stdout)
-        expect(list(rec) == KEYS and rec["spawn_first"] == n,
+        expect(list(rec)[:len(KEYS)] == KEYS and rec["spawn_first"] == n,
                "threadtest %s: spawn_first %r, expected %d" % (args, rec.get("spawn_first"), n))
     print("ok: cli")
+
+
+def mode_sampling(hlbench):
+    """A short run: a series of rows in increasing time and the latency keys, by default and
+    with the options set; neither key when turned off; thinning keeps the buffer's bounds."""
+    def one(*args):
+        p = subprocess.run([hlbench, "threadtest", "--threads", "2", "--scale", "0.05"]
+                           + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=300)
+        expect(p.returncode == 0, "threadtest %s: exit %d: %s" % (args, p.returncode, p.stderr))
+        return records(p.stdout, 1)[0]
+    rec = one()
+    check_record(rec, "threadtest", None, [], hlbench)
+    expect(len(rec["series"]["rows"]) >= 2, "a series of one row")       # t = 0 and the end
+    expect(rec["series"]["rows"][0][0] == 0.0, "the first row is not at t = 0")
+    expect(abs(rec["series"]["rows"][-1][0] - rec["wall_s"]) < 1e-6, "the last row is the end")
+    for k in ("malloc", "free"):
+        expect(rec["latency"][k]["samples"] > 0, "no %s timed" % k)
+    rec = one("--latency-every", "1", "--sample-interval", "0.002")
+    check_record(rec, "threadtest", None, [], hlbench, 1, True)
+    # every call but each thread's first is timed
+    expect(rec["latency"]["malloc"]["samples"] >= rec["ops"] // 2 - 2 * 2, "every malloc timed")
+    iv = rec["series"]["interval_s"]
+    expect(iv in [0.002 * 2 ** j for j in range(30)], "interval %r is not 0.002 x 2^j" % iv)
+    rec = one("--latency-every", "0", "--sample-interval", "0")
+    check_record(rec, "threadtest", None, [], hlbench, 0, False)
+    # a tiny interval on a longer run: whatever the machine's speed, the thinned buffer keeps
+    # 128..256 rows (+ the last) once the interval has doubled, at 0.0001 x 2^j
+    rec = one("--sample-interval", "0.0001", "--scale", "0.5")
+    check_record(rec, "threadtest", None, [], hlbench)
+    iv, n = rec["series"]["interval_s"], len(rec["series"]["rows"])
+    expect(any(abs(iv - 0.0001 * 2 ** j) < 1e-12 for j in range(30)), "interval %r" % iv)
+    expect(n <= 257 and (iv == 0.0001 or n >= 129), "%d rows at interval %r" % (n, iv))
+    print("ok: sampling (%d rows at %g s in the last run)" % (n, iv))
+
+
+def mode_hlrun(hlrun):
+    """hlrun's first line as before; with -i, series lines of the process tree after it."""
+    head = re.compile(r"status=0 wall_ns=\d+ utime_us=\d+ stime_us=\d+ maxrss_kb=\d+$")
+    line = re.compile(r"series t_s=(\d+\.\d{3}) rss_kb=(\d+) private_dirty_kb=(\d+) "
+                      r"lazyfree_kb=(\d+|null) anonymous_kb=(\d+) procs=(\d+)$")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "run.txt")
+        # a shell that starts a child, so the tree has two processes for a while
+        for args in ([], ["-i", "0.01"]):
+            p = subprocess.run([hlrun] + args + ["-o", out, "--", "sh", "-c",
+                                                 "sleep 0.3 & wait"], timeout=60)
+            expect(p.returncode == 0, "hlrun %s: exit %d" % (args, p.returncode))
+            lines = open(out).read().splitlines()
+            expect(head.match(lines[0]) is not None, "hlrun's first line %r" % lines[0])
+            if not args:
+                expect(len(lines) == 1, "hlrun without -i wrote %d lines" % len(lines))
+                continue
+            expect(len(lines) >= 2, "hlrun -i wrote no series")
+            last = -1.0
+            for l in lines[1:]:
+                m = line.match(l)
+                expect(m is not None, "hlrun series line %r" % l)
+                expect(float(m.group(1)) > last and int(m.group(6)) >= 1 and int(m.group(2)) > 0,
+                       "hlrun series line %r after t_s %g" % (l, last))
+                last = float(m.group(1))
+            expect(max(int(line.match(l).group(6)) for l in lines[1:]) >= 2,
+                   "the series never saw the shell's child")
+        b = subprocess.run([hlrun, "-i", "0", "-o", out, "--", "true"], stderr=subprocess.PIPE,
+                           text=True)
+        expect(b.returncode == 2 and b.stderr.count("\n") == 1, "hlrun -i 0: exit %d" % b.returncode)
+    print("ok: hlrun, %d series lines" % (len(lines) - 1))
 
 
 def mode_broken(hlbench, lib, rest):
@@ -343,6 +525,12 @@ def main():
     mode, hlbench = sys.argv[1], sys.argv[2]
     if mode == "cli":
         mode_cli(hlbench)
+    elif mode == "sampling":
+        mode_sampling(hlbench)
+    elif mode == "hlrun":
+        mode_hlrun(hlbench)
+    elif mode == "learned":
+        mode_learned(hlbench, sys.argv[3], parse(sys.argv[4:]))
     elif mode == "run":
         mode_run(hlbench, sys.argv[3], parse(sys.argv[4:]))
     elif mode == "broken":

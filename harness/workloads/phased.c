@@ -1,0 +1,347 @@
+/* phased.c — a long-running, server-like workload with phases (issue 28), in the spirit of
+ * TCMalloc's empirical driver: each thread allocates blocks whose sizes and lifetimes are drawn
+ * from a distribution and frees each when its lifetime ends, so the live set is set by the
+ * allocation rate and the mean lifetime (Little's law), and changes with the phase:
+ *
+ *   steady  one allocation a step: about `live` blocks live per thread;
+ *   spike   `spike` allocations a step (fractional part: with that probability): the live
+ *           set grows to about `spike` x live;
+ *   drain   at its start, each live block is freed with probability `drain`; then
+ *           1 - drain allocations a step, so the live set stays near (1 - drain) x live;
+ *   steady  again, until `seconds` have passed.
+ * The phases take steady_frac, spike_frac, drain_frac of `seconds`, the last steady the rest.
+ * A step is one loop of a thread: its allocations, then the frees of every block whose
+ * lifetime (counted in the thread's steps) has ended.
+ *
+ * The distribution (the default, not learned from a trace): sizes log-uniform in
+ * [min_size, max_size] (16 B..64 KiB: as many blocks of 16..32 B as of 32..64 KiB), except
+ * that with probability large_p a block is large, log-uniform in [large_min, large_max]
+ * (256 KiB..4 MiB); lifetimes exponential with mean `live` steps, at least one step. Blocks
+ * are stamped and, with `touch`, written once per 4 KiB page, as a server fills what it
+ * allocates, so the resident set follows the live set.
+ *
+ * With `trace` = a hoardlab trace (HOARD_TRACE, format in harness/README.md), the distribution
+ * is learned instead: each block is a (size, lifetime) pair of one of the trace's allocations
+ * drawn at random (the pair kept, so a size's typical lifetime is too), the lifetime counted in
+ * allocations of the traced program from the block's allocation to its free (a block the trace
+ * never frees: to the end of the trace); min/max_size, large_* and live are then not used.
+ *
+ * The main output is memory over time, the record's "series"; extra.phases has one object
+ * per phase with the live bytes' peak (requested bytes of all threads, summed every 64 steps
+ * of any thread) and what the series saw in it (peaks and last values). Deterministic sizes
+ * and lifetimes per seed and thread; where the phase boundaries fall in a thread's steps
+ * depends on its speed. ops = mallocs + frees. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../hlbench.h"
+
+const struct hb_param hb_phased_params[] = {
+    { "seconds",     HB_REAL, "10",      true,  "length of the run, all phases" },
+    { "live",        HB_INT,  "2000",    false, "mean block lifetime in a thread's steps = "
+                                                 "its steady live set, blocks" },
+    { "spike",       HB_REAL, "4",       false, "allocation rate in the spike phase, x steady" },
+    { "drain",       HB_REAL, "0.9",     false, "fraction of the live set freed at the drain; "
+                                                 "its rate is 1 - drain" },
+    { "steady_frac", HB_REAL, "0.3",     false, "first steady phase, fraction of seconds" },
+    { "spike_frac",  HB_REAL, "0.2",     false, "spike phase, fraction of seconds" },
+    { "drain_frac",  HB_REAL, "0.2",     false, "drain phase, fraction of seconds (the "
+                                                 "second steady phase takes the rest)" },
+    { "min_size",    HB_INT,  "16",      false, "smallest block, bytes (log-uniform)" },
+    { "max_size",    HB_INT,  "65536",   false, "largest ordinary block, bytes" },
+    { "large_p",     HB_REAL, "0.001",   false, "probability that a block is large" },
+    { "large_min",   HB_INT,  "262144",  false, "smallest large block, bytes (log-uniform)" },
+    { "large_max",   HB_INT,  "4194304", false, "largest large block, bytes" },
+    { "touch",       HB_INT,  "1",       false, "1: write one byte per 4 KiB page of a block" },
+    { "trace",       HB_STR,  "",        false, "a hoardlab trace (HOARD_TRACE): draw each "
+                                                 "block's size and lifetime from its "
+                                                 "allocations instead" },
+    { NULL, 0, NULL, false, NULL },
+};
+
+enum { STEADY, SPIKE, DRAIN, STEADY2, PHASES };
+static const char *const phase_name[PHASES] = { "steady", "spike", "drain", "steady" };
+
+struct blk { uint64_t death; char *p; size_t n; };
+
+struct drawn { size_t size; uint64_t life; };   /* one allocation of a trace */
+
+struct lane {                       /* one thread's live set: a min-heap on death */
+    struct blk *heap;
+    size_t len, cap;
+    _Alignas(64) _Atomic unsigned long long live_bytes;   /* published every step */
+    char pad[64 - sizeof(unsigned long long)];
+};
+
+struct phased {
+    struct hb_run *r;
+    struct lane *lane;
+    double end[PHASES];             /* phase p runs until end[p] seconds after the start */
+    double t0;
+    uint64_t salt;
+    struct drawn *learned;          /* with `trace`: its allocations, else NULL */
+    size_t n_learned;
+    _Atomic unsigned long long peak[PHASES];   /* all threads' live bytes, at most */
+};
+
+static double unit(struct hb_rng *g) { return (double)(hb_rand(g) >> 11) * 0x1p-53; }
+
+static size_t log_uniform(struct hb_rng *g, long long lo, long long hi)
+{
+    double v = exp(log((double)lo) + unit(g) * (log((double)hi) - log((double)lo)));
+    return v < (double)lo ? (size_t)lo : v > (double)hi ? (size_t)hi : (size_t)v;
+}
+
+static void heap_push(struct lane *L, struct blk b)
+{
+    size_t i = L->len++;
+    while (i && L->heap[(i - 1) / 2].death > b.death) {
+        L->heap[i] = L->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    L->heap[i] = b;
+}
+
+static void sift_down(struct lane *L, size_t i)
+{
+    struct blk b = L->heap[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= L->len) break;
+        if (c + 1 < L->len && L->heap[c + 1].death < L->heap[c].death) c++;
+        if (L->heap[c].death >= b.death) break;
+        L->heap[i] = L->heap[c];
+        i = c;
+    }
+    L->heap[i] = b;
+}
+
+static struct blk heap_pop(struct lane *L)
+{
+    struct blk top = L->heap[0];
+    L->heap[0] = L->heap[--L->len];
+    if (L->len) sift_down(L, 0);
+    return top;
+}
+
+static void release(struct phased *P, struct blk b, unsigned long long *live, unsigned long long *ops)
+{
+    hb_check(b.p, b.n, P->salt);
+    hb_free(b.p);
+    *live -= b.n;
+    ++*ops;
+}
+
+static void allocate(struct phased *P, struct lane *L, struct hb_rng *g, uint64_t step,
+                     unsigned long long *live, unsigned long long *ops)
+{
+    struct hb_run *r = P->r;
+    size_t n;
+    double life;
+    if (P->learned) {
+        const struct drawn *d = &P->learned[hb_rand(g) % P->n_learned];
+        n = d->size;
+        life = (double)d->life;
+    } else {
+        n = unit(g) < hb_real(r, "large_p")
+                ? log_uniform(g, hb_int(r, "large_min"), hb_int(r, "large_max"))
+                : log_uniform(g, hb_int(r, "min_size"), hb_int(r, "max_size"));
+        life = -log(1.0 - unit(g)) * (double)hb_int(r, "live");
+    }
+    if (L->len == L->cap) release(P, heap_pop(L), live, ops);   /* full: the soonest dies now */
+    char *p = hb_malloc(n);
+    if (!p) hb_fail("malloc(%zu) returned NULL", n);
+    if (hb_int(r, "touch"))
+        for (size_t k = 4096; k + 8 < n; k += 4096) p[k] = (char)k;
+    hb_stamp(p, n, P->salt);
+    heap_push(L, (struct blk){ step + 1 + (uint64_t)life, p, n });
+    *live += n;
+    ++*ops;
+}
+
+/* At the drain: each live block freed with probability `drain`; the rest re-heaped. */
+static void drain_now(struct phased *P, struct lane *L, struct hb_rng *g,
+                      unsigned long long *live, unsigned long long *ops)
+{
+    double f = hb_real(P->r, "drain");
+    size_t kept = 0;
+    for (size_t k = 0; k < L->len; k++) {
+        if (unit(g) < f) release(P, L->heap[k], live, ops);
+        else L->heap[kept++] = L->heap[k];
+    }
+    L->len = kept;
+    for (size_t k = kept / 2; k-- > 0;) sift_down(L, k);
+}
+
+static void note_peak(struct phased *P, int phase)
+{
+    unsigned long long sum = 0, old;
+    for (int i = 0; i < P->r->threads; i++)
+        sum += atomic_load_explicit(&P->lane[i].live_bytes, memory_order_relaxed);
+    old = atomic_load_explicit(&P->peak[phase], memory_order_relaxed);
+    while (sum > old && !atomic_compare_exchange_weak(&P->peak[phase], &old, sum)) {}
+}
+
+static void phased_thread(struct hb_run *r, int i, void *arg)
+{
+    struct phased *P = arg;
+    struct lane *L = &P->lane[i];
+    struct hb_rng g;
+    hb_rng_seed(&g, r->seed, (uint64_t)i + 2800);
+    double spike = hb_real(r, "spike"), drain = hb_real(r, "drain");
+    unsigned long long live = 0, ops = 0;
+    int phase = -1;
+    for (uint64_t step = 0;; step++) {
+        if (step % 64 == 0) {
+            double t = hb_now() - P->t0;
+            int now = 0;
+            while (now < PHASES && t >= P->end[now]) now++;
+            if (now == PHASES) break;
+            if (now != phase && now == DRAIN) drain_now(P, L, &g, &live, &ops);
+            phase = now;
+            atomic_store_explicit(&L->live_bytes, live, memory_order_relaxed);
+            note_peak(P, phase);
+        }
+        double rate = phase == SPIKE ? spike : phase == DRAIN ? 1.0 - drain : 1.0;
+        long long k = (long long)rate;
+        if (unit(&g) < rate - (double)k) k++;
+        while (k-- > 0) allocate(P, L, &g, step, &live, &ops);
+        while (L->len && L->heap[0].death <= step) release(P, heap_pop(L), &live, &ops);
+        atomic_store_explicit(&L->live_bytes, live, memory_order_relaxed);
+    }
+    atomic_fetch_add(&r->ops, ops);
+}
+
+/* ---- a distribution learned from a trace ---------------------------------------------------- */
+
+struct event { uint64_t id, seq, alloc_no, size; bool alloc; };
+
+static int by_id_then_seq(const void *a, const void *b)
+{
+    const struct event *x = a, *y = b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Every allocation of the trace as (size, lifetime): sorted by block address then file order,
+ * an allocation's end is the next event of the same address (its free, or an allocation over
+ * it: an implicit free); none: the end of the trace. Lifetimes count allocations between. */
+static double learn(struct phased *P, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) hb_usage("phased: cannot open trace '%s'", path);
+    char line[256];
+    if (!fgets(line, sizeof line, f) || strcmp(line, "# hoardlab trace 1\n"))
+        hb_usage("phased: '%s' is not a hoardlab trace (version 1)", path);
+    struct event *ev = NULL;
+    size_t n = 0, cap = 0, lineno = 1;
+    uint64_t allocs = 0;
+    while (fgets(line, sizeof line, f)) {
+        char op;
+        unsigned long long t, tid, id, size;
+        lineno++;
+        if (line[0] == '#') continue;
+        if (sscanf(line, "%c %llu %llu %llx %llu", &op, &t, &tid, &id, &size) != 5 ||
+            (op != 'a' && op != 'f'))
+            hb_usage("phased: malformed line %zu of trace '%s'", lineno, path);
+        if (n == cap && !(ev = realloc(ev, (cap = cap ? 2 * cap : 4096) * sizeof *ev)))
+            hb_fail("out of memory");
+        ev[n] = (struct event){ id, n, allocs, size, op == 'a' };
+        allocs += op == 'a';
+        n++;
+    }
+    fclose(f);
+    if (!allocs) hb_usage("phased: trace '%s' has no allocations", path);
+    qsort(ev, n, sizeof *ev, by_id_then_seq);
+    if (!(P->learned = malloc(allocs * sizeof *P->learned))) hb_fail("out of memory");
+    double sum = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!ev[k].alloc) continue;
+        uint64_t end = k + 1 < n && ev[k + 1].id == ev[k].id ? ev[k + 1].alloc_no : allocs;
+        struct drawn d = { ev[k].size ? ev[k].size : 1, end - ev[k].alloc_no };
+        if (d.life < 1) d.life = 1;
+        sum += (double)d.life;
+        P->learned[P->n_learned++] = d;
+    }
+    free(ev);
+    return sum / (double)P->n_learned;
+}
+
+/* What the series saw during each phase: peaks and the last row's values (null without it). */
+static void phase_record(struct phased *P, int p, const struct hb_series_row *rows, int n)
+{
+    static const struct { const char *key; int col; bool peak; } seen[] = {
+        { "held_bytes_peak", HB_SER_HELD, true },   { "held_bytes_end", HB_SER_HELD, false },
+        { "rss_kb_peak", HB_SER_RSS, true },        { "rss_kb_end", HB_SER_RSS, false },
+        { "private_dirty_kb_end", HB_SER_PRIVATE_DIRTY, false },
+        { "lazyfree_kb_end", HB_SER_LAZYFREE, false },
+    };
+    double start = p ? P->end[p - 1] : 0;
+    struct hb_json *j = P->r->extra;
+    hb_json_obj(j, NULL);
+    hb_json_str(j, "name", phase_name[p]);
+    hb_json_real(j, "start_s", start);
+    hb_json_real(j, "end_s", P->end[p]);
+    hb_json_uint(j, "live_bytes_peak", atomic_load(&P->peak[p]));
+    for (size_t s = 0; s < sizeof seen / sizeof seen[0]; s++) {
+        long long v = -1;
+        for (int k = 0; k < n; k++) {
+            /* the last phase also takes the row read at the end (t_s = wall_s) */
+            if (rows[k].t_s < start || (rows[k].t_s >= P->end[p] && p + 1 < PHASES)) continue;
+            long long x = rows[k].v[seen[s].col];
+            if (!seen[s].peak || x > v) v = x;
+        }
+        if (v < 0) hb_json_null(j, seen[s].key);
+        else hb_json_int(j, seen[s].key, v);
+    }
+    hb_json_end(j, '}');
+}
+
+int hb_phased(struct hb_run *r)
+{
+    double seconds = hb_real(r, "seconds"), f[3] = { hb_real(r, "steady_frac"),
+                     hb_real(r, "spike_frac"), hb_real(r, "drain_frac") };
+    if (hb_int(r, "min_size") < 1 || hb_int(r, "max_size") < hb_int(r, "min_size") ||
+        hb_int(r, "large_min") < 1 || hb_int(r, "large_max") < hb_int(r, "large_min") ||
+        hb_int(r, "live") < 1 || hb_real(r, "drain") > 1 || hb_real(r, "large_p") > 1 ||
+        f[0] + f[1] + f[2] > 1 || seconds <= 0)
+        hb_usage("phased needs 1 <= min_size <= max_size, 1 <= large_min <= large_max, live >= "
+                 "1, drain and large_p <= 1, steady_frac + spike_frac + drain_frac <= 1");
+    struct phased P = { .r = r, .salt = hb_mix(r->seed ^ 0x9a5ed) };
+    P.end[STEADY] = f[0] * seconds;
+    P.end[SPIKE] = P.end[STEADY] + f[1] * seconds;
+    P.end[DRAIN] = P.end[SPIKE] + f[2] * seconds;
+    P.end[STEADY2] = seconds;
+    double mean_life = (double)hb_int(r, "live");
+    if (*hb_str(r, "trace")) mean_life = learn(&P, hb_str(r, "trace"));
+    /* room for the spike's live set and its spread (at most 2^20 blocks a thread); when
+     * full, the soonest-dying block goes */
+    double spike = hb_real(r, "spike") > 1 ? hb_real(r, "spike") : 1;
+    double want = mean_life * spike * 2 + 1024;
+    size_t cap = want < (double)(1 << 20) ? (size_t)want : (size_t)1 << 20;
+    if (!(P.lane = aligned_alloc(64, sizeof *P.lane * (size_t)r->threads))) hb_fail("out of memory");
+    memset(P.lane, 0, sizeof *P.lane * (size_t)r->threads);
+    for (int i = 0; i < r->threads; i++) {
+        P.lane[i].cap = cap;
+        if (!(P.lane[i].heap = malloc(cap * sizeof *P.lane[i].heap))) hb_fail("out of memory");
+    }
+    hb_begin(r);
+    P.t0 = r->t0;
+    hb_parallel(r, r->threads, phased_thread, &P);
+    hb_end(r);
+
+    const struct hb_series_row *rows;
+    int n = hb_series_rows(&rows);
+    hb_json_arr(r->extra, "phases");
+    for (int p = 0; p < PHASES; p++) phase_record(&P, p, rows, n);
+    hb_json_end(r->extra, ']');
+    for (int i = 0; i < r->threads; i++) {
+        for (size_t k = 0; k < P.lane[i].len; k++)
+            hb_release(P.lane[i].heap[k].p, P.lane[i].heap[k].n, P.salt);
+        free(P.lane[i].heap);
+    }
+    free(P.lane);
+    free(P.learned);
+    return 0;
+}
