@@ -61,7 +61,7 @@ static void take(struct hb_series_row *row)
     row->t_s = hb_now() - ser_t0;
     if (hb_hoardlab_stats(&s)) {
         row->v[HB_SER_HELD] = (long long)s.held_bytes;
-        row->v[HB_SER_IN_USE] = (long long)s.in_use;
+        row->v[HB_SER_IN_USE] = s.counting ? (long long)s.in_use : -1;   /* not counted */
         row->v[HB_SER_SELF] = (long long)s.meta_bytes;
     } else {
         row->v[HB_SER_HELD] = row->v[HB_SER_IN_USE] = row->v[HB_SER_SELF] = -1;
