@@ -66,7 +66,7 @@ void *hl_arena_alloc(size_t size, size_t align, enum hl_os_use use)
         uintptr_t at = hl_align_up(next, align);
         /* A growth is an OS call of its own for fault injection (fault.c): the kernel backs
          * the new piece, and running out of the range is the arena's out of memory. */
-        if (at > end || end - at < size || hl_fault_now()) {
+        if (at > end || end - at < size || hl_fault_now(HL_CALL_ARENA)) {
             hl_lock_release(&lock);
             errno = ENOMEM;
             return NULL;

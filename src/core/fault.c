@@ -9,11 +9,14 @@
  * p, a function of (fault_seed, its number) so a run repeats where the calls' order does.
  * `fault_count = on` prints the calls made and failed at exit: a test first counts the calls
  * of its workload, then fails each in turn (tests/reliability/faults.c). */
+#include <stdio.h>
 #include "hl.h"
 
-static _Atomic uint64_t calls, failed;
+static _Atomic uint64_t calls, calls_of[HL_CALL_KINDS], failed_of[HL_CALL_KINDS];
 static uint64_t fail_at, seed, threshold;   /* threshold: a draw below it fails */
 static bool report;
+static const char *const kind_names[HL_CALL_KINDS] = {
+    "mmap", "munmap", "mremap", "madvise", "arena growth" };
 
 void hl_fault_set(long at, double rate, long s, bool count)
 {
@@ -33,21 +36,44 @@ static uint64_t draw(uint64_t n)
     return z ^ (z >> 31);
 }
 
-bool hl_fault_now(void)
+bool hl_fault_now(enum hl_os_call kind)
 {
     uint64_t n = atomic_fetch_add_explicit(&calls, 1, memory_order_relaxed) + 1;
+    atomic_fetch_add_explicit(&calls_of[kind], 1, memory_order_relaxed);
     bool fail = n == fail_at || (threshold && (threshold == UINT64_MAX || draw(n) < threshold));
-    if (fail) atomic_fetch_add_explicit(&failed, 1, memory_order_relaxed);
+    if (fail) atomic_fetch_add_explicit(&failed_of[kind], 1, memory_order_relaxed);
     return fail;
 }
 
+void hl_fault_counts(uint64_t c[HL_CALL_KINDS], uint64_t f[HL_CALL_KINDS])
+{
+    for (int k = 0; k < HL_CALL_KINDS; k++) {
+        if (c) c[k] = atomic_load(&calls_of[k]);
+        if (f) f[k] = atomic_load(&failed_of[k]);
+    }
+}
+
 uint64_t hl_fault_calls(void) { return atomic_load(&calls); }
-uint64_t hl_fault_failed(void) { return atomic_load(&failed); }
+
+uint64_t hl_fault_failed(void)
+{
+    uint64_t f[HL_CALL_KINDS], sum = 0;
+    hl_fault_counts(NULL, f);
+    for (int k = 0; k < HL_CALL_KINDS; k++) sum += f[k];
+    return sum;
+}
 
 /* At exit, after the program's own atexit handlers: the count covers the whole run. */
 __attribute__((destructor)) static void fault_report(void)
 {
-    if (report)
-        hl_say("faults: %llu OS calls, %llu failed", (unsigned long long)atomic_load(&calls),
-               (unsigned long long)atomic_load(&failed));
+    if (!report) return;
+    uint64_t c[HL_CALL_KINDS], f[HL_CALL_KINDS];
+    hl_fault_counts(c, f);
+    char line[512];
+    int n = 0;
+    for (int k = 0; k < HL_CALL_KINDS; k++)
+        n += snprintf(line + n, sizeof line - (size_t)n, "%s%s %llu (%llu failed)", k ? ", " : "",
+                      kind_names[k], (unsigned long long)c[k], (unsigned long long)f[k]);
+    hl_say("faults: %llu OS calls, %llu failed: %s", (unsigned long long)hl_fault_calls(),
+           (unsigned long long)hl_fault_failed(), line);
 }

@@ -144,14 +144,18 @@ void hl_os_reset_peak(void);
  * -Dfaults=true, fault.c counts the calls and fails the one numbered fault_at, and each with
  * probability fault_rate (fault_seed); otherwise a constant false: no code, not even a branch.
  * config.c hands the keys over with HL_FAULT_CONFIGURE, the only mention of them outside. */
+enum hl_os_call { HL_CALL_MMAP, HL_CALL_MUNMAP, HL_CALL_MREMAP, HL_CALL_MADVISE, HL_CALL_ARENA,
+                  HL_CALL_KINDS };
 #ifdef HL_FAULTS
-bool hl_fault_now(void);
+bool hl_fault_now(enum hl_os_call kind);
 void hl_fault_set(long at, double rate, long seed, bool count);
-uint64_t hl_fault_calls(void), hl_fault_failed(void);   /* so far, for tests */
+/* Calls made and failed so far, in all and (if the arrays are not NULL) of each kind. */
+uint64_t hl_fault_calls(void), hl_fault_failed(void);
+void hl_fault_counts(uint64_t calls[HL_CALL_KINDS], uint64_t failed[HL_CALL_KINDS]);
 #define HL_FAULT_CONFIGURE(cfg) \
     hl_fault_set((cfg).fault_at, (cfg).fault_rate, (cfg).fault_seed, (cfg).fault_count)
 #else
-static inline bool hl_fault_now(void) { return false; }
+static inline bool hl_fault_now(enum hl_os_call kind) { (void)kind; return false; }
 #define HL_FAULT_CONFIGURE(cfg) ((void)0)
 #endif
 

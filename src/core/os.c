@@ -67,25 +67,25 @@ void hl_os_place(void *p, size_t size)
 
 void *hl_os_mmap(size_t size, int flags)
 {
-    if (hl_fault_now()) { errno = ENOMEM; return MAP_FAILED; }
+    if (hl_fault_now(HL_CALL_MMAP)) { errno = ENOMEM; return MAP_FAILED; }
     return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 }
 
 int hl_os_munmap(void *p, size_t size)
 {
-    if (hl_fault_now()) { errno = ENOMEM; return -1; }
+    if (hl_fault_now(HL_CALL_MUNMAP)) { errno = ENOMEM; return -1; }
     return munmap(p, size);
 }
 
 void *hl_os_mremap(void *p, size_t from, size_t to)
 {
-    if (hl_fault_now()) { errno = ENOMEM; return MAP_FAILED; }
+    if (hl_fault_now(HL_CALL_MREMAP)) { errno = ENOMEM; return MAP_FAILED; }
     return mremap(p, from, to, MREMAP_MAYMOVE);
 }
 
 int hl_os_madvise(void *p, size_t size, int advice)
 {
-    if (hl_fault_now()) { errno = ENOMEM; return -1; }
+    if (hl_fault_now(HL_CALL_MADVISE)) { errno = ENOMEM; return -1; }
     return madvise(p, size, advice);
 }
 

@@ -4,12 +4,14 @@
  * Linked with a core built with fault injection and the invariant checks (-DHL_FAULTS
  * -DHL_CHECKS, tests/reliability/meson.build), calling hl_malloc & co. (rel.h, REL_DIRECT).
  *
- *   rel_faults --sweep STRATEGY [--max N] [--seeds R]
+ *   rel_faults --sweep STRATEGY [--max N] [--seeds R] [--rate P]
  *       for each variant of STRATEGY's knobs (remote_free, tlab, global_shards, large_reuse,
  *       release_empty where they act): run the workload once to count its OS calls C, then once
  *       per call number 1..C with HOARD_FAULT_AT=N (a seeded sample of N numbers when C > N,
- *       the first and last included), then R runs with HOARD_FAULT_RATE=0.05 and seeds 1..R.
+ *       the first and last included), then R runs with HOARD_FAULT_RATE=P (0.05) and seeds 1..R (4).
  *       Prints one line per variant with the calls it failed; exit 1 if any run failed.
+ *   rel_faults --regress STRATEGY
+ *       the failing inputs of the bugs the sweep found, each in a fresh process (below).
  *   rel_faults
  *       one run of the workload under the HOARD_* environment (what --sweep starts).
  *
@@ -40,6 +42,9 @@
  * block, which counts the whole block its alignment was cut from. */
 struct block { char *p; size_t size, usable, counted; uint64_t seed; bool aligned; };
 static struct block live[SLOTS];
+static struct block burst[2000];        /* many small blocks at once, then freed: empty
+                                         * superblocks go back (release_empty: madvise) */
+static int nburst;
 static int nulls;                       /* operations that returned NULL (ENOMEM) */
 
 /* ---- the freeing thread -------------------------------------------------------------------- */
@@ -98,6 +103,10 @@ static void check_all(const char *when)
             sum += live[i].counted;
         }
     for (int i = 0; i < nhanded; i++) sum += handed[i].counted;
+    for (int i = 0; i < nburst; i++) {
+        check_block(&burst[i], when);
+        sum += burst[i].counted;
+    }
     uint64_t in_use = in_use_now();
     REL_CHECK(in_use == sum, "%s: in_use %llu, live blocks count %zu", when,
               (unsigned long long)in_use, sum);
@@ -138,6 +147,31 @@ static void place(int k, char *p, size_t size, uint64_t seed, bool zeroed, bool 
               size);
     REL_CHECK(aligned ? counted >= live[k].usable : counted == live[k].usable,
               "a block of usable size %zu added %zu to in_use", live[k].usable, counted);
+}
+
+static void burst_of_blocks(uint64_t seed)
+{
+    for (nburst = 0; nburst < (int)(sizeof burst / sizeof burst[0]);) {
+        uint64_t before = hl_fault_failed(), u = in_use_now();
+        size_t size = 16 + (size_t)(nburst % 7) * 24;
+        errno = 0;
+        char *p = r_malloc(size);
+        if (failed_well(p, before, "malloc", size)) {
+            check_all("after a failed malloc in a burst");
+            continue;                                /* the next call may succeed */
+        }
+        uint64_t stamp = seed + (uint64_t)nburst;
+        rel_stamp(p, size, stamp);
+        burst[nburst++] = (struct block){ p, size, r_usable(p), in_use_now() - u, stamp, false };
+        if (hl_fault_failed() > before) check_all("after an operation a fault hit");
+    }
+    check_all("after a burst");
+    while (nburst) {
+        uint64_t before = hl_fault_failed();
+        check_block(&burst[--nburst], "before free");
+        r_free(burst[nburst].p);
+        if (hl_fault_failed() > before) check_all("after a free a fault hit");
+    }
 }
 
 static void step(int k, uint64_t *rng, uint64_t seed)
@@ -215,11 +249,13 @@ static int run_workload(void)
     for (int i = 0; i < STEPS; i++) {
         step((int)(rel_rand(&rng) % SLOTS), &rng, (uint64_t)i + 1);
         if (nhanded == BATCH) hand_over();
-        if (i % 64 == 63 || getenv("FAULTS_DEBUG")) check_all("periodic");
+        if (i % 64 == 63) check_all("periodic");
+        if (i % 500 == 250) burst_of_blocks((uint64_t)i << 20);
     }
     hand_over();
     check_all("after the fault window");
-    uint64_t calls = hl_fault_calls(), failed = hl_fault_failed();
+    uint64_t calls = hl_fault_calls(), failed = hl_fault_failed(), kc[HL_CALL_KINDS], kf[HL_CALL_KINDS];
+    hl_fault_counts(kc, kf);
 
     /* Recovery: with every call succeeding again, the allocator serves and keeps blocks. */
     hl_fault_set(0, 0.0, 0, false);
@@ -241,17 +277,28 @@ static int run_workload(void)
     stopping = true;
     sem_post(&go);
     pthread_join(t, NULL);
-    printf("calls=%llu failed=%llu nulls=%d\n", (unsigned long long)calls,
+    printf("calls=%llu failed=%llu nulls=%d kinds", (unsigned long long)calls,
            (unsigned long long)failed, nulls);
+    for (int k = 0; k < HL_CALL_KINDS; k++)
+        printf(" %llu/%llu", (unsigned long long)kc[k], (unsigned long long)kf[k]);
+    printf("\n");
     return 0;
 }
 
 /* ---- the sweep ----------------------------------------------------------------------------- */
 
-struct result { int status; unsigned long long init, calls, failed; int nulls; char out[4096]; };
+struct result {
+    int status;
+    unsigned long long init, calls, failed, kc[HL_CALL_KINDS], kf[HL_CALL_KINDS];
+    int nulls;
+    char out[4096];
+};
+static const char *const kind_names[HL_CALL_KINDS] = {
+    "mmap", "munmap", "mremap", "madvise", "arena growth" };
 
-/* Runs this program (one workload) with extra HOARD_* settings added to the environment. */
-static void run_child(char *const extra[], struct result *res)
+/* Runs this program (one workload, or argv) with extra HOARD_* settings added to the
+ * environment. */
+static void run_child_argv(char *const extra[], char *argv[], struct result *res)
 {
     extern char **environ;
     char *env[512];
@@ -267,7 +314,6 @@ static void run_child(char *const extra[], struct result *res)
     posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
     posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
     posix_spawn_file_actions_addclose(&fa, fd[0]);
-    char *argv[] = { "rel_faults", NULL };
     pid_t pid;
     REL_CHECK(posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, env) == 0, "posix_spawn");
     posix_spawn_file_actions_destroy(&fa);
@@ -284,6 +330,20 @@ static void run_child(char *const extra[], struct result *res)
     if (line) sscanf(line, "init=%llu", &res->init);
     line = strstr(res->out, "calls=");
     if (line) sscanf(line, "calls=%llu failed=%llu nulls=%d", &res->calls, &res->failed, &res->nulls);
+    line = line ? strstr(line, "kinds") : NULL;
+    for (int k = 0; k < HL_CALL_KINDS; k++) {
+        res->kc[k] = res->kf[k] = 0;
+        int used = 0;
+        if (line && sscanf(line += strcspn(line, " "), " %llu/%llu%n", &res->kc[k], &res->kf[k], &used) == 2)
+            line += used;
+        else line = NULL;
+    }
+}
+
+static void run_child(char *const extra[], struct result *res)
+{
+    char *argv[] = { "rel_faults", NULL };
+    run_child_argv(extra, argv, res);
 }
 
 static bool passed(const struct result *r) { return WIFEXITED(r->status) && !WEXITSTATUS(r->status); }
@@ -328,7 +388,7 @@ static bool applies(const char *list, const char *strategy)
     return false;
 }
 
-static int sweep(const char *strategy, unsigned long long max, int seeds)
+static int sweep(const char *strategy, unsigned long long max, int seeds, const char *rate_p)
 {
     static char strat[64], at[64], rate[64], seed[64];
     snprintf(strat, sizeof strat, "HOARD_STRATEGY=%s", strategy);
@@ -349,7 +409,8 @@ static int sweep(const char *strategy, unsigned long long max, int seeds)
         if (!passed(&r) || !r.calls) { report_failure(extra, &r); bad++; continue; }
         unsigned long long calls = r.calls, init = r.init, runs = calls < max ? calls : max;
         unsigned long long injected = 0, returned_null = 0, failures = 0, rate_failed = 0;
-        unsigned long long at_start = 0;
+        unsigned long long at_start = 0, kc[HL_CALL_KINDS], kf[HL_CALL_KINDS] = { 0 };
+        memcpy(kc, r.kc, sizeof kc);
         uint64_t pick = 0x9e3779b97f4a7c15ull ^ calls;
         extra[n] = at;
         for (unsigned long long i = 0; i < runs; i++) {
@@ -361,12 +422,13 @@ static int sweep(const char *strategy, unsigned long long max, int seeds)
             if (at_n <= init && stopped_at_start(&r)) { injected++; at_start++; continue; }
             if (!passed(&r)) { report_failure(extra, &r); failures++; continue; }
             injected += r.failed;
+            for (int k = 0; k < HL_CALL_KINDS; k++) kf[k] += r.kf[k];
             returned_null += r.nulls > 0;
         }
         extra[n] = rate;
         extra[n + 1] = seed;
         extra[n + 2] = NULL;
-        snprintf(rate, sizeof rate, "HOARD_FAULT_RATE=0.05");
+        snprintf(rate, sizeof rate, "HOARD_FAULT_RATE=%s", rate_p);
         for (int s = 1; s <= seeds; s++) {
             snprintf(seed, sizeof seed, "HOARD_FAULT_SEED=%d", s);
             run_child(extra, &r);
@@ -376,10 +438,14 @@ static int sweep(const char *strategy, unsigned long long max, int seeds)
         }
         printf("faults: %s%s: %llu OS calls (%llu at start-up); failed one at a time: %llu of "
                "%llu%s (%llu runs saw NULL/ENOMEM, %llu stopped at start-up, the rest completed "
-               "on memory held); rate 0.05 x %d seeds: %llu failed; %s\n", strategy,
+               "on memory held); rate %s x %d seeds: %llu failed; %s\n", strategy,
                name[0] ? name : " (defaults)", calls, init, injected, runs,
-               runs < calls ? " (sampled)" : "", returned_null, at_start, seeds, rate_failed,
+               runs < calls ? " (sampled)" : "", returned_null, at_start, rate_p, seeds, rate_failed,
                failures ? "FAILED" : "ok");
+        printf("        calls made / failed one at a time, by kind:");
+        for (int k = 0; k < HL_CALL_KINDS; k++)
+            printf("%s %s %llu/%llu", k ? "," : "", kind_names[k], kc[k], kf[k]);
+        printf("\n");
         fflush(stdout);
         total += injected + rate_failed;
         bad += failures > 0;
@@ -388,17 +454,87 @@ static int sweep(const char *strategy, unsigned long long max, int seeds)
     return bad ? 1 : 0;
 }
 
+/* ---- regressions: each bug the sweep found, as the smallest input that showed it ------------ */
+
+/* The page map (pagemap.c) maps a leaf for each 1 GiB of address space a large object first
+ * lands in; when that mmap failed, the process died ("out of memory for the page map")
+ * instead of malloc returning NULL, and realloc could not fail cleanly after mremap had moved
+ * the block. In a fresh process every leaf is new: fail call I of the first large malloc, or
+ * of a realloc to 1.5 GiB (a range over two leaves, moved by mremap), then recover. */
+static int regress_pagemap_child(const char *kind, int i)
+{
+    rel_require_hoardlab();
+    const size_t small = 64 << 10, big = (size_t)3 << 29;
+    char *p = NULL;
+    if (!strcmp(kind, "realloc")) {
+        p = r_malloc(small);
+        REL_CHECK(p, "malloc(%zu) with no fault failed", small);
+        rel_stamp(p, small, 7);
+    }
+    uint64_t before = hl_fault_failed();
+    hl_fault_set((long)(hl_fault_calls() + (uint64_t)i), 0.0, 0, false);
+    errno = 0;
+    char *q = p ? r_realloc(p, big) : r_malloc(small);
+    size_t size = p ? big : small;
+    if (!failed_well(q, before, p ? "realloc" : "malloc", size)) {
+        REL_CHECK(!p || rel_damaged(q, small, 7) < 0, "realloc to %zu lost the contents", big);
+        q[size - 1] = 1;
+        r_free(q);
+    } else if (p) {
+        REL_CHECK(rel_damaged(p, small, 7) < 0, "a failed realloc damaged the block");
+        r_free(p);
+    }
+    hl_fault_set(0, 0.0, 0, false);
+    q = r_malloc(big);
+    REL_CHECK(q, "malloc(%zu) failed once calls succeed again", big);
+    q[0] = q[big - 1] = 1;
+    r_free(q);
+    printf("calls=%llu failed=%llu nulls=%d\n", (unsigned long long)hl_fault_calls(),
+           (unsigned long long)hl_fault_failed(), nulls);
+    return 0;
+}
+
+static int regress(const char *strategy)
+{
+    static char strat[64];
+    snprintf(strat, sizeof strat, "HOARD_STRATEGY=%s", strategy);
+    char *extra[] = { strat, "HOARD_STATS_BATCH=0", NULL };
+    int bad = 0, failed = 0;
+    for (int k = 0; k < 2; k++)
+        for (int i = 1; i <= 8; i++) {
+            char n[16];
+            snprintf(n, sizeof n, "%d", i);
+            char *argv[] = { "rel_faults", "--regress-pagemap", k ? "realloc" : "malloc", n, NULL };
+            struct result r;
+            run_child_argv(extra, argv, &r);
+            if (!passed(&r)) {
+                fprintf(stderr, "FAILED: %s rel_faults --regress-pagemap %s %d\n%s\n", strat,
+                        argv[2], i, r.out);
+                bad++;
+            }
+            failed += (int)r.failed;
+        }
+    printf("faults: regression pagemap-leaf: %s: %d runs failed an OS call; %s\n", strategy,
+           failed, bad ? "FAILED" : "ok");
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && !strcmp(argv[1], "--regress")) return regress(argv[2]);
+    if (argc == 4 && !strcmp(argv[1], "--regress-pagemap"))
+        return regress_pagemap_child(argv[2], atoi(argv[3]));
     if (argc >= 3 && !strcmp(argv[1], "--sweep")) {
         unsigned long long max = 400;
         int seeds = 4;
+        const char *rate = "0.05";
         for (int i = 3; i + 1 < argc; i += 2) {
             if (!strcmp(argv[i], "--max")) max = strtoull(argv[i + 1], NULL, 10);
             else if (!strcmp(argv[i], "--seeds")) seeds = atoi(argv[i + 1]);
+            else if (!strcmp(argv[i], "--rate")) rate = argv[i + 1];
         }
         REL_CHECK(max >= 2, "--max must be at least 2");
-        return sweep(argv[2], max, seeds);
+        return sweep(argv[2], max, seeds, rate);
     }
     return run_workload();
 }
