@@ -31,8 +31,7 @@ void hl_arena_init(void)
     size_t want = hl_cfg.arena_reserve;
     void *raw = MAP_FAILED;
     for (; want >= MIN_RESERVE; want /= 2) {
-        raw = mmap(NULL, want + MAX_ALIGN, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        raw = hl_os_mmap(want + MAX_ALIGN, MAP_NORESERVE);
         if (raw != MAP_FAILED) break;
     }
     if (raw == MAP_FAILED)
@@ -65,7 +64,9 @@ void *hl_arena_alloc(size_t size, size_t align, enum hl_os_use use)
     void *p = reuse(size, align);
     if (!p) {
         uintptr_t at = hl_align_up(next, align);
-        if (at > end || end - at < size) {
+        /* A growth is an OS call of its own for fault injection (fault.c): the kernel backs
+         * the new piece, and running out of the range is the arena's out of memory. */
+        if (at > end || end - at < size || hl_fault_now(HL_CALL_ARENA)) {
             hl_lock_release(&lock);
             errno = ENOMEM;
             return NULL;
@@ -81,7 +82,7 @@ void *hl_arena_alloc(size_t size, size_t align, enum hl_os_use use)
 
 void hl_arena_free(void *p, size_t size, enum hl_os_use use)
 {
-    madvise(p, size, MADV_DONTNEED);
+    hl_os_madvise(p, size, MADV_DONTNEED);  /* if it fails, the pages stay: no harm */
     hl_os_account(use, -(ptrdiff_t)size);
     hl_lock_acquire(&lock);
     unsigned i = 0;

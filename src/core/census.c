@@ -50,8 +50,7 @@ static struct meta_line *meta;
 
 static void *map(size_t bytes)
 {
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *p = hl_os_mmap(bytes, MAP_NORESERVE);
     return p == MAP_FAILED ? NULL : p;
 }
 
@@ -108,7 +107,7 @@ static bool table_room(struct table *t)
         else t->keys[j] = k;
         t->used++;
     }
-    munmap(old.lines ? (void *)old.lines : (void *)old.keys,
+    hl_os_munmap(old.lines ? (void *)old.lines : (void *)old.keys,
            old.cap * (old.lines ? sizeof *old.lines : sizeof *old.keys));
     return true;
 }

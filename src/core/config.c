@@ -543,6 +543,7 @@ void hl_config_load(void)
     load_explicit();
     check_acts();
     hl_os_set_numa(hl_cfg.numa);
+    HL_FAULT_CONFIGURE(hl_cfg);
 }
 
 /* ---- reading back --------------------------------------------------------------------------- */

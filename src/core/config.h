@@ -126,7 +126,24 @@
   X(trace,           observe,      STR,   "",         0, 0, NULL, "all",                     \
     "record every operation to this file at exit, for hlbench replay")                         \
   X(checks,          observe,      BOOL,  "off",      0, 1, NULL, "all",                     \
-    "detect double frees and frees of pointers hoardlab never returned, and abort")
+    "detect double frees and frees of pointers hoardlab never returned, and abort")          \
+  HL_FAULT_OPTIONS(X)
+
+/* Keys of the faults build only (-Dfaults=true, fault.c): elsewhere HOARD_FAULT_AT & co. are
+ * unknown variables, so a release build can never run with faults it does not inject. */
+#ifdef HL_FAULTS
+#define HL_FAULT_OPTIONS(X)                                                                    \
+  X(fault_at,        faults,       INT,   "0",        0, 1e15, NULL, "all",                    \
+    "faults build: fail the Nth OS call (mmap, munmap, mremap, madvise, arena growth); 0 = none") \
+  X(fault_rate,      faults,       REAL,  "0",        0.0, 1.0, NULL, "all",                   \
+    "faults build: fail each OS call with this probability (drawn from fault_seed)")          \
+  X(fault_seed,      faults,       INT,   "1",        0, 1e15, NULL, "all",                    \
+    "faults build: seed of fault_rate's draws")                                                \
+  X(fault_count,     faults,       BOOL,  "off",      0, 1, NULL, "all",                       \
+    "faults build: print the OS calls made and failed to stderr at exit")
+#else
+#define HL_FAULT_OPTIONS(X)
+#endif
 
 /* Choice lists, NULL-terminated. */
 extern const char *const hl_lock_kinds[], *const hl_numa_modes[], *const hl_class_tables[],

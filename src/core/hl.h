@@ -91,7 +91,7 @@ extern void *(*hl_front_malloc_fn)(size_t size);
 extern void (*hl_front_free_fn)(void *p);
 
 /* Layers, bottom up (README "Layers"): a file uses only files of its own layer or below.
- *   base         msg, os, lock, bootstrap, config, registry (the table)
+ *   base         msg, fault, os, lock, bootstrap, config, registry (the table)
  *   parts        arena, pagemap, meta, large, sizeclass, thread, stats, superblock, heap,
  *                heapselect, remote, tlab, singleheap, hazard
  *   instruments  observe, census, trace, checks
@@ -133,6 +133,12 @@ enum hl_os_use { HL_OS_HELD, HL_OS_META };
 void *hl_os_alloc(size_t size, size_t align, enum hl_os_use use);
 void hl_os_free(void *p, size_t size, enum hl_os_use use);
 void *hl_os_map(size_t size, size_t align);   /* the same, counted by the caller */
+/* The system calls, each a possible injected fault: mmap(NULL, size, read/write, private,
+ * anonymous | flags), munmap, mremap(MREMAP_MAYMOVE), madvise. Return values as the kernel's. */
+void *hl_os_mmap(size_t size, int flags);
+int hl_os_munmap(void *p, size_t size);
+void *hl_os_mremap(void *p, size_t from, size_t to);
+int hl_os_madvise(void *p, size_t size, int advice);
 void hl_os_place(void *p, size_t size); /* NUMA placement by the `numa` key */
 void hl_os_set_numa(int mode);          /* the `numa` key (enum hl_numa_mode), from config.c */
 int hl_nprocs(void);                    /* processors this process may run on: P */
@@ -140,6 +146,27 @@ void hl_os_account(enum hl_os_use use, ptrdiff_t bytes);   /* count bytes in or 
 size_t hl_os_bytes(void), hl_os_bytes_peak(void);
 size_t hl_os_held(void), hl_os_held_peak(void), hl_os_meta(void);
 void hl_os_reset_peak(void);
+
+/* ---- fault.c: injected OS failures (the faults build only) ------------------------------ */
+
+/* Whether this OS call (an hl_os_ system call above, or an arena growth) fails. Built with
+ * -Dfaults=true, fault.c counts the calls and fails the one numbered fault_at, and each with
+ * probability fault_rate (fault_seed); otherwise a constant false: no code, not even a branch.
+ * config.c hands the keys over with HL_FAULT_CONFIGURE, the only mention of them outside. */
+enum hl_os_call { HL_CALL_MMAP, HL_CALL_MUNMAP, HL_CALL_MREMAP, HL_CALL_MADVISE, HL_CALL_ARENA,
+                  HL_CALL_KINDS };
+#ifdef HL_FAULTS
+bool hl_fault_now(enum hl_os_call kind);
+void hl_fault_set(long at, double rate, long seed, bool count);
+/* Calls made and failed so far, in all and (if the arrays are not NULL) of each kind. */
+uint64_t hl_fault_calls(void), hl_fault_failed(void);
+void hl_fault_counts(uint64_t calls[HL_CALL_KINDS], uint64_t failed[HL_CALL_KINDS]);
+#define HL_FAULT_CONFIGURE(cfg) \
+    hl_fault_set((cfg).fault_at, (cfg).fault_rate, (cfg).fault_seed, (cfg).fault_count)
+#else
+static inline bool hl_fault_now(enum hl_os_call kind) { (void)kind; return false; }
+#define HL_FAULT_CONFIGURE(cfg) ((void)0)
+#endif
 
 /* ---- arena.c: the address range holding every strategy block ------------------------------ */
 
@@ -160,7 +187,12 @@ static inline bool hl_arena_owns(const void *p)
 /* ---- pagemap.c: which mechanism owns each OS page outside the arena ------------------------ */
 
 enum hl_owner { HL_OWNER_NONE = 0, HL_OWNER_LARGE, HL_OWNER_STRATEGY };
-void hl_pagemap_set(const void *p, size_t size, enum hl_owner owner);
+/* Mark [p, p + size) as owner's. false (and no page marked) when the OS refused memory for the
+ * page map; clearing (HL_OWNER_NONE) never fails. */
+bool hl_pagemap_set(const void *p, size_t size, enum hl_owner owner);
+/* Map ahead the page map's memory for any one range of size bytes, so that the next set of
+ * such a range cannot fail; false when the OS refused it. */
+bool hl_pagemap_prepare(size_t size);
 /* Who owns p: HL_OWNER_STRATEGY inside the arena, else the page map's entry for p's page
  * (HL_OWNER_LARGE, or HL_OWNER_NONE for memory hoardlab never handed out). */
 enum hl_owner hl_pagemap_get(const void *p);

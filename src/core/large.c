@@ -410,16 +410,18 @@ static void *remap(void *base, size_t from, size_t to)
     (void)base, (void)from, (void)to;
     return MAP_FAILED;
 #else
-    return mremap(base, from, to, MREMAP_MAYMOVE);
+    return hl_os_mremap(base, from, to);
 #endif
 }
 
+/* The block at offset of the mapping at base, or NULL (errno ENOMEM) when the page map could
+ * not be extended to it: the caller gives the mapping back (cache_put, as a free would). */
 static void *hand_out(char *base, size_t map_size, size_t offset)
 {
+    if (!hl_pagemap_set(base, map_size, HL_OWNER_LARGE)) { errno = ENOMEM; return NULL; }
     char *p = base + offset;
     live_add(map_size);
     *header_of(p) = (struct large_header){ map_size, offset };
-    hl_pagemap_set(base, map_size, HL_OWNER_LARGE);
     HL_COUNT(large_allocs, 1);
     return p;
 }
@@ -454,6 +456,7 @@ static void *follow(size_t size, size_t need, size_t offset, bool zero)
     }
     if (zero) memset(base + offset, 0, dirty < size ? dirty : size);
     void *p = hand_out(base, need, offset);
+    if (!p) { cache_put(base, got); return NULL; }
     if (got > need) cache_put(base + need, got - need);   /* the tail, HL_OWNER_NONE already */
     else if (new_pages) cache_fit_bound();
     return p;
@@ -473,10 +476,13 @@ static void *alloc(size_t size, size_t align, bool zero)
         return NULL;
     } else if (hl_cfg.large_reuse == HL_LARGE_FOLLOW) {  /* an alignment above a page */
         void *p = hand_out(base, map_size, offset);
-        cache_fit_bound();
+        if (!p) cache_put(base, map_size);
+        else cache_fit_bound();
         return p;
     }
-    return hand_out(base, map_size, offset);
+    void *p = hand_out(base, map_size, offset);
+    if (!p) cache_put(base, map_size);
+    return p;
 }
 
 void *hl_large_alloc(size_t size, size_t align) { return alloc(size, align, true); }
@@ -518,6 +524,7 @@ void *hl_large_realloc(void *p, size_t size)
     char *to = cache_take(&got);
     if (to) {                                                /* a cached mapping and a copy */
         void *q = hand_out(to, got, HL_ALIGN);
+        if (!q) { cache_put(to, got); return NULL; }         /* p stays as it was */
         memcpy(q, p, size < old - offset ? size : old - offset);
         hl_large_free(p);
         return q;
@@ -529,6 +536,9 @@ void *hl_large_realloc(void *p, size_t size)
         cache_put(base + need, old - need);                  /* a mapping of its own now */
         return p;
     }
+    /* Once mremap has moved the block, the page map must take its new range: p is gone, so
+     * the page map's memory is mapped ahead, while failing is still failing realloc. */
+    if (!hl_pagemap_prepare(need)) return moved(p, size, old - offset);
     /* Clear the old pages first: once mremap has moved the block, another thread may map the
      * range and mark it as its own. */
     hl_pagemap_set(base, old, HL_OWNER_NONE);
@@ -540,7 +550,8 @@ void *hl_large_realloc(void *p, size_t size)
     hl_os_account(HL_OS_HELD, (ptrdiff_t)(need - old));
     live_add(need - old);
     header_of(to + offset)->map_size = need;
-    hl_pagemap_set(to, need, HL_OWNER_LARGE);
+    /* Fails only if other threads took the spares meanwhile and the OS refuses more. */
+    if (!hl_pagemap_set(to, need, HL_OWNER_LARGE)) hl_die("out of memory for the page map");
     if (hl_cfg.large_reuse == HL_LARGE_FOLLOW) cache_fit_bound();
     return to + offset;
 }

@@ -1,7 +1,9 @@
 /* os.c — memory from the operating system: page-granular mappings at any power-of-two
  * alignment, each counted in A (bytes held from the OS, now and at peak) as held for blocks or
  * as hoardlab's own metadata (hl.h, enum hl_os_use), placed on NUMA nodes as the `numa` key
- * says. */
+ * says. Every mmap, munmap, mremap and madvise the library makes goes through the four
+ * hl_os_ calls below, so that the faults build (-Dfaults=true, fault.c) can fail any one of
+ * them exactly as the kernel would: MAP_FAILED or -1, errno ENOMEM. */
 #include <errno.h>
 #include <sched.h>
 #include <unistd.h>
@@ -61,16 +63,45 @@ void hl_os_place(void *p, size_t size)
         mbind(p, size, MPOL_INTERLEAVE, numa_all_nodes_ptr->maskp, numa_all_nodes_ptr->size + 1, 0);
 }
 
+/* ---- the system calls ---------------------------------------------------------------------- */
+
+void *hl_os_mmap(size_t size, int flags)
+{
+    if (hl_fault_now(HL_CALL_MMAP)) { errno = ENOMEM; return MAP_FAILED; }
+    return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+}
+
+int hl_os_munmap(void *p, size_t size)
+{
+    if (hl_fault_now(HL_CALL_MUNMAP)) { errno = ENOMEM; return -1; }
+    return munmap(p, size);
+}
+
+void *hl_os_mremap(void *p, size_t from, size_t to)
+{
+    if (hl_fault_now(HL_CALL_MREMAP)) { errno = ENOMEM; return MAP_FAILED; }
+    return mremap(p, from, to, MREMAP_MAYMOVE);
+}
+
+int hl_os_madvise(void *p, size_t size, int advice)
+{
+    if (hl_fault_now(HL_CALL_MADVISE)) { errno = ENOMEM; return -1; }
+    return madvise(p, size, advice);
+}
+
+/* ---- aligned, counted regions ---------------------------------------------------------------- */
+
 void *hl_os_map(size_t size, size_t align)
 {
     if (align < HL_PAGE) align = HL_PAGE;
     size_t span = size + align - HL_PAGE;
     if (size == 0 || span < size) { errno = ENOMEM; return NULL; }
-    char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *raw = hl_os_mmap(span, 0);
     if (raw == MAP_FAILED) { errno = ENOMEM; return NULL; }
     char *p = (char *)hl_align_up((uintptr_t)raw, align);
-    if (p > raw) munmap(raw, (size_t)(p - raw));
-    if (raw + span > p + size) munmap(p + size, (size_t)(raw + span - (p + size)));
+    /* A trim that fails leaves the slack mapped: address space lost, nothing else. */
+    if (p > raw) hl_os_munmap(raw, (size_t)(p - raw));
+    if (raw + span > p + size) hl_os_munmap(p + size, (size_t)(raw + span - (p + size)));
     hl_os_place(p, size);
     return p;
 }
@@ -84,8 +115,8 @@ void *hl_os_alloc(size_t size, size_t align, enum hl_os_use use)
 
 void hl_os_free(void *p, size_t size, enum hl_os_use use)
 {
-    munmap(p, size);
-    hl_os_account(use, -(ptrdiff_t)size);
+    /* A failed munmap leaves the region mapped and still counted in A: it is still held. */
+    if (hl_os_munmap(p, size) == 0) hl_os_account(use, -(ptrdiff_t)size);
 }
 
 int hl_nprocs(void)

@@ -9,7 +9,13 @@
  *
  * Entries are relaxed atomics: a large object's pages are cleared by the thread that frees it
  * just before munmap and set again by whichever thread mmap hands the same range next; the
- * kernel orders the two, but only atomics make that a race-free program (ThreadSanitizer). */
+ * kernel orders the two, but only atomics make that a race-free program (ThreadSanitizer).
+ *
+ * Mapping a leaf can fail like any mmap: setting an owner then fails (and changes nothing), so
+ * the large object is not handed out and malloc returns NULL. Clearing never needs a leaf (an
+ * absent leaf reads HL_OWNER_NONE). realloc's mremap cannot fail that way after the block has
+ * moved (the old address is gone), so it first asks for spare leaves (hl_pagemap_prepare),
+ * mapped ahead; a new leaf is a spare when there is one. */
 #include <sys/mman.h>
 #include "hl.h"
 
@@ -18,22 +24,58 @@
 #define PM_ENTRIES   ((size_t)1 << PM_LEAF_BITS)
 #define PM_LEAF_SIZE (PM_ENTRIES + HL_PAGE)    /* the entries, then the written-pages bitmap */
 
+#define PM_SPARES    8                         /* covers any range of up to 6 GiB */
+
 typedef _Atomic uint8_t entry;
 static _Atomic(entry *) root[1u << PM_ROOT_BITS];
+static _Atomic(entry *) spares[PM_SPARES];     /* mapped, not yet a leaf, not counted */
 
+static entry *take_spare(void)
+{
+    for (unsigned i = 0; i < PM_SPARES; i++) {
+        entry *s = atomic_exchange(&spares[i], NULL);
+        if (s) return s;
+    }
+    return hl_os_map(PM_LEAF_SIZE, HL_PAGE);
+}
+
+static void keep_spare(entry *leaf)
+{
+    for (unsigned i = 0; i < PM_SPARES; i++) {
+        entry *none = NULL;
+        if (atomic_compare_exchange_strong(&spares[i], &none, leaf)) return;
+    }
+    hl_os_munmap(leaf, PM_LEAF_SIZE);
+}
+
+/* The leaf of page; when there is none, a new one if create, else NULL (also when mapping
+ * a new one failed). */
 static entry *leaf_for(uintptr_t page, bool create)
 {
     _Atomic(entry *) *slot = &root[(page >> PM_LEAF_BITS) & ((1u << PM_ROOT_BITS) - 1)];
     entry *leaf = atomic_load_explicit(slot, memory_order_acquire);
     if (leaf || !create) return leaf;
-    entry *fresh = hl_os_map(PM_LEAF_SIZE, HL_PAGE);
-    if (!fresh) hl_die("out of memory for the page map");
+    entry *fresh = take_spare();
+    if (!fresh) return NULL;
     if (atomic_compare_exchange_strong(slot, &leaf, fresh)) {
         hl_os_account(HL_OS_META, HL_PAGE);             /* the bitmap's page */
         return fresh;
     }
-    munmap(fresh, PM_LEAF_SIZE);                       /* another thread won the race */
+    keep_spare(fresh);                                 /* another thread won the race */
     return leaf;
+}
+
+bool hl_pagemap_prepare(size_t size)
+{
+    unsigned want = (unsigned)(size >> (PM_LEAF_BITS + 12)) + 2, have = 0;
+    if (want > PM_SPARES) return false;
+    for (unsigned i = 0; i < PM_SPARES; i++) have += atomic_load(&spares[i]) != NULL;
+    for (; have < want; have++) {
+        entry *s = hl_os_map(PM_LEAF_SIZE, HL_PAGE);
+        if (!s) return false;
+        keep_spare(s);
+    }
+    return true;
 }
 
 /* Entry i of leaf is about to be written: count its page of the leaf the first time. */
@@ -46,15 +88,24 @@ static void written(entry *leaf, size_t i)
     if (!(atomic_fetch_or(word, bit) & bit)) hl_os_account(HL_OS_META, HL_PAGE);
 }
 
-void hl_pagemap_set(const void *p, size_t size, enum hl_owner owner)
+bool hl_pagemap_set(const void *p, size_t size, enum hl_owner owner)
 {
     uintptr_t first = (uintptr_t)p >> 12, last = ((uintptr_t)p + size - 1) >> 12;
     for (uintptr_t page = first; page <= last; page++) {
-        entry *leaf = leaf_for(page, true);
+        entry *leaf = leaf_for(page, owner != HL_OWNER_NONE);
         size_t i = page & (PM_ENTRIES - 1);
+        if (!leaf) {
+            if (owner == HL_OWNER_NONE) {             /* nothing to clear up to the next leaf */
+                page |= PM_ENTRIES - 1;
+                continue;
+            }
+            if (page > first) hl_pagemap_set(p, (page - first) << 12, HL_OWNER_NONE);
+            return false;
+        }
         if (page == first || i % HL_PAGE == 0) written(leaf, i);
         atomic_store_explicit(&leaf[i], (uint8_t)owner, memory_order_relaxed);
     }
+    return true;
 }
 
 enum hl_owner hl_pagemap_get(const void *p)

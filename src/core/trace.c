@@ -42,7 +42,7 @@ static _Atomic uint64_t dropped;     /* records lost for want of memory */
 
 static void *map(size_t bytes)
 {
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = hl_os_mmap(bytes, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
@@ -238,6 +238,6 @@ void hl_trace_write(void)
     }
     flush(o);
     close(o->fd);
-    munmap(o, sizeof *o);
-    munmap(cur, cur_bytes);
+    hl_os_munmap(o, sizeof *o);
+    hl_os_munmap(cur, cur_bytes);
 }

@@ -229,7 +229,7 @@ static void sb_free_cb(struct hl_hp_node *n)
 {
     struct lf_sbhdr *s = (struct lf_sbhdr *)((char *)n - offsetof(struct lf_sbhdr, hp));
     if (release_empty && sbsize > HL_PAGE) {
-        madvise((char *)s + HL_PAGE, sbsize - HL_PAGE, MADV_DONTNEED);
+        hl_os_madvise((char *)s + HL_PAGE, sbsize - HL_PAGE, MADV_DONTNEED);
         hl_os_account(HL_OS_HELD, -(ptrdiff_t)(sbsize - HL_PAGE));
     }
     hl_lfs_push(STACK(&sb_pool), s, LINK(&s->next));

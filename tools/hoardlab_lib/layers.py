@@ -48,7 +48,7 @@ import subprocess
 from .common import REPO, ToolError
 
 LAYERS = [
-    ("base", ["hl", "msg", "os", "lock", "bootstrap", "config", "registry"]),
+    ("base", ["hl", "msg", "fault", "os", "lock", "bootstrap", "config", "registry"]),
     ("parts", ["arena", "pagemap", "meta", "large", "sizeclass", "thread", "stats",
                "superblock", "heap", "selector", "heapselect", "remote", "heappaths", "globalheap", "tlab", "singleheap",
                "hazard", "lfstack", "lfqueue"]),

@@ -94,7 +94,7 @@ def compiler(bdir):
         res["build_options"] = {o["name"]: o["value"] for o in opts
                                 if o.get("section") in ("user", "core", "base") and
                                 o["name"] in ("buildtype", "optimization", "debug", "b_ndebug",
-                                              "b_sanitize", "stats", "checks", "tests")}
+                                              "b_sanitize", "stats", "checks", "faults", "tests")}
     except (OSError, ValueError, KeyError):
         pass
     return res
