@@ -372,8 +372,8 @@ static size_t fz_size(const uint8_t *d)
 {
     size_t v = ((size_t)(d[0] & 31) << 8) | d[1];
     switch (d[0] >> 5) {
-    case 6: return v;                                 /* .. 8 KiB */
-    case 7: return v * 128;                           /* .. 1 MiB */
+    case 6: return v;                                 /* an eighth .. 8 KiB */
+    case 7: return v < 4096 ? v * 16 : v * 128;       /* a sixteenth .. 64 KiB, .. 1 MiB */
     default: return v % 257;                          /* three quarters 0 .. 256 */
     }
 }
