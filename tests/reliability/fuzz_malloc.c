@@ -22,7 +22,10 @@
  * replays exactly: the threads exist to make frees remote and heaps orphaned, not to race.
  * The allocator's state carries over from one input to the next (as in a long-running
  * program); every block and worker thread of an input is gone at its end. At exit it prints
- * the operations it ran, for the CI log. */
+ * the operations it ran, for the CI log. FUZZ_MALLOC_OPS=N ends the run, with status 0, after
+ * the input that reaches N operations: CI asks for a number of operations per strategy, with
+ * -max_total_time as a cap (libFuzzer has no such limit, and takes exit() from the target for
+ * a crash, hence _exit after the report). */
 #include <pthread.h>
 #include <semaphore.h>
 #include <time.h>
@@ -63,7 +66,7 @@ struct fz_block { unsigned char *p; size_t len, usable, align; uint64_t id; };
 static struct fz_block fz_slot[FZ_SLOTS];
 static size_t fz_live_bytes;
 static uint64_t fz_next_id;
-static unsigned long long fz_ops, fz_inputs;
+static unsigned long long fz_ops, fz_inputs, fz_budget;
 static double fz_t0;
 static const char *fz_strategy;
 
@@ -440,8 +443,9 @@ static void fz_report(void)
 {
     double s = fz_clock(CLOCK_MONOTONIC) - fz_t0, cpu = fz_clock(CLOCK_PROCESS_CPUTIME_ID);
     fprintf(stderr, "fuzz_malloc: strategy %s: %llu operations in %llu inputs, %.1f s (%.1f s "
-            "CPU), %.0f operations/s\n", fz_strategy, fz_ops, fz_inputs, s, cpu,
-            s > 0 ? fz_ops / s : 0.0);
+            "CPU), %.0f operations/s%s\n", fz_strategy, fz_ops, fz_inputs, s, cpu,
+            s > 0 ? fz_ops / s : 0.0, fz_budget && fz_ops < fz_budget ?
+            " (fewer than FUZZ_MALLOC_OPS: the time limit came first)" : "");
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -453,6 +457,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         sem_init(&fz_workers[t].go, 0, 0);
         sem_init(&fz_workers[t].done, 0, 0);
     }
+    const char *budget = getenv("FUZZ_MALLOC_OPS");
+    fz_budget = budget ? strtoull(budget, NULL, 10) : 0;
     fz_t0 = fz_clock(CLOCK_MONOTONIC);
     atexit(fz_report);
     return 0;
@@ -494,5 +500,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_slot[s].p = NULL;
     }
     fz_live_bytes = 0;
+    if (fz_budget && fz_ops >= fz_budget) {            /* done: see the file's comment */
+        fz_report();
+        fflush(NULL);
+        _exit(0);
+    }
     return 0;
 }
