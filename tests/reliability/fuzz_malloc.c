@@ -39,6 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define FZ_WORKERS  3
 #define FZ_LIVE_MAX (48u << 20)        /* live bytes asked for; a larger request is skipped */
 #define FZ_FULL     4096u              /* stamped in full up to here, then sampled */
+#define FZ_HUGE     (((size_t)1 << 48) - 1)    /* beyond a 48-bit address space: must fail */
 
 /* The model's own loops over block bytes and slots: neither coverage feedback (they would
  * make every byte a "feature" and most of the run time) nor ASan checks (they read the
@@ -301,6 +302,43 @@ static void fz_calloc(const struct fz_op *o)
     fz_admit(o->slot, p, total, 0, o->flags & 1, true, "calloc");
 }
 
+/* A request of FZ_HUGE bytes or more fails with ENOMEM (EINVAL first for a bad alignment),
+ * and a realloc's block stays as it was. */
+static void fz_huge(const struct fz_op *o)
+{
+    struct fz_block *b = &fz_slot[o->slot];
+    size_t n = o->size, al = o->align;
+    void *p = NULL;
+    int err = ENOMEM, r = 0;
+    errno = 0;
+    switch (o->kind) {
+    case FZ_MALLOC: p = hl_malloc(n); break;
+    case FZ_CALLOC: p = hl_calloc(o->n, n); break;
+    case FZ_REALLOC: case FZ_REALLOCARRAY:
+        if (b->p) fz_release(o->slot, "before a huge realloc");
+        p = o->kind == FZ_REALLOC ? hl_realloc(b->p, n) : hl_reallocarray(b->p, 1, n);
+        break;
+    case FZ_POSIX_MEMALIGN:
+        if (!hl_is_pow2(al) || al % sizeof(void *)) err = EINVAL;
+        r = hl_posix_memalign(&p, al, n);
+        FZ_CHECK(r == err && !p, "posix_memalign(%zu, %zu) = %d, not %d", al, n, r, err);
+        return;
+    case FZ_ALIGNED_ALLOC:
+        if (!hl_is_pow2(al)) err = EINVAL;
+        p = hl_aligned_alloc(al, n);
+        break;
+    case FZ_MEMALIGN: p = hl_memalign(al, n); break;
+    case FZ_VALLOC: p = hl_valloc(n); break;
+    default: p = hl_pvalloc(n); break;
+    }
+    FZ_CHECK(!p && errno == err, "a call of kind %d for %zu bytes (align %zu) = %p, errno %d, "
+             "not NULL and %d", o->kind, n, al, p, errno, err);
+    if ((o->kind == FZ_REALLOC || o->kind == FZ_REALLOCARRAY) && b->p) {
+        fz_live_bytes += b->len;
+        fz_verify(b, b->len, "after a failed realloc");
+    }
+}
+
 /* One operation on the calling thread (switches and exits are the driver's). */
 static void fz_run(const struct fz_op *o)
 {
@@ -308,6 +346,10 @@ static void fz_run(const struct fz_op *o)
     fz_ops++;
     if (o->kind != FZ_USABLE && o->kind != FZ_REALLOC && o->kind != FZ_REALLOCARRAY)
         fz_free(o->slot);                             /* a new block replaces the slot's */
+    if (o->size >= FZ_HUGE && o->kind != FZ_USABLE && o->kind != FZ_FREE) {
+        fz_huge(o);
+        return;
+    }
     if (o->kind >= FZ_POSIX_MEMALIGN && o->kind <= FZ_PVALLOC) {
         if (o->size <= FZ_LIVE_MAX - fz_live_bytes) fz_aligned(o);
         return;
@@ -376,14 +418,16 @@ static size_t fz_size(const uint8_t *d)
     size_t v = ((size_t)(d[0] & 31) << 8) | d[1];
     switch (d[0] >> 5) {
     case 6: return v;                                 /* an eighth .. 8 KiB */
-    case 7: return v < 4096 ? v * 16 : v * 128;       /* a sixteenth .. 64 KiB, .. 1 MiB */
+    case 7:                                           /* a sixteenth .. 64 KiB, .. 1 MiB, */
+        if (v >= 8160) return SIZE_MAX >> (v - 8160) % 17;   /* or one no space can hold */
+        return v < 4096 ? v * 16 : v * 128;
     default: return v % 257;                          /* three quarters 0 .. 256 */
     }
 }
 
 static size_t fz_align(uint8_t a)
 {
-    return (a & 0x80) ? (size_t)(a & 0x7f) : (size_t)1 << (a % 17);   /* any, or 1 .. 64 KiB */
+    return (a & 0x80) ? (size_t)(a & 0x7f) : (size_t)1 << (a % 21);   /* any, or 1 .. 1 MiB */
 }
 
 /* Count n for calloc/reallocarray: small, or (flags 8 and 2) one that makes n x size overflow. */

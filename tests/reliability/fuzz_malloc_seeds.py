@@ -20,6 +20,12 @@ def size(n):
     return bytes([0xE0 | (v >> 8), v & 255])
 
 
+def huge(shift):
+    """A size of 2^(64 - shift) - 1 bytes (shift 0..16): every call must fail."""
+    v = 8160 + shift
+    return bytes([0xE0 | (v >> 8), v & 255])
+
+
 def op(k, flags=0):
     return bytes([(flags << 4) | k])
 
@@ -61,6 +67,13 @@ SEEDS = {
                        R(1, 100), R(1, 700 << 10), SW(1), R(0, 50 << 10), F(1), SW(0),
                        M(2, 700 << 10), F(2), M(3, 700 << 10), C(4, 2, 30 << 10),
                        PM(5, 16, 600 << 10), F(0)]),
+    "huge": b"".join([M(0, 100), op(0) + bytes([1]) + huge(0), op(0) + bytes([1]) + huge(16),
+                      op(5) + bytes([0]) + huge(1), U(0), op(2) + bytes([2, 3]) + huge(5),
+                      op(8) + bytes([3, 12]) + huge(2), op(8) + bytes([3, 0x80 | 3]) + huge(2),
+                      op(9) + bytes([4, 0x80 | 3]) + huge(3), op(9) + bytes([4, 8]) + huge(3),
+                      op(10) + bytes([5, 20]) + huge(4), op(15) + bytes([6]) + huge(0),
+                      op(15, 4) + bytes([6]) + huge(0), op(7) + bytes([0, 1]) + huge(7), U(0),
+                      F(0)]),
 }
 
 if __name__ == "__main__":
