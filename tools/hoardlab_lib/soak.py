@@ -109,6 +109,9 @@ def soak(bdir, seconds, threads=4, run_seconds=10.0, seed=None, stress=None, out
             t["runs"] += 1
             t["ops"] += ops
             t["bytes"] += nbytes
+            log("soak: %-10s %-60s %s" % (s, " ".join("%s=%s" % kv for kv in kn.items())
+                                          or "(defaults)", "%d operations" % ops if ok
+                                          else "FAILED"))
             if not ok:
                 t["failures"] += 1
                 line = " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in env.items()) + " " + \
@@ -116,7 +119,8 @@ def soak(bdir, seconds, threads=4, run_seconds=10.0, seed=None, stress=None, out
                 failures.append((s, err, line))
                 log("soak: FAILED under %s: %s\n  repeat: %s" % (s, err, line))
         rnd += 1
-    out("soak: %.1f minutes, %d rounds, seed %d" % ((time.time() - t0) / 60, rnd, seed))
+    took = time.time() - t0
+    out("soak: %.1f minutes (%.0f s), %d rounds, seed %d" % (took / 60, took, rnd, seed))
     out("%-12s %6s %14s %18s %9s" % ("strategy", "runs", "operations", "bytes verified",
                                      "failures"))
     for s in strategies:
