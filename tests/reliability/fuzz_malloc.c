@@ -10,7 +10,9 @@
  * its usable size is asked and at the end of the input), is aligned as asked (at least
  * HL_ALIGN), overlaps no other live block (its whole usable size counts), has a usable size of
  * at least its request; calloc's bytes are zero; realloc keeps the prefix; bad arguments give
- * the documented error. A violation aborts, so libFuzzer keeps the input.
+ * the documented error (EINVAL, ENOMEM for an overflowing count or a request no address space
+ * holds, the old block kept by a failed realloc). A violation aborts, so libFuzzer keeps the
+ * input.
  *
  * Why hl_malloc & co. and not malloc: AddressSanitizer owns the process's malloc (it must, to
  * check the fuzzer and the allocator's own code), so the allocator under test is linked in
@@ -43,7 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The model's own loops over block bytes and slots: neither coverage feedback (they would
  * make every byte a "feature" and most of the run time) nor ASan checks (they read the
- * allocator's memory, which ASan does not track). */
+ * allocator's memory, which ASan does not track); flatten inlines rel.h's stamp function,
+ * which -O1 leaves out of line (and instrumented). */
 #define FZ_UNINSTRUMENTED __attribute__((no_sanitize("coverage", "address"), flatten))
 
 #define FZ_CHECK(cond, ...) do { if (!(cond)) fz_fail(__VA_ARGS__); } while (0)
@@ -61,7 +64,8 @@ static const enum fz_kind fz_kinds[16] = {
 struct fz_op { enum fz_kind kind; unsigned flags, slot; size_t size, n, align; };
 
 /* A live block of the model. len: bytes stamped (the request, or the usable size when the
- * operation asked to use the block to its end); zero: calloc'd, the stamp not yet written. */
+ * operation asked to use the block to its end); id: the stamp's (0 only while calloc's zeros
+ * are checked). */
 struct fz_block { unsigned char *p; size_t len, usable, align; uint64_t id; };
 
 static struct fz_block fz_slot[FZ_SLOTS];
@@ -163,6 +167,12 @@ FZ_UNINSTRUMENTED static int fz_overlap(const void *p, size_t u, unsigned except
     return -1;
 }
 
+/* Whether n more live bytes stay within FZ_LIVE_MAX (a larger request is skipped). */
+static bool fz_fits(size_t n)
+{
+    return fz_live_bytes <= FZ_LIVE_MAX && n <= FZ_LIVE_MAX - fz_live_bytes;
+}
+
 static void fz_admit(unsigned s, void *p, size_t req, size_t align, bool to_end, bool zeroed,
                      const char *call)
 {
@@ -206,7 +216,7 @@ static void fz_realloc(const struct fz_op *o, bool array)
     size_t k = array ? o->n : 1, total;
     bool overflow = __builtin_mul_overflow(k, o->size, &total);
     if (!b->p) {
-        if (overflow || total > FZ_LIVE_MAX - fz_live_bytes) return;
+        if (overflow || !fz_fits(total)) return;
         void *p = array ? hl_reallocarray(NULL, k, o->size) : hl_realloc(NULL, total);
         FZ_CHECK(p, "realloc(NULL, %zu) failed", total);
         fz_admit(o->slot, p, total, 0, o->flags & 1, false, "realloc(NULL)");
@@ -222,7 +232,7 @@ static void fz_realloc(const struct fz_op *o, bool array)
         fz_verify(b, b->len, "after a failed reallocarray");
         return;
     }
-    if (total > FZ_LIVE_MAX - fz_live_bytes) { fz_live_bytes += b->len; return; }
+    if (!fz_fits(total)) { fz_live_bytes += b->len; return; }
     void *q = array ? hl_reallocarray(b->p, k, o->size) : hl_realloc(b->p, total);
     if (total == 0) {                                  /* frees, as glibc does */
         FZ_CHECK(!q, "realloc(%p, 0) = %p: expected the block freed and NULL", (void *)b->p, q);
@@ -296,7 +306,7 @@ static void fz_calloc(const struct fz_op *o)
         FZ_CHECK(!p && errno == ENOMEM, "calloc(%zu, %zu) overflows: got %p", k, o->size, p);
         return;
     }
-    if (total > FZ_LIVE_MAX - fz_live_bytes) return;
+    if (!fz_fits(total)) return;
     void *p = hl_calloc(k, o->size);
     FZ_CHECK(p, "calloc(%zu, %zu) failed", k, o->size);
     fz_admit(o->slot, p, total, 0, o->flags & 1, true, "calloc");
@@ -351,12 +361,12 @@ static void fz_run(const struct fz_op *o)
         return;
     }
     if (o->kind >= FZ_POSIX_MEMALIGN && o->kind <= FZ_PVALLOC) {
-        if (o->size <= FZ_LIVE_MAX - fz_live_bytes) fz_aligned(o);
+        if (fz_fits(o->size)) fz_aligned(o);
         return;
     }
     switch (o->kind) {
     case FZ_MALLOC:
-        if (o->size > FZ_LIVE_MAX - fz_live_bytes) return;
+        if (!fz_fits(o->size)) return;
         void *p = hl_malloc(o->size);
         FZ_CHECK(p, "malloc(%zu) failed", o->size);
         fz_admit(o->slot, p, o->size, 0, o->flags & 1, false, "malloc");
