@@ -1,17 +1,37 @@
 #!/usr/bin/env bash
-# fuzz_run.sh FUZZER CORPUS DICT SECONDS — run the config fuzzer.
+# fuzz_run.sh FUZZER CORPUS DICT SECONDS [KEY=V1|V2|... ...] — run a libFuzzer target.
 # SECONDS = 0: replay every input of the saved corpus once (a regression test).
 # Otherwise fuzz for SECONDS starting from the saved corpus; new inputs and any crash go to
-# fuzz-work/ beside the fuzzer in the build directory, never into the source tree. To grow the
-# saved corpus by hand: FUZZER -merge=1 CORPUS fuzz-work/corpus
+# fuzz-work/NAME/ beside the fuzzer in the build directory, never into the source tree. To grow
+# the saved corpus by hand: FUZZER -merge=1 CORPUS fuzz-work/NAME/corpus. DICT '-': none.
+#
+# KEY=V1|V2|...: knobs rotated from run to run (fuzz_malloc): each run sets HOARD_KEY to one
+# of its values, the combination numbered by FUZZ_ROTATION (default: days since 1970, so CI
+# goes through every combination, one a day). The line it prints repeats the run.
 set -eu
 fuzzer=$1 corpus=$2 dict=$3 secs=$4
-work=$(dirname "$fuzzer")/fuzz-work
+shift 4
+work=$(dirname "$fuzzer")/fuzz-work/$(basename "$fuzzer")
 mkdir -p "$work/corpus"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-if [ "$secs" = 0 ]; then
-  exec "$fuzzer" -artifact_prefix="$work/" "$corpus"/*
+rotation=${FUZZ_ROTATION:-$(( $(date +%s) / 86400 ))}
+r=$rotation setting=
+for kv in "$@"; do                     # mixed radix: every combination once per cycle
+  IFS='|' read -r -a vals <<< "${kv#*=}"
+  v=${vals[$(( r % ${#vals[@]} ))]}
+  r=$(( r / ${#vals[@]} ))
+  export "HOARD_${kv%%=*}=$v"
+  setting+=" HOARD_${kv%%=*}=$v"
+done
+prefix=$work/${HOARD_STRATEGY:+$HOARD_STRATEGY-}
+if [ $# -gt 0 ]; then
+  echo "fuzz_run: FUZZ_ROTATION=$rotation HOARD_STRATEGY=${HOARD_STRATEGY:-}$setting"
 fi
+if [ "$secs" = 0 ]; then
+  exec "$fuzzer" -artifact_prefix="$prefix" "$corpus"/*
+fi
+dictopt=()
+[ "$dict" = - ] || dictopt=(-dict="$dict")
 exec "$fuzzer" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-  -dict="$dict" -artifact_prefix="$work/" -print_final_stats=1 "$work/corpus" "$corpus"
+  "${dictopt[@]}" -artifact_prefix="$prefix" -print_final_stats=1 "$work/corpus" "$corpus"

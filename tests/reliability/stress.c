@@ -8,7 +8,8 @@
  * sizes from 1 byte to 4 MiB (mostly small). About a third of the blocks are freed by another
  * thread: posted to its mailbox, which it drains, verifies and frees. Every block is stamped
  * over its full length (content = f(seed, offset)) and verified before it is freed or
- * reallocated, and at the end. Any damage prints the block and exits 1.
+ * reallocated, and at the end. Any damage prints the block and exits 1. The closing line
+ * counts operations, remote frees and bytes verified (`hoardlab soak` reads it).
  * RELIABILITY_DURATION (set by `meson test --setup soak`) overrides --duration. */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -30,7 +31,8 @@ static size_t nslots = 2000;
 static uint64_t base_seed = 42;
 static struct mailbox *boxes;
 static atomic_bool stop;
-static atomic_ulong total_ops, total_remote;
+static atomic_ulong total_ops, total_remote, total_verified;
+static _Thread_local unsigned long verified;      /* bytes this thread checked against stamps */
 
 static double now(void)
 {
@@ -42,6 +44,7 @@ static double now(void)
 static void verify(const struct block *b, size_t n, const char *when)
 {
     long bad = rel_damaged(b->p, n, b->seed);
+    verified += n;
     if (bad >= 0)
         rel_fail("%s: block %p (%zu bytes, seed %#llx) damaged at byte %ld: %#x", when, b->p,
                  b->len, (unsigned long long)b->seed, bad, ((unsigned char *)b->p)[bad]);
@@ -187,6 +190,7 @@ static void *worker(void *arg)
         }
     free(slot);
     atomic_fetch_add(&total_ops, ops);
+    atomic_fetch_add(&total_verified, verified);
     return NULL;
 }
 
@@ -222,7 +226,8 @@ int main(int argc, char **argv)
         r_free(boxes[t].items);
     }
     free(boxes);
-    printf("ok: stress under %s: %u threads, %.1f s, %lu operations, %lu freed remotely\n",
-           strategy, nthreads, duration, atomic_load(&total_ops), atomic_load(&total_remote));
+    printf("ok: stress under %s: %u threads, %.1f s, %lu operations, %lu freed remotely, "
+           "%lu bytes verified\n", strategy, nthreads, duration, atomic_load(&total_ops),
+           atomic_load(&total_remote), atomic_load(&total_verified) + verified);
     return 0;
 }

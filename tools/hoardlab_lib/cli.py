@@ -9,7 +9,7 @@ import time
 
 from . import check, common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
 from . import compare as comparemod, cost as costmod, layers as layersmod, nodes, programs
-from . import selftest, slurm
+from . import selftest, slurm, soak as soakmod
 from .build import MEASURED_TARGETS, do_build, incremental_build, build_state, install_deps
 from .common import REPO, ToolError, build_dir, require, log
 
@@ -326,6 +326,12 @@ def cmd_layers(a):
     return 1 if bad else 0
 
 
+def cmd_soak(a):
+    bdir = build_dir(a.build_dir)
+    build_for(a, bdir, soakmod.TARGETS)
+    return soakmod.main(a, bdir)
+
+
 def cmd_test(a):
     return selftest.main(build_dir(a.build_dir), a.jobs, skip_deps=a.no_deps)
 
@@ -452,6 +458,22 @@ def parser():
     s.add_argument("-j", "--jobs", type=int)
     s.add_argument("--no-deps", action="store_true", help="skip tools/install-deps")
     s.set_defaults(func=cmd_test)
+
+    s = sub.add_parser("soak", help="the integrity stress under every strategy, knob values "
+                       "rotated, until the time is up; operations, bytes verified and failures "
+                       "per strategy; exit 1 on a failure")
+    g = s.add_mutually_exclusive_group(required=True)
+    g.add_argument("--minutes", type=float, help="how long to soak")
+    g.add_argument("--seconds", type=float, help="the same in seconds (short tests)")
+    s.add_argument("--threads", type=int, default=4, help="stress threads per run (default 4)")
+    s.add_argument("--run-seconds", type=float, default=10.0,
+                   help="longest single run (default 10)")
+    s.add_argument("--seed", type=int, help="knob rotation and stress seeds (default random, "
+                   "printed)")
+    s.add_argument("--stress", help="the stress program (default <build>/tests/reliability/"
+                   "rel_stress)")
+    add_no_build(s)
+    s.set_defaults(func=cmd_soak)
 
     s = sub.add_parser("main", help="install deps, build, run the taxonomy sweep, print the "
                        "report's path")
