@@ -24,7 +24,9 @@
 
 #define N 3000                  /* blocks per test: several superblocks of 64 bytes */
 
-static void *blocks[N];
+/* bounded uses two superblocks' worth: room for 256 KiB superblocks (hoard2026's). */
+#define MAX_BLOCKS (2 * (256 << 10) / 64)
+static void *blocks[MAX_BLOCKS];
 static int nblocks = N;         /* how many of blocks[] alloc_all and free_all handle */
 
 static void check_heap(struct hl_heap *h, void *arg) { (void)arg; hl_heap_check(h, -1); }
@@ -136,6 +138,7 @@ static void bounded(void **state)
     (void)state;
     /* Whole superblocks, so that the last one holds only these blocks. */
     nblocks = 2 * (int)hl_sb_capacity_of(hl_class_of(64));
+    assert_true(nblocks <= MAX_BLOCKS);
     alloc_all(NULL);
     struct hl_sb *sb = hl_sb_of(blocks[nblocks - 1]);
     struct hl_heap *mine = hl_heap_mine();
