@@ -100,7 +100,7 @@
     "hoard: u and a of the emptiness threshold per size class of a heap, or per heap over "  \
     "all its classes (the paper's u_i and a_i)")                                               \
   X(release_empty,   superblock,   BOOL,  "off",      0, 1, NULL,                              \
-    "ownership, hoard, hoard2026, lockfree",                                                   \
+    "ownership, hoard, hoard2026, hoard202607, lockfree",                                                   \
     "return completely empty superblocks to the OS instead of keeping them for reuse")         \
   X(remote_free,     heaps,        ENUM,  "lock",     0, 0, hl_remote_frees,                   \
     "ownership, hoard, hoard2026, hoard202607",                                                             \
