@@ -26,6 +26,7 @@ const char *const hl_large_reuses[] = { "unmap", "fixed", "follow", NULL };
 const char *const hl_shard_keys[]   = { "cpu", "node", "thread", NULL };
 const char *const hl_tlab_foreigns[] = { "home", "adopt", NULL };
 const char *const hl_tlab_batches[] = { "half", "batch", NULL };
+const char *const hl_purges[]       = { "off", "free", "dontneed", NULL };
 
 enum kind { BOOL, INT, SIZE, POW2, REAL, ENUM, STR, PCOUNT, OUTPUT };
 static const char *const kind_names[] = { "bool", "int", "size", "pow2", "real", "enum",

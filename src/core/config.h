@@ -140,6 +140,14 @@
     "ownership, hoard, hoard2026, hoard202607 if remote_free=queue",                           \
     "remote_free=queue: blocks an owner heap's inbox may hold uncollected; a free that finds " \
     "it full takes the owner's lock instead (Hoard #98: 256); 0 = unbounded")                  \
+  X(purge,           superblock,   ENUM,  "off",      0, 0, hl_purges,                         \
+    "hoard, hoard2026, hoard202607",                                                           \
+    "hoard: pages of empty superblocks parked in the global heap go back to the OS with "     \
+    "madvise MADV_FREE or MADV_DONTNEED, beyond `retain` bytes kept as they are (Hoard #99, " \
+    "#116); they stay counted in A")                                                           \
+  X(retain,          superblock,   SIZE,  "64M",      0, 64 * 1024 * HL_MB, NULL,              \
+    "hoard, hoard2026, hoard202607 if purge=free|dontneed",                                    \
+    "hoard purge: bytes of parked empty superblocks kept unpurged, for a fast reuse")          \
   X(partial_list,    lockfree,     ENUM,  "fifo",     0, 0, hl_list_orders,                    \
     "lockfree",                                                                                \
     "lockfree: order of a size class's list of PARTIAL superblocks (Michael 2004 prefers fifo)") \
@@ -153,7 +161,8 @@
 /* Choice lists, NULL-terminated. */
 extern const char *const hl_lock_kinds[], *const hl_numa_modes[], *const hl_class_tables[],
                   *const hl_list_orders[], *const hl_heap_selects[], *const hl_remote_frees[],
-                  *const hl_accountings[], *const hl_large_reuses[];
+                  *const hl_accountings[], *const hl_large_reuses[], *const hl_shard_keys[],
+                  *const hl_tlab_foreigns[], *const hl_tlab_batches[], *const hl_purges[];
 
 enum hl_lock_kind  { HL_LOCK_SPIN, HL_LOCK_MUTEX };
 enum hl_numa_mode  { HL_NUMA_OFF, HL_NUMA_LOCAL, HL_NUMA_INTERLEAVE };
@@ -166,6 +175,7 @@ enum hl_large_reuse{ HL_LARGE_UNMAP, HL_LARGE_FIXED, HL_LARGE_FOLLOW };
 enum hl_shard_key  { HL_SHARD_CPU, HL_SHARD_NODE, HL_SHARD_THREAD };
 enum hl_tlab_foreign{ HL_FOREIGN_HOME, HL_FOREIGN_ADOPT };
 enum hl_tlab_batch { HL_TLAB_HALF, HL_TLAB_BATCH };
+enum hl_purge      { HL_PURGE_OFF, HL_PURGE_FREE, HL_PURGE_DONTNEED };
 
 #define HL_CTYPE_BOOL   int
 #define HL_CTYPE_INT    long

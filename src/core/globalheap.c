@@ -16,6 +16,7 @@
 #include <numa.h>
 #include <sched.h>
 #include "globalheap.h"
+#include "purge.h"
 #include "selector.h"
 
 struct where { unsigned here, lo, len; };   /* own shard; group [lo, lo + len) */
@@ -51,6 +52,7 @@ static struct hl_sb *take_from(struct hl_heap *g, struct hl_heap *h, unsigned c)
     if (hl_remote_pending(g)) hl_remote_collect(g);     /* what others freed comes back first */
     struct hl_sb *sb = hl_heap_take(g, c);
     if (sb) {
+        hl_purge_unpark(sb);
         if (hl_meta_foreign_blocks)       /* census = on: Table 3's count */
             HL_COUNT(census_paper, hl_meta_foreign_blocks(sb, hl_sb_size));
         hl_heap_attach(h, sb);
@@ -117,8 +119,12 @@ void hl_global_put(struct hl_heap *h, struct hl_sb *sb)
     struct hl_heap *g = hl_heap_shards[where_now().here];
     hl_heap_lock(g);
     hl_heap_detach(h, sb);
-    if (hl_cfg.release_empty && hl_sb_empty(sb)) hl_sb_release(sb);
-    else hl_heap_attach(g, sb);
+    if (hl_cfg.release_empty && hl_sb_empty(sb)) {
+        hl_sb_release(sb);
+    } else {
+        hl_heap_attach(g, sb);
+        if (hl_sb_empty(sb)) hl_purge_park(sb);          /* purge, retain */
+    }
     HL_COUNT(global_to, 1);
     if (HL_INVARIANT_CHECKS) hl_heap_check(g, -1);
     hl_heap_unlock(g);

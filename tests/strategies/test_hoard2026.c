@@ -273,6 +273,7 @@ static void shards_put_local_get_anywhere(void **state)
             assert_ptr_equal(now, hl_heap_shards[(unsigned)cpu % n]);
         hl_heap_lock(now);                              /* out of the way of the next k */
         hl_heap_detach(now, sb);
+        hl_purge_unpark(sb);                            /* (purge: it parked empty) */
         hl_heap_unlock(now);
         hl_sb_release(sb);
     }

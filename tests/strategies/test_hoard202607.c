@@ -10,7 +10,10 @@
  *   tlab_refill/flush  blocks moved per refill and per overflow
  *   global_shard_key   the shard put() parks a superblock in: the CPU's or the thread's
  *   remote_queue_cap   a remote free that finds the owner's inbox full takes the lock path
- *   size_classes       pow2x4: 16-byte steps to 128, then 4 classes per power of two */
+ *   size_classes       pow2x4: 16-byte steps to 128, then 4 classes per power of two
+ *   purge, retain      empty superblocks parked in the global heap beyond `retain` bytes are
+ *                      purged (dontneed: their pages leave memory at once) and reused
+ *                      correctly; within `retain` they stay as they are */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,9 +23,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "hoard.h"
 
 #define ADAPT_MAX ((size_t)16 << 20)
+
+static void check_heap(struct hl_heap *h, void *arg) { (void)arg; hl_heap_check(h, -1); }
 
 static void *in_thread(void *(*fn)(void *), void *arg)
 {
@@ -272,6 +279,7 @@ static void *put_on_cpus(void *arg)
         }
         hl_heap_lock(g);
         hl_heap_detach(g, sb);
+        hl_purge_unpark(sb);                             /* it parked empty */
         hl_heap_unlock(g);
         hl_sb_release(sb);
     }
@@ -359,6 +367,81 @@ static void pow2x4_classes(void **state)
     }
 }
 
+/* ---- purge, retain ------------------------------------------------------------------------ */
+
+/* Pages of sb after its header that are resident. */
+static size_t resident_pages(struct hl_sb *sb)
+{
+    uintptr_t from = hl_align_up((uintptr_t)sb + HL_SB_HEADER, HL_PAGE);
+    size_t n = ((uintptr_t)sb + hl_sb_size - from) / HL_PAGE, k = 0;
+    unsigned char vec[4096];
+    if (n > sizeof vec || mincore((void *)from, n * HL_PAGE, vec)) return (size_t)-1;
+    for (size_t i = 0; i < n; i++) k += vec[i] & 1;
+    return k;
+}
+
+struct parked { size_t kept, purged, resident_purged, superblocks; };
+
+static void count_parked(struct hl_heap *h, void *arg)
+{
+    struct parked *p = arg;
+    if (!hl_heap_is_shard(h)) return;
+    hl_heap_lock(h);
+    for (unsigned c = 0; c < hl_classes->count; c++)
+        for (unsigned l = 0; l <= HL_LIST_EMPTY; l++)
+            for (struct hl_sb *sb = h->cls[c].list[l]; sb; sb = sb->next) {
+                if (!hl_sb_empty(sb)) continue;
+                p->superblocks++;
+                if (sb->parked == 1) p->kept++;
+                if (sb->parked == 2) {
+                    p->purged++;
+                    if (hl_cfg.purge == HL_PURGE_DONTNEED) p->resident_purged += resident_pages(sb);
+                }
+            }
+    hl_heap_unlock(h);
+}
+
+/* A thread fills many superblocks and frees everything: with K = 0 its heap parks every empty
+ * superblock in the global heap (the TLAB's blocks go back at its exit). */
+static void *fill_and_free(void *arg)
+{
+    size_t n = (size_t)arg;
+    void **v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) memset(v[i] = hl_malloc(200), 0x7e, 200);
+    for (size_t i = 0; i < n; i++) hl_free(v[i]);
+    free(v);
+    return NULL;
+}
+
+static void purge_and_retain(void **state)
+{
+    (void)state;
+    size_t n = 64 * hl_sb_size / 200;                   /* about 64 superblocks */
+    in_thread(fill_and_free, (void *)n);
+    struct parked p = { 0 };
+    hl_heaps_foreach(count_parked, &p);
+    printf("# purge %s, retain %zu: %zu empty superblocks parked, %zu kept (%zu bytes "
+           "retained), %zu purged, %zu of their pages resident\n", hl_purges[hl_cfg.purge],
+           hl_cfg.retain, p.superblocks, p.kept, hl_purge_retained(), p.purged,
+           p.resident_purged);
+    assert_true(p.superblocks >= 32);
+    if (hl_cfg.purge == HL_PURGE_OFF) {
+        assert_int_equal(p.kept + p.purged, 0);
+        return;
+    }
+    size_t keep = hl_cfg.retain / hl_sb_size;
+    assert_int_equal(p.kept, keep < p.superblocks ? keep : p.superblocks);
+    assert_int_equal(hl_purge_retained(), p.kept * hl_sb_size);
+    assert_int_equal(p.purged, p.superblocks - p.kept);
+    assert_int_equal(p.resident_purged, 0);               /* dontneed: gone at once */
+    /* Reused: every superblock back in a heap, its blocks carved anew and written. */
+    in_thread(fill_and_free, (void *)n);
+    struct parked q = { 0 };
+    hl_heaps_foreach(count_parked, &q);
+    assert_int_equal(hl_purge_retained(), q.kept * hl_sb_size);
+    hl_heaps_foreach(check_heap, NULL);
+}
+
 int main(void)
 {
     setenv("HOARD_STATS_BATCH", "0", 0);
@@ -373,6 +456,7 @@ int main(void)
         cmocka_unit_test(shard_key),
         cmocka_unit_test(remote_queue_cap),
         cmocka_unit_test(pow2x4_classes),
+        cmocka_unit_test(purge_and_retain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
