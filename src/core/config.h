@@ -8,7 +8,7 @@
  * Strategy-specific defaults (struct hl_strategy.defaults) override the table default.
  *
  * `acts` says where the key has an effect: "all", or clauses separated by "; ", each a list of
- * strategies ("hoard, hoard2026") optionally followed by " if KEY=VALUE[|VALUE...]" naming the
+ * strategies ("hoard, hoard2026, hoard202607") optionally followed by " if KEY=VALUE[|VALUE...]" naming the
  * value another key must have (effective value, whatever its source). A key set explicitly
  * (file or environment) where it acts nowhere is an error at start-up, like any bad input: it
  * would change nothing, and an experiment varying it would measure noise.
@@ -68,7 +68,8 @@
   X(arena_reserve,   allocator,    SIZE,  "256G",     64 * HL_MB, 64.0 * 1024 * 1024 * HL_MB, NULL, "all", \
     "address space reserved for strategy blocks (no memory until used); halved if refused")   \
   X(size_classes,    size_classes, ENUM,  "geometric",0, 0, hl_class_tables, "all",          \
-    "size-class table: pow2 (uC++) or geometric with base b (Hoard)")                          \
+    "size-class table: pow2 (uC++), geometric with base b (Hoard 2000), or pow2x4: 16-byte "   \
+    "steps to 128, then 4 classes per power of two (Hoard #107/#108)")                          \
   X(size_class_base, size_classes, REAL,  "1.2",      1.01, 4.0, NULL,                         \
     "all if size_classes=geometric",                                                           \
     "b: ratio between neighbouring geometric size classes")                                    \
@@ -81,43 +82,77 @@
     "concurrent",                                                                              \
     "concurrent: give each size class's free-list head and lock its own cache line")           \
   X(free_list,       allocator,    ENUM,  "lifo",     0, 0, hl_list_orders,                    \
-    "serial, concurrent, ownership, hoard, hoard2026",                                         \
+    "serial, concurrent, ownership, hoard, hoard2026, hoard202607",                                         \
     "order in which freed blocks are reused")                                                  \
   X(heaps,           heaps,        PCOUNT,"2P",       1, 4096, NULL,                           \
-    "private, ownership, hoard, hoard2026, lockfree if heap_select=hash|cpu",                  \
+    "private, ownership, hoard, hoard2026, hoard202607, lockfree if heap_select=hash|cpu|home",                  \
     "number of per-processor heaps: N, or NP for N times the processor count")                \
   X(heap_select,     heaps,        ENUM,  "hash",     0, 0, hl_heap_selects,                   \
-    "private, ownership, hoard, hoard2026, lockfree",                                          \
-    "which heap a thread uses: own heap per thread, thread-id hash, or current CPU")           \
+    "private, ownership, hoard, hoard2026, hoard202607, lockfree",                                          \
+    "which heap a thread uses: own heap per thread, thread-id hash, current CPU, or a home "    \
+    "heap given out round-robin at the thread's first call and kept for its life (Hoard #103)")           \
   X(empty_fraction,  superblock,   REAL,  "1/4",      0.01, 0.99, NULL,                        \
-    "hoard, hoard2026; ownership if remote_free=list",                                         \
+    "hoard, hoard2026, hoard202607; ownership if remote_free=list",                                         \
     "f: a heap may hold this fraction of its memory free before it gives a superblock away")   \
   X(release_threshold, superblock, INT,   "4",        0, 1 << 20, NULL,                        \
-    "hoard, hoard2026; ownership if remote_free=queue",                                        \
+    "hoard, hoard2026, hoard202607; ownership if remote_free=queue",                                        \
     "K: superblocks a heap may hold free regardless of f")                                     \
   X(fullness_groups, superblock,   INT,   "4",        1, 64, NULL,                             \
-    "ownership, hoard, hoard2026",                                                             \
+    "ownership, hoard, hoard2026, hoard202607",                                                             \
     "bins of superblocks by fraction in use; allocation takes from the fullest")               \
   X(accounting,      superblock,   ENUM,  "class",    0, 0, hl_accountings,                    \
-    "hoard, hoard2026",                                                                        \
+    "hoard, hoard2026, hoard202607",                                                                        \
     "hoard: u and a of the emptiness threshold per size class of a heap, or per heap over "  \
     "all its classes (the paper's u_i and a_i)")                                               \
   X(release_empty,   superblock,   BOOL,  "off",      0, 1, NULL,                              \
-    "ownership, hoard, hoard2026, lockfree",                                                   \
+    "ownership, hoard, hoard2026, hoard202607, lockfree",                                                   \
     "return completely empty superblocks to the OS instead of keeping them for reuse")         \
   X(remote_free,     heaps,        ENUM,  "lock",     0, 0, hl_remote_frees,                   \
-    "ownership, hoard, hoard2026",                                                             \
+    "ownership, hoard, hoard2026, hoard202607",                                                             \
     "ownership, hoard: a free by a thread other than the owner's: lock the owner heap (the "   \
     "paper), push onto the superblock's atomic list, or post to the owner heap's queue")       \
   X(tlab,            tlab,         BOOL,  "off",      0, 1, NULL,                              \
-    "hoard, hoard2026",                                                                        \
+    "hoard, hoard2026, hoard202607",                                                                        \
     "hoard: a thread-local allocation buffer per size class in front of the heap (Hoard 2026)") \
   X(tlab_budget,     tlab,         SIZE,  "64K",      0, 64 * HL_MB, NULL,                     \
-    "hoard, hoard2026 if tlab=on",                                                             \
+    "hoard, hoard2026, hoard202607 if tlab=on",                                                             \
     "hoard tlab: free bytes a thread's TLAB may hold per size class before it overflows")      \
   X(global_shards,   heaps,        INT,   "1",        1, 64, NULL,                             \
-    "hoard, hoard2026",                                                                        \
+    "hoard, hoard2026, hoard202607",                                                                        \
     "hoard: the global heap split into this many shards, each with its lock (1 = the paper)")  \
+  X(global_shard_key, heaps,       ENUM,  "cpu",      0, 0, hl_shard_keys,                     \
+    "hoard, hoard2026, hoard202607",                                                           \
+    "hoard, global_shards > 1: the shard a heap puts to and first takes from: the CPU's "     \
+    "(#88), node x shards_per_node + cpu mod shards_per_node, stealing within the node first " \
+    "(#89), or the thread id's (#95); then two random shards, then all")                       \
+  X(tlab_foreign,    tlab,         ENUM,  "home",     0, 0, hl_tlab_foreigns,                  \
+    "hoard, hoard2026, hoard202607 if tlab=on",                                                \
+    "hoard tlab: a freed block whose superblock the TLAB's heap does not own goes to its "    \
+    "owner heap (home: today's, and Hoard #103) or into the freeing thread's TLAB (adopt)")   \
+  X(tlab_adaptive,   tlab,         BOOL,  "off",      0, 1, NULL,                              \
+    "hoard, hoard2026, hoard202607 if tlab=on",                                                \
+    "hoard tlab: a thread's budget starts at tlab_budget and doubles after every 16 slow "    \
+    "paths, up to 16 MiB (Hoard #98)")                                                         \
+  X(tlab_refill,     tlab,         ENUM,  "half",     0, 0, hl_tlab_batches,                   \
+    "hoard, hoard2026, hoard202607 if tlab=on",                                                \
+    "hoard tlab: blocks an empty bin takes under one lock: half its limit, at most 64 "       \
+    "(half), or min(64, budget / (8 x class size)), at least 1 (batch: Hoard #99)")            \
+  X(tlab_flush,      tlab,         ENUM,  "half",     0, 0, hl_tlab_batches,                   \
+    "hoard, hoard2026, hoard202607 if tlab=on",                                                \
+    "hoard tlab: blocks a full bin gives back under one lock: half its limit, at most 64 "    \
+    "(half), or up to 64 (batch: Hoard #111)")                                                 \
+  X(remote_queue_cap, heaps,       INT,   "0",        0, 1 << 20, NULL,                        \
+    "ownership, hoard, hoard2026, hoard202607 if remote_free=queue",                           \
+    "remote_free=queue: blocks an owner heap's inbox may hold uncollected; a free that finds " \
+    "it full takes the owner's lock instead (Hoard #98: 256); 0 = unbounded")                  \
+  X(purge,           superblock,   ENUM,  "off",      0, 0, hl_purges,                         \
+    "hoard, hoard2026, hoard202607",                                                           \
+    "hoard: pages of empty superblocks parked in the global heap go back to the OS with "     \
+    "madvise MADV_FREE or MADV_DONTNEED, beyond `retain` bytes kept as they are (Hoard #99, " \
+    "#116); they stay counted in A")                                                           \
+  X(retain,          superblock,   SIZE,  "64M",      0, 64 * 1024 * HL_MB, NULL,              \
+    "hoard, hoard2026, hoard202607 if purge=free|dontneed",                                    \
+    "hoard purge: bytes of parked empty superblocks kept unpurged, for a fast reuse")          \
   X(partial_list,    lockfree,     ENUM,  "fifo",     0, 0, hl_list_orders,                    \
     "lockfree",                                                                                \
     "lockfree: order of a size class's list of PARTIAL superblocks (Michael 2004 prefers fifo)") \
@@ -148,16 +183,21 @@
 /* Choice lists, NULL-terminated. */
 extern const char *const hl_lock_kinds[], *const hl_numa_modes[], *const hl_class_tables[],
                   *const hl_list_orders[], *const hl_heap_selects[], *const hl_remote_frees[],
-                  *const hl_accountings[], *const hl_large_reuses[];
+                  *const hl_accountings[], *const hl_large_reuses[], *const hl_shard_keys[],
+                  *const hl_tlab_foreigns[], *const hl_tlab_batches[], *const hl_purges[];
 
 enum hl_lock_kind  { HL_LOCK_SPIN, HL_LOCK_MUTEX };
 enum hl_numa_mode  { HL_NUMA_OFF, HL_NUMA_LOCAL, HL_NUMA_INTERLEAVE };
-enum hl_class_table{ HL_CLASSES_GEOMETRIC, HL_CLASSES_POW2 };
+enum hl_class_table{ HL_CLASSES_GEOMETRIC, HL_CLASSES_POW2, HL_CLASSES_POW2X4 };
 enum hl_list_order { HL_LIST_LIFO, HL_LIST_FIFO };
-enum hl_heap_select{ HL_SELECT_THREAD, HL_SELECT_HASH, HL_SELECT_CPU };
+enum hl_heap_select{ HL_SELECT_THREAD, HL_SELECT_HASH, HL_SELECT_CPU, HL_SELECT_HOME };
 enum hl_remote_free{ HL_REMOTE_LOCK, HL_REMOTE_LIST, HL_REMOTE_QUEUE };
 enum hl_accounting { HL_ACCOUNT_CLASS, HL_ACCOUNT_HEAP };
 enum hl_large_reuse{ HL_LARGE_UNMAP, HL_LARGE_FIXED, HL_LARGE_FOLLOW };
+enum hl_shard_key  { HL_SHARD_CPU, HL_SHARD_NODE, HL_SHARD_THREAD };
+enum hl_tlab_foreign{ HL_FOREIGN_HOME, HL_FOREIGN_ADOPT };
+enum hl_tlab_batch { HL_TLAB_HALF, HL_TLAB_BATCH };
+enum hl_purge      { HL_PURGE_OFF, HL_PURGE_FREE, HL_PURGE_DONTNEED };
 
 #define HL_CTYPE_BOOL   int
 #define HL_CTYPE_INT    long

@@ -4,14 +4,44 @@
  * and where a heap that runs out of room looks before it asks the OS (get). hoard.c decides
  * when; this file, where. The shards are made with the other heaps and numbered after them
  * (heapselect.c: hl_heap_shards, hl_heap_is_shard); locks: a per-processor heap before any
- * shard, shards in ascending shard number. */
+ * shard, shards in ascending shard number.
+ *
+ * global_shard_key picks the thread's own shard, where put goes and get looks first, and the
+ * group of shards get searches next (two random ones, the fuller first, then the rest of the
+ * group), before every other shard:
+ *   cpu     the shard of the CPU the thread runs on; the group: all shards (Hoard #88).
+ *   node    node x spn + cpu mod spn, spn = shards per node; the group: the node's shards,
+ *           so a superblock is stolen from the local node first (#89). One node: as cpu.
+ *   thread  thread id mod shards, whatever CPU it runs on; the group: all shards (#95). */
+#include <numa.h>
+#include <sched.h>
 #include "globalheap.h"
+#include "purge.h"
 #include "selector.h"
 
-/* The shard of the CPU the thread runs on: where put goes and get looks first. */
-static struct hl_heap *shard_here(void)
+struct where { unsigned here, lo, len; };   /* own shard; group [lo, lo + len) */
+
+static unsigned nodes(void)
 {
-    return hl_heap_shards[(unsigned)hl_select_cpu() % hl_heap_nshards];
+    static unsigned n;                   /* a race writes the same value */
+    if (!n) {
+        int k = numa_available() < 0 ? 1 : numa_num_configured_nodes();
+        n = k < 1 ? 1 : (unsigned)k;
+    }
+    return n;
+}
+
+static struct where where_now(void)
+{
+    unsigned n = hl_heap_nshards;
+    if (hl_cfg.global_shard_key == HL_SHARD_THREAD) return (struct where){ hl_me.id % n, 0, n };
+    if (hl_cfg.global_shard_key == HL_SHARD_NODE) {
+        unsigned cpu, node, nn = nodes() < n ? nodes() : n, spn = n / nn;
+        if (getcpu(&cpu, &node)) cpu = node = 0;
+        unsigned lo = (node % nn) * spn;
+        return (struct where){ lo + cpu % spn, lo, spn };
+    }
+    return (struct where){ (unsigned)hl_select_cpu() % n, 0, n };
 }
 
 /* A superblock of class c from shard g (locked) into h: the fullest of class c, else an empty
@@ -22,6 +52,7 @@ static struct hl_sb *take_from(struct hl_heap *g, struct hl_heap *h, unsigned c)
     if (hl_remote_pending(g)) hl_remote_collect(g);     /* what others freed comes back first */
     struct hl_sb *sb = hl_heap_take(g, c);
     if (sb) {
+        hl_purge_unpark(sb);
         if (hl_meta_foreign_blocks)       /* census = on: Table 3's count */
             HL_COUNT(census_paper, hl_meta_foreign_blocks(sb, hl_sb_size));
         hl_heap_attach(h, sb);
@@ -50,21 +81,23 @@ static uint32_t rnd(void)
     return rnd_state = x;
 }
 
-/* get: the thread's CPU's shard; then two random shards, taking from the fuller (two
- * choices concentrate the parked superblocks in few shards); then every shard in turn, so a
- * superblock parked anywhere is found before the OS is asked (none is stranded, and the
- * bound of §4.1 holds over the sum of the shards). Two shards are locked together only in
- * ascending shard number. */
+/* get: the thread's own shard; then two random shards of its group, taking from the fuller
+ * (two choices concentrate the parked superblocks in few shards); then the rest of the group,
+ * then every other shard, so a superblock parked anywhere is found before the OS is asked
+ * (none is stranded, and the bound of §4.1 holds over the sum of the shards). Two shards are
+ * locked together only in ascending shard number. */
 struct hl_sb *hl_global_get(struct hl_heap *h, unsigned c)
 {
     unsigned n = hl_heap_nshards;
     if (n == 1) return take_locked(hl_heap_global, h, c);
-    struct hl_heap *here = shard_here();
+    struct where w = where_now();
+    struct hl_heap *here = hl_heap_shards[w.here];
     struct hl_sb *sb = take_locked(here, h, c);
     if (sb) return sb;
-    if (n > 2) {
-        unsigned i = rnd() % n, j = rnd() % (n - 1);
+    if (w.len > 2) {
+        unsigned i = rnd() % w.len, j = rnd() % (w.len - 1);
         j += j >= i;                                     /* distinct from i */
+        i += w.lo, j += w.lo;
         struct hl_heap *a = hl_heap_shards[i < j ? i : j], *b = hl_heap_shards[i < j ? j : i];
         hl_heap_lock(a);
         hl_heap_lock(b);
@@ -74,18 +107,24 @@ struct hl_sb *hl_global_get(struct hl_heap *h, unsigned c)
         hl_heap_unlock(a);
         if (sb) return sb;
     }
-    for (unsigned k = 0; k < n && !sb; k++)
+    for (unsigned k = w.lo; k < w.lo + w.len && !sb; k++)          /* the group */
         if (hl_heap_shards[k] != here) sb = take_locked(hl_heap_shards[k], h, c);
+    for (unsigned k = 0; k < n && !sb; k++)                         /* the rest */
+        if (k - w.lo >= w.len) sb = take_locked(hl_heap_shards[k], h, c);
     return sb;
 }
 
 void hl_global_put(struct hl_heap *h, struct hl_sb *sb)
 {
-    struct hl_heap *g = shard_here();
+    struct hl_heap *g = hl_heap_shards[where_now().here];
     hl_heap_lock(g);
     hl_heap_detach(h, sb);
-    if (hl_cfg.release_empty && hl_sb_empty(sb)) hl_sb_release(sb);
-    else hl_heap_attach(g, sb);
+    if (hl_cfg.release_empty && hl_sb_empty(sb)) {
+        hl_sb_release(sb);
+    } else {
+        hl_heap_attach(g, sb);
+        if (hl_sb_empty(sb)) hl_purge_park(sb);          /* purge, retain */
+    }
     HL_COUNT(global_to, 1);
     if (HL_INVARIANT_CHECKS) hl_heap_check(g, -1);
     hl_heap_unlock(g);

@@ -10,6 +10,13 @@
  *          (direct-mapped by heap number); a full buffer, or one whose slot another heap
  *          needs, is posted to the owner heap's `inbox` as a chain in one CAS.
  *
+ * remote_queue_cap = N > 0 bounds the queue (Hoard #98's bounded queue): a free that finds
+ * N or more blocks posted to the owner's inbox and not yet collected takes the `lock` path
+ * instead, for that block. Blocks still in freeing threads' buffers are not in the inbox
+ * yet, and a post adds up to BATCH at once, so the inbox holds fewer than N + BATCH blocks
+ * per thread posting at the same moment: the bound is on what the owner finds, not a ring of
+ * N slots (the queue is a chain of posts, so a ring would be another structure).
+ *
  * Until collected, a pending block stays counted in its superblock's `used` and the owner's
  * u (so a superblock with pending blocks is never empty, released, or re-formatted), and in
  * A; it is out of U (the freeing thread counts the free at once) and in `remote_pending`.
@@ -64,6 +71,7 @@ int hl_remote_mode;                      /* enum hl_remote_free */
  * max(K, 1) x S bytes posted to one heap (help_bytes). */
 static uint32_t *help_at;
 static size_t help_bytes;
+static uint32_t queue_cap;               /* remote_queue_cap; 0: unbounded */
 
 struct outbox { struct hl_heap *heap; void *head, *tail; uint32_t n; size_t bytes; };
 static HL_TLS struct outbox outbox[SLOTS];
@@ -76,6 +84,7 @@ void hl_remote_init(void)
         double n = (double)hl_sb_capacity_of(c) * hl_cfg.empty_fraction;
         help_at[c] = n < 1 ? 1 : n > COUNT_MAX ? (uint32_t)COUNT_MAX : (uint32_t)n;
     }
+    queue_cap = (uint32_t)hl_cfg.remote_queue_cap;
     help_bytes = (hl_cfg.release_threshold ? (size_t)hl_cfg.release_threshold : 1) * hl_sb_size;
 }
 
@@ -102,10 +111,11 @@ static void announce(struct hl_sb *sb)
     push_chain(&h->inbox, sb, (void **)&sb->inbox_next);
 }
 
-/* queue: the chain head .. tail of `bytes` to h's inbox, counted in h's inbox_bytes; true
- * when they have reached help_bytes. */
-static bool send(struct hl_heap *h, void *head, void *tail, size_t bytes)
+/* queue: the chain head .. tail of n blocks, `bytes`, to h's inbox, counted in h's
+ * inbox_bytes and inbox_blocks; true when they have reached help_bytes. */
+static bool send(struct hl_heap *h, void *head, void *tail, uint32_t n, size_t bytes)
 {
+    atomic_fetch_add_explicit(&h->inbox_blocks, n, memory_order_relaxed);
     push_chain(&h->inbox, head, (void **)tail);
     return atomic_fetch_add_explicit(&h->inbox_bytes, bytes, memory_order_relaxed) + bytes
            >= help_bytes;
@@ -122,7 +132,7 @@ static void collect_for(struct hl_heap *h)
 static void post(struct outbox *o, bool may_help)
 {
     struct hl_heap *h = o->heap;
-    bool help = send(h, o->head, o->tail, o->bytes);
+    bool help = send(h, o->head, o->tail, o->n, o->bytes);
     o->heap = NULL;
     o->n = 0;
     o->bytes = 0;
@@ -158,6 +168,8 @@ static void push_block(struct hl_sb *sb, void *p)
     if (hl_unlikely(n == help)) collect_for(owner);
 }
 
+static void free_locked(struct hl_sb *sb, void *p);
+
 void hl_remote_free(struct hl_sb *sb, void *p)
 {
     if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
@@ -170,6 +182,11 @@ void hl_remote_free(struct hl_sb *sb, void *p)
         return;
     }
     struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_relaxed);
+    if (queue_cap &&
+        atomic_load_explicit(&h->inbox_blocks, memory_order_relaxed) >= queue_cap) {
+        free_locked(sb, p);
+        return;
+    }
     struct outbox *o = &outbox[h->index % SLOTS];
     if (o->heap != h) {
         if (o->n) post(o, true);
@@ -205,6 +222,15 @@ static void returned(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail
     if (hl_heap_must_regroup(sb)) hl_heap_regroup(h, sb);
     else hl_heap_to_front(h, sb);
     if (hl_heap_policy_due(h, sb)) hl_heap_after_free(h, sb);
+}
+
+/* queue full (remote_queue_cap): p straight into its superblock under the owner's lock, as
+ * remote_free = lock does; counted pending a moment, like a block collected at once. */
+static void free_locked(struct hl_sb *sb, void *p)
+{
+    struct hl_heap *h = hl_heap_lock_owner(sb);
+    returned(h, sb, p, p, 1);
+    hl_heap_unlock(h);
 }
 
 static bool owns(const struct hl_heap *h, const struct hl_sb *sb)
@@ -243,21 +269,24 @@ static void collect_lists(struct hl_heap *h, struct hl_sb *sb)
 static void collect_blocks(struct hl_heap *h, void *p)
 {
     size_t bytes = 0;
+    uint32_t blocks = 0;
     while (p) {
         struct hl_sb *sb = hl_sb_of(p);
         void *tail = p, *next = next_of(p);
         uint32_t n = 1;
         for (; next && hl_sb_of(next) == sb; n++) next = next_of(tail = next);
         bytes += (size_t)n * sb->size;
+        blocks += n;
         if (owns(h, sb)) {
             returned(h, sb, p, tail, n);
         } else {                         /* its superblock left h: on to the owner */
             struct hl_heap *to = atomic_load_explicit(&sb->owner, memory_order_acquire);
-            send(to, p, tail, (size_t)n * sb->size);
+            send(to, p, tail, n, (size_t)n * sb->size);
         }
         p = next;
     }
     atomic_fetch_sub_explicit(&h->inbox_bytes, bytes, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&h->inbox_blocks, blocks, memory_order_relaxed);
 }
 
 void hl_remote_collect(struct hl_heap *h)

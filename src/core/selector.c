@@ -12,8 +12,18 @@ void hl_selector_init(struct hl_selector *s, void *(*make)(void))
     s->make = make;
     s->n = s->mode == HL_SELECT_THREAD ? 0 : (unsigned)hl_cfg.heaps;
     s->fixed = s->n ? hl_meta_alloc(s->n * sizeof *s->fixed) : NULL;
+    atomic_store_explicit(&s->next_home, 0, memory_order_relaxed);
+    hl_select_home_slot = 0;                            /* the initing thread's, for tests */
     for (unsigned r = 0; r < HL_SELECT_ROWS; r++)      /* a second init starts with no slots */
         atomic_store_explicit(&s->dir[r], NULL, memory_order_relaxed);
+}
+
+HL_TLS unsigned hl_select_home_slot;
+
+unsigned hl_select_home_new(struct hl_selector *s)
+{
+    unsigned k = atomic_fetch_add_explicit(&s->next_home, 1, memory_order_relaxed) % s->n;
+    return hl_select_home_slot = k + 1;
 }
 
 int hl_select_cpu(void)

@@ -8,6 +8,9 @@
  *   hash    thread id mod n fixed slots: the paper's hash, with no collisions up to n live
  *           threads, since ids are dense.
  *   cpu     sched_getcpu() mod n fixed slots: threads running on one CPU share a slot.
+ *   home    n fixed slots handed out round-robin (an atomic counter) at a thread's first
+ *           selection, and kept by the thread for its life whatever CPU it runs on (Hoard
+ *           #103: ownership that is thread-stable, not CPU-stable).
  *
  * Lock-free on every path, a thread's first call included: the id's slot is found in a
  * two-level directory whose rows are installed by CAS, and the slot is made on first use by
@@ -28,6 +31,7 @@ struct hl_selector {
     unsigned n;                          /* hash, cpu: fixed[0 .. n-1], filled by the owner */
     void **fixed;
     void *(*make)(void);                 /* thread: a new slot, for an id seen the first time */
+    _Atomic unsigned next_home;          /* home: the next thread's slot (round-robin) */
     _Atomic(_Atomic(void *) *) dir[HL_SELECT_ROWS];   /* thread: the slot of each id */
 };
 
@@ -36,12 +40,21 @@ struct hl_selector {
 void hl_selector_init(struct hl_selector *s, void *(*make)(void));
 int hl_select_cpu(void);                 /* sched_getcpu, 0 if it fails */
 void *hl_select_thread(struct hl_selector *s, unsigned id);   /* thread: the id's slot */
+/* home: the calling thread's slot, 1 + its index (0: none yet), per thread (one selector is
+ * in use per process: the strategy's). */
+extern HL_TLS unsigned hl_select_home_slot;
+unsigned hl_select_home_new(struct hl_selector *s);
+
 /* The slot of the thread with this id (cpu: of the CPU the caller runs on). Inline: the cpu
  * mode re-reads it where a heap strategy leaves its fast path (heapselect.c). */
 static inline void *hl_select(struct hl_selector *s, unsigned id)
 {
     if (s->mode == HL_SELECT_HASH) return s->fixed[id % s->n];
     if (s->mode == HL_SELECT_CPU) return s->fixed[(unsigned)hl_select_cpu() % s->n];
+    if (s->mode == HL_SELECT_HOME) {
+        unsigned k = hl_select_home_slot;
+        return s->fixed[(k ? k : hl_select_home_new(s)) - 1];
+    }
     return hl_select_thread(s, id);
 }
 

@@ -29,6 +29,7 @@ struct hl_sb {
     uint8_t list;                        /* which of the owner's lists holds it (heap.c) */
     _Atomic uint8_t interior;            /* memalign handed out a pointer inside a block */
     uint32_t magic;                      /* HL_SB_MAGIC while formatted (checks build) */
+    uint8_t parked;                      /* purge.c: empty in the global heap, kept or purged */
     /* remote_free = list (remote.c): blocks other threads freed, not yet back in the free
      * list (still counted in `used`), pushed with one CAS each; bit 0: sb is announced in a
      * heap's inbox (linked through inbox_next). On its own cache line: other threads write

@@ -1,6 +1,19 @@
 /* tlab.c — the slow halves of the thread-local allocation buffers (tlab.h has the fast ones
  * and the accounting): setting a thread's bins up, refilling a bin from the heap, giving a
- * batch back to the blocks' owners, the flush at thread exit, the gauge and fork. */
+ * batch back to the blocks' owners, the flush at thread exit, the gauge and fork.
+ *
+ * The later Hoard's TLAB elements, each a key (docs/hoard2026.md):
+ *   tlab_foreign   home: a block whose superblock the TLAB's heap does not own never enters
+ *                  the TLAB; it goes to its owner heap (plain's path, or remote.c). adopt:
+ *                  the freeing thread's TLAB keeps it (the bin's batch goes back to each
+ *                  block's owner when it overflows: give_back).
+ *   tlab_adaptive  the thread's budget per class starts at tlab_budget and doubles after
+ *                  every 16 slow paths (refills and overflows), up to 16 MiB; the bins'
+ *                  limits grow with it.
+ *   tlab_refill    blocks per refill: half the bin's limit (half), or limit / 8 =
+ *                  budget / (8 x class size) (batch); at least 1, at most 64.
+ *   tlab_flush     blocks an overflowing bin gives back: half its limit (half), or as many
+ *                  as it holds (batch); at least 1, at most 64. */
 #include "tlab.h"
 
 /* Threads without bins of their own point here: heap NULL, no blocks, limit 0, so both fast
@@ -13,16 +26,21 @@ static struct {
 HL_TLS struct hl_tlab_bin *hl_tlab_bins = none;
 
 static uint32_t limit[HL_MAX_CLASSES];   /* tlab_budget / class size */
+#define ADAPT_EVERY 16                   /* tlab_adaptive: slow paths per doubling */
+#define ADAPT_MAX ((size_t)16 << 20)     /* tlab_adaptive: the largest budget */
 /* A leaf lock: nothing else is taken while it is held (hl_meta_alloc runs outside it). */
 static hl_lock reg_lock = HL_LOCK_INIT;
 static struct hl_tlab *live, *pool;
 
+static uint32_t limit_of(size_t budget, unsigned c)
+{
+    size_t n = budget / hl_class_size(c);
+    return n > INT32_MAX ? INT32_MAX : (uint32_t)n;          /* room is signed */
+}
+
 void hl_tlab_init(void)
 {
-    for (unsigned c = 0; c < hl_classes->count; c++) {
-        size_t n = hl_cfg.tlab_budget / hl_class_size(c);
-        limit[c] = n > INT32_MAX ? INT32_MAX : (uint32_t)n;   /* room is signed */
-    }
+    for (unsigned c = 0; c < hl_classes->count; c++) limit[c] = limit_of(hl_cfg.tlab_budget, c);
 }
 
 static struct hl_tlab *mine(void) { return hl_tlab_of(hl_tlab_bins); }
@@ -37,11 +55,29 @@ static struct hl_heap *heap_now(void)
     return h;
 }
 
-/* Blocks moved per refill or give-back: half a bin, at most 64 (one lock acquisition each). */
-static uint32_t batch(uint32_t lim)
+/* Blocks moved per refill or give-back (one lock acquisition each): at least 1, at most 64. */
+static uint32_t clamp(uint32_t n) { return n < 1 ? 1 : n > 64 ? 64 : n; }
+static uint32_t refill_n(uint32_t lim)
 {
-    uint32_t n = lim / 2;
-    return n < 1 ? 1 : n > 64 ? 64 : n;
+    return clamp(hl_cfg.tlab_refill == HL_TLAB_BATCH ? lim / 8 : lim / 2);
+}
+static uint32_t flush_n(uint32_t lim)
+{
+    return clamp(hl_cfg.tlab_flush == HL_TLAB_BATCH ? lim : lim / 2);
+}
+
+/* tlab_adaptive: a slow path taken; every ADAPT_EVERY-th doubles the budget and every bin's
+ * limit, and the room with it (limit is read by hl_tlab_bytes in other threads). */
+static void note_slow(struct hl_tlab_bin *bin)
+{
+    struct hl_tlab *t = hl_tlab_of(bin);
+    if (!hl_cfg.tlab_adaptive || ++t->slow % ADAPT_EVERY || t->budget >= ADAPT_MAX) return;
+    t->budget = t->budget * 2 > ADAPT_MAX ? ADAPT_MAX : t->budget * 2;
+    for (unsigned c = 0; c < hl_classes->count; c++) {
+        uint32_t lim = limit_of(t->budget, c);
+        HL_OWN_ADD(bin[c].room, (int32_t)(lim - bin[c].limit));
+        __atomic_store_n(&bin[c].limit, lim, __ATOMIC_RELAXED);
+    }
 }
 
 /* The calling thread's bins, if it may have them (a live registered thread). */
@@ -60,6 +96,8 @@ static bool setup(void)
         bin[c].limit = limit[c];
         HL_OWN_SET(bin[c].room, (int32_t)limit[c]);
     }
+    t->budget = hl_cfg.tlab_budget;
+    t->slow = 0;
     t->heap = hl_heap_mine();
     hl_lock_acquire(&reg_lock);
     t->prev = NULL;
@@ -117,9 +155,10 @@ void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_
 {
     unsigned c = hl_class_of(size);
     if (!setup() || !hl_tlab_bins[c].limit) return plain(size);
+    note_slow(hl_tlab_bins);
     struct hl_tlab_bin *b = &hl_tlab_bins[c];
     struct hl_heap *h = heap_now();
-    uint32_t want = batch(b->limit), n = 0;
+    uint32_t want = refill_n(b->limit), n = 0;
     void *first = NULL;
     hl_heap_lock(h);
     if (hl_remote_pending(h)) hl_remote_collect(h);     /* the owner's slow path collects */
@@ -145,22 +184,24 @@ void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
 {
     struct hl_sb *sb = hl_sb_of(p);
     struct hl_heap *owner = atomic_load_explicit(&sb->owner, memory_order_relaxed);
+    bool adopt = hl_cfg.tlab_foreign == HL_FOREIGN_ADOPT;
     /* remote_free = list | queue: a block of another thread's heap goes straight to remote.c,
      * as plain's free path would send it (heappaths.h), without the calls in between. */
-    if (hl_remote_mode && owner != hl_me.heap && hl_me.heap) {
+    if (hl_remote_mode && !adopt && owner != hl_me.heap && hl_me.heap) {
         hl_remote_free(sb, hl_sb_block(sb, p));
         return;
     }
     /* A thread's first free may come before its first malloc: set up, then test the owner. */
-    if (!setup() || owner != mine()->heap ||
+    if (!setup() || (owner != mine()->heap && !adopt) ||
         atomic_load_explicit(&sb->interior, memory_order_relaxed) ||
         !hl_tlab_bins[sb->cls].limit) {
         plain(p);
         return;
     }
     struct hl_tlab_bin *b = &hl_tlab_bins[sb->cls];
-    if (b->room <= 0) {                  /* full: the newest half goes back, p stays */
-        uint32_t k = batch(b->limit);
+    if (b->room <= 0) note_slow(hl_tlab_bins);       /* (which may make room) */
+    if (b->room <= 0) {                  /* full: the newest blocks go back, p stays */
+        uint32_t k = flush_n(b->limit);
         void *chain = b->head, *last = chain;
         for (uint32_t i = 1; i < k; i++) last = *(void **)last;
         b->head = *(void **)last;
@@ -205,8 +246,8 @@ size_t hl_tlab_bytes(void)
     for (struct hl_tlab *t = live; t; t = t->next) {
         struct hl_tlab_bin *bin = bins_of(t);
         for (unsigned c = 0; c < hl_classes->count; c++)
-            bytes += (size_t)(bin[c].limit - (uint32_t)__atomic_load_n(&bin[c].room,
-                                                                        __ATOMIC_RELAXED))
+            bytes += (size_t)(__atomic_load_n(&bin[c].limit, __ATOMIC_RELAXED) -
+                              (uint32_t)__atomic_load_n(&bin[c].room, __ATOMIC_RELAXED))
                      * hl_class_size(c);
     }
     hl_lock_release(&reg_lock);

@@ -128,6 +128,8 @@ static void after_free(struct hl_heap *h, struct hl_sb *sb)
         if (hl_cfg.release_empty && hl_sb_empty(sb)) {
             hl_heap_detach(h, sb);
             hl_sb_release(sb);
+        } else if (hl_sb_empty(sb)) {
+            hl_purge_park(sb);                           /* purge, retain (purge.c) */
         }
     } else {
         /* Line 9. Figure 2 moves one superblock; when the one moved was barely f empty, the

@@ -4,6 +4,7 @@
 
 #include "globalheap.h"
 #include "heappaths.h"
+#include "purge.h"
 #include "tlab.h"
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */

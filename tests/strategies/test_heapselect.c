@@ -2,7 +2,8 @@
  *   thread  a live thread has a heap of its own; an exited thread's heap goes to the next new
  *           thread; allocations during TLS teardown still work (teardown heap)
  *   hash    thread id mod `heaps`
- *   cpu     the heap of the CPU the thread runs on */
+ *   cpu     the heap of the CPU the thread runs on
+ *   home    the next heap, round-robin, at a thread's first call */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -77,6 +78,14 @@ static void selection(void **state)
         assert_int_equal(a.h->index, a.id % hl_cfg.heaps + 1);
         assert_int_equal(b.h->index, b.id % hl_cfg.heaps + 1);
         assert_int_equal(main_heap->index, hl_self()->id % hl_cfg.heaps + 1);
+    } else if (mode == HL_SELECT_HOME) {
+        pthread_create(&t, NULL, note_heap, NULL);
+        pthread_join(t, NULL);
+        struct hl_heap *first = seen;
+        pthread_create(&t, NULL, note_heap, NULL);
+        pthread_join(t, NULL);
+        assert_int_equal(seen->index - 1, first->index % hl_cfg.heaps);   /* the next one */
+        assert_ptr_equal(hl_heap_mine(), main_heap);                      /* kept */
     } else {
         (void)main_heap;
         int cpu = sched_getcpu();

@@ -24,7 +24,9 @@
 
 #define N 3000                  /* blocks per test: several superblocks of 64 bytes */
 
-static void *blocks[N];
+/* bounded uses two superblocks' worth: room for 256 KiB superblocks (hoard2026's). */
+#define MAX_BLOCKS (2 * (256 << 10) / 64)
+static void *blocks[MAX_BLOCKS];
 static int nblocks = N;         /* how many of blocks[] alloc_all and free_all handle */
 
 static void check_heap(struct hl_heap *h, void *arg) { (void)arg; hl_heap_check(h, -1); }
@@ -80,9 +82,15 @@ static void owner_mallocs(void)
         hl_free(keep);
         return;
     }
-    void *q[200];
-    for (int i = 0; i < 200; i++) q[i] = hl_malloc(1000);
-    for (int i = 0; i < 200; i++) hl_free(q[i]);
+    /* 200, or what the bin holds and one more (tlab_adaptive: it may hold thousands). */
+    hl_free(hl_malloc(1000));
+    const struct hl_tlab_bin *b = &hl_tlab_bins[hl_class_of(1000)];
+    int n = (int)(b->limit - (uint32_t)b->room) + 2;
+    if (n < 200) n = 200;
+    void **q = malloc((size_t)n * sizeof *q);
+    for (int i = 0; i < n; i++) q[i] = hl_malloc(1000);
+    for (int i = 0; i < n; i++) hl_free(q[i]);
+    free(q);
 }
 
 static void run(void *(*fn)(void *), void *arg)
@@ -136,6 +144,7 @@ static void bounded(void **state)
     (void)state;
     /* Whole superblocks, so that the last one holds only these blocks. */
     nblocks = 2 * (int)hl_sb_capacity_of(hl_class_of(64));
+    assert_true(nblocks <= MAX_BLOCKS);
     alloc_all(NULL);
     struct hl_sb *sb = hl_sb_of(blocks[nblocks - 1]);
     struct hl_heap *mine = hl_heap_mine();

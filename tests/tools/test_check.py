@@ -47,7 +47,7 @@ def test_no_op_knob_refused_where_it_acts_nowhere(tmp_path):
     _, p = dry_run(tmp_path, "[sweep]\nstrategies = hoard\n[knobs]\ntlab_budget = 16K, 256K\n"
                    "[workload threadtest]\n")
     assert p.returncode == 2 and "[knobs] tlab_budget" in p.stderr
-    assert "(tlab=off)" in p.stderr and "hoard, hoard2026 if tlab=on" in p.stderr
+    assert "(tlab=off)" in p.stderr and "hoard, hoard2026, hoard202607 if tlab=on" in p.stderr
     _, p = dry_run(tmp_path, "[sweep]\n[allocators]\nh = hoard:tlab=on\nh26 = hoard2026\n"
                    "[knobs]\ntlab_budget = 16K, 256K\n[workload threadtest]\n")
     assert p.returncode == 0, p.stderr

@@ -19,7 +19,7 @@ from hoardlab_lib.sweep import Sweep
 
 BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
 TOOL = os.path.join(REPO, "tools", "hoardlab")
-STRATS = ["serial", "concurrent", "private", "ownership", "hoard", "hoard2026", "lockfree"]
+STRATS = ["serial", "concurrent", "private", "ownership", "hoard", "hoard2026", "hoard202607", "lockfree"]
 built = pytest.mark.skipif(
     not all(os.path.exists(os.path.join(BDIR, p)) for p in
             ("harness/hlrun", "harness/hlbench", "src/hlconfig", "src/libhoardlab.so")),

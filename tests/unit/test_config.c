@@ -230,7 +230,7 @@ static void no_op_key_from_file_names_its_line(void **state)
     if (!hl_strategy_find("hoard")) skip();
     struct outcome r = load("[allocator]\nstrategy = hoard\n[tlab]\n; budget only\n"
                             "tlab_budget = 16K\n", NULL);
-    EXPECT_FAIL(r, ":5:", "key 'tlab_budget'", "'hoard' (tlab=off)", "hoard2026 if tlab=on");
+    EXPECT_FAIL(r, ":5:", "key 'tlab_budget'", "'hoard' (tlab=off)", "hoard2026, hoard202607 if tlab=on");
     const char *sel[] = { "HOARD_STRATEGY=hoard", NULL };
     r = load("[heaps]\nheap_select = thread\nheaps = 4\n", sel);
     EXPECT_FAIL(r, ":3:", "key 'heaps'", "(heap_select=thread)");
