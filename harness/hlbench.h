@@ -214,7 +214,9 @@ struct hb_block *hb_live_set(struct hb_rng *g, long long n, uint64_t lo, uint64_
   X("largebuf", hb_largebuf, 1, "each thread keeps a score of MiB-sized buffers and "        \
     "replaces one at a time, zero-initialised (issue 24: large-object reuse)")                \
   X("signal-malloc", hb_signal_malloc, 1, "a signal handler mallocs and frees while threads "  \
-    "allocate; a watchdog reports a deadlock instead of hanging (Michael)")
+    "allocate; a watchdog reports a deadlock instead of hanging (Michael)")                   \
+  X("migrate", hb_migrate, 1, "threads replace random blocks of a live set and move to the "  \
+    "next CPU every N operations; A and RSS per epoch (issue 27, Hoard #103)")
 
 #define HB_DECLARE(name, fn, min_threads, summary)                                             \
     int fn(struct hb_run *r);                                                                  \
