@@ -147,5 +147,5 @@ def test_tiny_real_run(tmp_path):
         assert os.path.exists(os.path.join(out, f)), f
     assert "**threadtest, 2 threads**" in p.stdout
     assert "| heap_select |" in p.stdout and "| tlab |" in p.stdout
-    again = tool("hoard", "x", "--from", out, "--metric", "peak_rss_kb")
+    again = tool("--from", out, "--metric", "peak_rss_kb")
     assert again.returncode == 0 and "peak_rss_kb: base" in again.stdout

@@ -273,6 +273,8 @@ def cmd_attribute(a):
     if a.from_dir:
         print(attribute.report(a.from_dir, a.metric), end="")
         return 0
+    if not a.target:
+        raise ToolError("attribute: name a base and a target (or --from DIR)")
     build = build_for(a, bdir)
     strategies = [n for n, _ in common.hlconfig_strategies(bdir)]
     p = attribute.plan(bdir, a.base, a.target, common.split_commas(a.order) if a.order
@@ -457,8 +459,10 @@ def parser():
                        "contribution per workload, and where the orders disagree "
                        "(interaction)", description="Elements are the keys whose effective "
                        "values differ (hlconfig --effective). See docs/tool.md.")
-    s.add_argument("base", help="allocator with knobs, as run -a: hoard, hoard:heap_select=cpu")
-    s.add_argument("target", help="allocator with knobs: hoard202607, hoard:heap_select=home")
+    s.add_argument("base", nargs="?", help="allocator with knobs, as run -a: hoard, "
+                   "hoard:heap_select=cpu")
+    s.add_argument("target", nargs="?", help="allocator with knobs: hoard202607, "
+                   "hoard:heap_select=home")
     s.add_argument("-w", "--workload", action="append", help="workload[:scale=X][:param="
                    "value...] (repeatable, or comma-separated)")
     s.add_argument("-t", "--threads", default="P", help="thread counts, as a sweep's "
