@@ -95,20 +95,36 @@ def test_differing_keys_and_order():
             A.elements(diff, bad)
 
 
-def test_an_element_refused_alone_is_merged_with_the_next(monkeypatch):
-    """`cap` starts only with `mode=queue` (as remote_queue_cap needs remote_free=queue): the
-    reverse path, which would add cap first, makes them one element."""
-    eff = {"s": {"strategy": "s", "x": "0", "mode": "lock", "cap": "0", "y": "0"},
-           "t": {"strategy": "t", "x": "1", "mode": "queue", "cap": "256", "y": "1"}}
+def fake_build(monkeypatch, eff, refuse):
     monkeypatch.setattr(A, "effective", lambda bdir, base, knobs: eff[base])
     monkeypatch.setattr(check, "allocator", lambda *a: None)
     monkeypatch.setattr(check, "knob_problem", lambda bdir, base, knobs: (
-        ("cap", "acts only with mode=queue") if "cap" in knobs and
-        knobs.get("mode") != "queue" else None))
+        ("key", "refused") if refuse(knobs) else None))
+
+
+def test_a_key_that_needs_another_comes_after_it_in_both_orders(monkeypatch):
+    """`cap` starts only with `mode=queue` (as remote_queue_cap needs remote_free=queue): the
+    reverse order, which would add cap first, takes it right after mode."""
+    eff = {"s": {"strategy": "s", "x": "0", "mode": "lock", "cap": "0", "y": "0"},
+           "t": {"strategy": "t", "x": "1", "mode": "queue", "cap": "256", "y": "1"}}
+    fake_build(monkeypatch, eff, lambda k: "cap" in k and k.get("mode") != "queue")
     p = A.plan("bdir", "s", "t")
-    assert [n for n, _ in p.elements] == ["x", "mode+cap", "y"]
+    assert [n for n, _ in p.elements] == ["x", "mode", "cap", "y"]
+    assert p.fwd_order == [0, 1, 2, 3] and p.rev_order == [3, 1, 2, 0]
     p = A.plan("bdir", "s", "t", order=["cap", "mode", "x", "y"])
-    assert [n for n, _ in p.elements] == ["cap+mode", "x", "y"]
+    assert [n for n, _ in p.elements] == ["cap", "mode", "x", "y"]
+    assert p.fwd_order == [1, 0, 2, 3] and p.rev_order == [3, 2, 1, 0]
+    labels = {c[0]: c[2] for c in p.configs}
+    assert labels["f1"] == {"mode": "queue"} and labels["r1"] == {"y": "1"}
+
+
+def test_keys_that_need_each_other_become_one_element(monkeypatch):
+    eff = {"s": {"strategy": "s", "a": "0", "b": "0", "c": "0"},
+           "t": {"strategy": "t", "a": "1", "b": "1", "c": "1"}}
+    fake_build(monkeypatch, eff, lambda k: ("a" in k) != ("b" in k))
+    p = A.plan("bdir", "s", "t")
+    assert [n for n, _ in p.elements] == ["a+b", "c"]
+    assert p.configs[1][2] == {"a": "1", "b": "1"}
 
 
 BUILT = all(os.path.exists(os.path.join(BDIR, f)) for f in

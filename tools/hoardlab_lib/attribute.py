@@ -5,10 +5,10 @@ Given a base and a target allocator-with-knobs (the one syntax of `run -a`: `hoa
 `hoard202607`, `hoard:heap_select=cpu`), the keys that differ are read from the build: each
 side's effective configuration (`hlconfig --effective`, so a strategy row's `.defaults` count
 as much as knobs written out), compared key by key. Each differing key is an element (or a
-group of keys written `a+b` in --order, or merged automatically when a key alone is refused
-at start-up, e.g. a bound that acts only together with the mode it bounds). Two paths go from
-base to target, adding one element a step: in the forward order and in the reverse order.
-Every step runs on the base's strategy with the target's values of the elements added so far;
+group of keys written `a+b` in --order). Two paths go from base to target, adding one element
+a step: in the forward order and in the reverse order. A key that acts only with another's
+value (a TLAB knob needs `tlab=on`; the start-up check refuses it alone) comes after that one
+in both paths; keys that need each other become one element. Every step runs on the base's strategy with the target's values of the elements added so far;
 the last step is the target itself, so the contributions of a path multiply to target / base.
 
 An element's contribution is the ratio of the metric's median at the step that adds it to
@@ -94,56 +94,64 @@ def merge(els, i, j):
     return els[:i] + [(name, knobs)] + els[i + 1:j] + els[j + 1:]
 
 
-def step_sets(n):
-    """The two paths as lists of frozensets of element indexes: forward adds 0, 1, ..., n-1;
-    reverse adds n-1, ..., 0. Both start empty and end with every element."""
-    fwd = [frozenset(range(k)) for k in range(n + 1)]
-    rev = [frozenset(range(n - k, n)) for k in range(n + 1)]
-    return fwd, rev
+def step_sets(order):
+    """A path as a list of frozensets of element indexes: empty, then one more element of
+    `order` a step, ending with every element."""
+    return [frozenset(order[:k]) for k in range(len(order) + 1)]
 
 
 class Plan:
-    """Base, target, the elements, and every configuration the two paths visit:
-    configs = [(label, base, knobs, set of element indexes)]."""
+    """Base, target, the elements, the two orders (lists of element indexes; by default
+    0..n-1 and its reverse), and every configuration the two paths visit:
+    configs = [(label, base, knobs, set of element indexes)], a set visited by both paths
+    once (under its forward label)."""
 
-    def __init__(self, base_spec, target_spec, els, base=None, target=None):
+    def __init__(self, base_spec, target_spec, els, fwd=None, rev=None, base=None,
+                 target=None):
         self.base_spec, self.target_spec = base_spec, target_spec
         self.base, self.base_knobs = base or parse_allocator_spec(base_spec)
         self.target, self.target_knobs = target or parse_allocator_spec(target_spec)
         self.elements = els
         n = len(els)
-        self.fwd, self.rev = step_sets(n)
+        self.fwd_order = list(range(n)) if fwd is None else list(fwd)
+        self.rev_order = list(reversed(range(n))) if rev is None else list(rev)
+        self.fwd, self.rev = step_sets(self.fwd_order), step_sets(self.rev_order)
         self.configs, self.label_of = [], {}
-        for s in self.fwd + self.rev:
-            if s in self.label_of:
-                continue
-            if not s:
-                label, base_, knobs = "base", self.base, dict(self.base_knobs)
-            elif len(s) == n:
-                label, base_, knobs = "target", self.target, dict(self.target_knobs)
-            else:
-                label = ("f%d" if s in self.fwd else "r%d") % len(s)
-                base_, knobs = self.base, dict(self.base_knobs)
-                for i in sorted(s):
-                    knobs.update(els[i][1])
-            self.label_of[s] = label
-            self.configs.append((label, base_, knobs, s))
+        for prefix, path in (("f", self.fwd), ("r", self.rev)):
+            for s in path:
+                if s in self.label_of:
+                    continue
+                if not s:
+                    label, base_, knobs = "base", self.base, dict(self.base_knobs)
+                elif len(s) == n:
+                    label, base_, knobs = "target", self.target, dict(self.target_knobs)
+                else:
+                    label, base_, knobs = "%s%d" % (prefix, len(s)), self.base, \
+                        dict(self.base_knobs)
+                    for i in sorted(s):
+                        knobs.update(els[i][1])
+                self.label_of[s] = label
+                self.configs.append((label, base_, knobs, s))
 
     def to_json(self):
         return {"base": self.base_spec, "target": self.target_spec,
                 "elements": [{"name": n, "knobs": k} for n, k in self.elements],
+                "forward": self.fwd_order, "reverse": self.rev_order,
                 "configs": [{"label": la, "base": b, "knobs": k, "elements": sorted(s)}
                             for la, b, k, s in self.configs]}
 
     @classmethod
     def from_json(cls, d):
-        return cls(d["base"], d["target"], [(e["name"], e["knobs"]) for e in d["elements"]])
+        return cls(d["base"], d["target"], [(e["name"], e["knobs"]) for e in d["elements"]],
+                   d.get("forward"), d.get("reverse"))
 
 
 def plan(bdir, base_spec, target_spec, order=None, strategies=None):
-    """The Plan from base to target, checked against the build: both ends start, and every
-    step of both paths starts (an element refused alone is merged with the element the path
-    adds next, until every step is accepted)."""
+    """The Plan from base to target, checked against the build: both ends start, and so does
+    every step of both paths. A key that acts only with another's value (a TLAB knob without
+    `tlab=on`) cannot come before it: each path takes, a step at a time, the first element of
+    its wished order (forward: `order` or the table's; reverse: the opposite) that the start-up
+    check accepts; when none is accepted, the first two left become one element."""
     b, bk = parse_allocator_spec(base_spec)
     t, tk = parse_allocator_spec(target_spec)
     for spec, (s, k) in ((base_spec, (b, bk)), (target_spec, (t, tk))):
@@ -156,23 +164,37 @@ def plan(bdir, base_spec, target_spec, order=None, strategies=None):
                         % (base_spec, target_spec))
     els = elements(diff, order)
     while True:
-        p = Plan(base_spec, target_spec, els, (b, bk), (t, tk))
-        bad = _first_refused(bdir, p)
-        if bad is None:
-            return p
-        els = merge(els, *bad)
+        accepted = {}
+
+        def ok(s, els=els):
+            if len(s) == len(els):      # the target itself, checked above
+                return True
+            if s not in accepted:
+                knobs = dict(bk)
+                for i in sorted(s):
+                    knobs.update(els[i][1])
+                accepted[s] = check.knob_problem(bdir, b, knobs) is None
+            return accepted[s]
+        n = len(els)
+        fwd, stuck = _greedy(list(range(n)), ok)
+        if not stuck:
+            rev, stuck = _greedy(list(reversed(range(n))), ok)
+        if not stuck:
+            return Plan(base_spec, target_spec, els, fwd, rev, (b, bk), (t, tk))
+        els = merge(els, stuck[0], stuck[1])
 
 
-def _first_refused(bdir, p):
-    """(i, j): the element a refused step added and the one its path adds next; or None."""
-    n = len(p.elements)
-    for path, nxt in ((p.fwd, lambda k: k), (p.rev, lambda k: n - k - 1)):
-        for k in range(1, n):
-            label, base, knobs, _ = next(c for c in p.configs if c[3] == path[k])
-            if check.knob_problem(bdir, base, knobs):
-                added = next(iter(path[k] - path[k - 1]))
-                return added, nxt(k)
-    return None
+def _greedy(wish, ok):
+    """(order, None): `wish` with each element as early as ok() allows; or (None, the
+    elements left) when none of them can be added next."""
+    order, left = [], list(wish)
+    while left:
+        nxt = next((i for i in left if ok(frozenset(order + [i]))), None)
+        if nxt is None:
+            return None, left
+        order.append(nxt)
+        left.remove(nxt)
+    return order, None
 
 
 def sweep_text(p, workloads, threads, repetitions, timeout, name):
