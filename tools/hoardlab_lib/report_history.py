@@ -135,9 +135,25 @@ def _claim_row(rows, var, tp, pr, text, comps, op, cannot):
     return [pr, text, "; ".join(cells), verdict]
 
 
+def _diffs(knobs, steps):
+    """The keys each step adds to the one before (the first: to `hoard`, which has none):
+    [{key: value}], or None when a step changes a key already set or adds nothing."""
+    res, prev = [], {}
+    for v in steps:
+        cur = knobs[v]
+        add = {k: x for k, x in cur.items() if prev.get(k) != x}
+        if not add or any(k in prev for k in add) or any(k not in cur for k in prev):
+            return None
+        res.append(add)
+        prev = cur
+    return res
+
+
 def history_plan(rows, var):
     """The attribution's Plan from the `hist-f*` and `hist-r*` variants of the rows (their
-    knobs give the elements), or (None, why)."""
+    knobs give the elements and both orders), or (None, why). The element each path adds
+    last is the one the other path's steps show; when both paths end with the same element,
+    its keys are not in any step and it is named `the rest`."""
     knobs = {r["variant"]: V.knobs_of(r) for r in rows if r["variant"].startswith("hist-")}
     fwd = sorted((v for v in knobs if v.startswith("hist-f")), key=lambda v: int(v[6:]))
     rev = sorted((v for v in knobs if v.startswith("hist-r")), key=lambda v: int(v[6:]))
@@ -147,19 +163,17 @@ def history_plan(rows, var):
     if [int(v[6:]) for v in fwd] != list(range(1, n)) or \
             [int(v[6:]) for v in rev] != list(range(1, n)):
         return None, "the steps hist-f1..f%d and hist-r1..r%d are not complete" % (n - 1, n - 1)
-    els, prev = [], {}
-    for v in fwd + [None]:
-        cur = knobs[v] if v else dict(prev, **knobs[rev[0]])
-        add = {k: x for k, x in cur.items() if prev.get(k) != x}
-        if not add or any(k in prev for k in add):
-            return None, "%s does not add new keys to the step before" % (v or "hoard202607")
-        els.append(("+".join(sorted(add)), add))
-        prev = cur
-    p = A.Plan("hoard", "hoard202607", els)
-    for label, _, k, _ in p.configs:        # the reverse steps must be the same elements
-        if label.startswith("r") and k != knobs.get("hist-" + label):
-            return None, "hist-%s is not the reverse order of the forward steps" % label
-    return p, None
+    f, r = _diffs(knobs, fwd), _diffs(knobs, rev)
+    if f is None or r is None:
+        return None, "a step does not add new keys to the step before"
+    only_r = [e for e in r if e not in f]
+    only_f = [e for e in f if e not in r]
+    if len(only_r) != len(only_f) or len(only_r) > 1:
+        return None, "the forward and reverse steps do not add the same elements"
+    last_f, last_r = (only_r[0], only_f[0]) if only_r else ({}, {})
+    els = [("+".join(sorted(e)) or "the rest", e) for e in f + [last_f]]
+    rev_order = [f.index(e) if e in f else n - 1 for e in r + [last_r]]
+    return A.Plan("hoard", "hoard202607", els, list(range(n)), rev_order), None
 
 
 def attribution_lines(rows, var, tp):
