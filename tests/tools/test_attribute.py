@@ -165,3 +165,12 @@ def test_tiny_real_run(tmp_path):
     assert "| heap_select |" in p.stdout and "| tlab |" in p.stdout
     again = tool("--from", out, "--metric", "peak_rss_kb")
     assert again.returncode == 0 and "peak_rss_kb: base" in again.stdout
+
+
+def test_one_element_is_one_path():
+    p = A.Plan("s", "s:a=on", [("a", {"a": "on"})])
+    rows = [{"variant": label, "workload_label": "w", "threads": 1, "status": "ok",
+             "throughput": value(k) * f} for label, _, k, _ in p.configs for f in (0.99, 1.01)]
+    res, total, *_ = A.attribution(p, A.measure_rows(rows, "throughput", "w", 1))
+    assert res[0]["verdict"] == "one element: the orders are one path"
+    assert res[0]["forward"].med == pytest.approx(2.0) == total.med

@@ -257,6 +257,8 @@ def attribution(p, measure):
         f, r = ratios[("forward", i)], ratios[("reverse", i)]
         if f is None or r is None:
             verdict = "not measured"
+        elif n == 1:
+            verdict = "one element: the orders are one path"
         elif min(f.n, r.n) < 2:
             verdict = "one repetition: no spread"
         else:
@@ -277,7 +279,7 @@ def measure_rows(rows, metric, workload_label, threads, variant_of=lambda label:
 
 def table_lines(p, rows, metric="throughput", variant_of=lambda label: label):
     """Markdown: one table per workload and thread count of the rows."""
-    fmt = R.si if metric in ("throughput", "ops") else "%.4g"
+    fmt = R.si
     out = []
     groups = sorted({(r["workload_label"], r["threads"]) for r in V.ok(rows)
                      if r["variant"] in {variant_of(c[0]) for c in p.configs}})
