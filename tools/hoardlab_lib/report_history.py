@@ -126,12 +126,15 @@ def _claim_row(rows, var, tp, pr, text, comps, op, cannot):
             continue
         cells.append("%s: %s" % (what, R.pm(q, "%.2f")))
         holds.append(V.check(q, op, 1.0))
-    if "missing" in holds:
+    measured = [h for h in holds if h != "missing"]
+    if not measured:
         verdict = "not measured"
     elif cannot:
         verdict = "%s (%s)" % (CANNOT, cannot)
     else:
-        verdict = R.mark(V.all_hold(*holds))
+        verdict = R.mark(V.all_hold(*measured))
+        if len(measured) < len(holds):
+            verdict += " (on what was measured)"
     return [pr, text, "; ".join(cells), verdict]
 
 
