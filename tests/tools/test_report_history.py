@@ -69,9 +69,10 @@ def test_claims_agree_mismatch_noise_and_cannot_decide():
     assert claim_line(text, "#99", "Batched").endswith("| agrees (on what was measured) |")
     # #109: behind jemalloc (no: 120 > 90) and mimalloc (yes): one fails, so MISMATCH
     assert claim_line(text, "#109", "Single").endswith("| **MISMATCH** |")
-    # #99 on the workloads measured (no xfree rows here), #123's knob not at all
+    # #99 on the workloads measured (no xfree rows here), #98's adaptive TLAB not at all
     assert "jemalloc, xfree, throughput, t=1: not measured" in text
-    assert claim_line(text, "#123", "A 16-way").endswith("| not measured |")
+    assert claim_line(text, "#98", "An adaptive").endswith("| not measured |")
+    assert "#123" not in text.split("| PR |")[1].split("Verdict:")[0]
     assert "not measured: h26-adaptive" in text
     # no hist-* steps: the attribution says why it is missing
     assert "Not shown: the sweep did not run the steps" in text
