@@ -8,8 +8,9 @@ as much as knobs written out), compared key by key. Each differing key is an ele
 group of keys written `a+b` in --order). Two paths go from base to target, adding one element
 a step: in the forward order and in the reverse order. A key that acts only with another's
 value (a TLAB knob needs `tlab=on`; the start-up check refuses it alone) comes after that one
-in both paths; keys that need each other become one element. Every step runs on the base's strategy with the target's values of the elements added so far;
-the last step is the target itself, so the contributions of a path multiply to target / base.
+in both paths; keys that need each other become one element. Every step runs on the base's
+strategy with the target's values of the elements added so far; the last step is the target
+itself, so the contributions of a path multiply to target / base.
 
 An element's contribution is the ratio of the metric's median at the step that adds it to
 the median at the step before (with the interval of a ratio of medians, verdicts.ratio). When
