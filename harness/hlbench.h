@@ -291,7 +291,9 @@ int hb_series_rows(const struct hb_series_row **rows);
   X("signal-malloc", hb_signal_malloc, 1, "a signal handler mallocs and frees while threads "  \
     "allocate; a watchdog reports a deadlock instead of hanging (Michael)")                    \
   X("phased", hb_phased, 1, "server-like: sizes and lifetimes from a distribution; steady, "   \
-    "spike, drain, steady phases; memory over time (issue 28)")
+    "spike, drain, steady phases; memory over time (issue 28)")                                \
+  X("migrate", hb_migrate, 1, "threads replace random blocks of a live set and move to the "  \
+    "next CPU every N operations; A and RSS per epoch (issue 27, Hoard #103)")
 
 #define HB_DECLARE(name, fn, min_threads, summary)                                             \
     int fn(struct hb_run *r);                                                                  \

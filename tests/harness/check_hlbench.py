@@ -195,6 +195,27 @@ def check_record(rec, workload, strategy, fields, hlbench, latency_every=64, sam
         for k in ("a_bytes", "u_bytes", "lock_acquisitions", "remote_frees", "locks_per_free",
                   "cas_attempts_per_free", "remote_fraction"):
             expect(k in extra and (extra[k] is None) == (strategy is None), "extra.%s" % k)
+    if workload == "migrate":
+        epochs = extra.get("epochs")
+        expect(isinstance(epochs, list) and len(epochs) == params["epochs"],
+               "extra.epochs has %s entries, params.epochs is %s"
+               % (len(epochs) if isinstance(epochs, list) else epochs, params["epochs"]))
+        for i, e in enumerate(epochs):
+            expect(list(e) == ["epoch", "seconds", "throughput", "live_bytes", "held_bytes",
+                               "rss_kb"] and e["epoch"] == i, "epoch keys %s" % e)
+            expect(is_int(e["live_bytes"]) and e["live_bytes"] > 0 and is_int(e["rss_kb"]) and
+                   isinstance(e["throughput"], float), "epoch %s" % e)
+            expect((e["held_bytes"] is None) == (strategy is None), "held_bytes %r" % e)
+        expect((extra.get("a_bytes") is None) == (strategy is None), "a_bytes %r" % extra)
+        expect(is_int(extra.get("rss_kb_peak")) and
+               extra["rss_kb_peak"] == max(e["rss_kb"] for e in epochs), "rss_kb_peak")
+        # The threads really change CPUs: every move (the first placement and one after each
+        # epoch) is confirmed by sched_getcpu() on the CPU it asked for.
+        if extra.get("cpus", 0) >= 2:
+            expect(extra["move_failures"] == 0 and
+                   extra["moves"] == rec["threads"] * (params["epochs"] + 1) ==
+                   extra["moves_seen"], "moves %r" % {k: extra.get(k) for k in
+                                                      ("moves", "moves_seen", "move_failures")})
     if workload == "stall":
         for k in ("throughput_undelayed", "throughput_outside", "throughput_delayed"):
             expect(isinstance(extra.get(k), float) and extra[k] >= 0, "extra.%s" % k)
@@ -422,7 +443,7 @@ def mode_cli(hlbench):
                 ["threadtest", "--sample-interval", "x"], ["threadtest", "--latency-every", "-1"],
                 ["blowup-prodcons", "--threads", "1"], ["replay"], ["stall", "--threads", "1"],
                 ["stall", "--where", "nowhere"], ["signal-malloc", "--handler-sizes", "1,x"],
-                ["xfree", "--batch", "0"], ["threadtest", "--spawn-first", "x"],
+                ["xfree", "--batch", "0"], ["migrate", "--every", "0"], ["threadtest", "--spawn-first", "x"],
                 ["threadtest", "--spawn-first", "65"], ["threadtest", "--spawn-first"],
                 ["shbench", "--min-size", "50", "--max-size", "10"]):
         b = subprocess.run([hlbench] + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -164,7 +164,8 @@ def test_shipped_sweeps_parse():
             "production.ini"} <= names
     for f in files:
         with open(f) as fh:
-            s = Sweep(fh.read(), f, ncores=2, strategies=STRATS + ["lockfree", "hoard2026"])
+            s = Sweep(fh.read(), f, ncores=2, strategies=STRATS + ["lockfree", "hoard2026",
+                                                                "hoard202607"])
         assert s.expand(), f
         if os.path.basename(f) == "production.ini":
             assert s.cost, "the production sweep's report carries the cost table"

@@ -3,13 +3,14 @@ import argparse
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
 
 from . import check, common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
 from . import compare as comparemod, cost as costmod, layers as layersmod, nodes, programs
-from . import selftest, slurm, soak as soakmod
+from . import attribute, selftest, slurm, soak as soakmod
 from .build import MEASURED_TARGETS, do_build, incremental_build, build_state, install_deps
 from .common import REPO, ToolError, build_dir, require, log
 
@@ -264,6 +265,50 @@ def cmd_main(a):
     return 1 if bad else 0
 
 
+# --- attribute ------------------------------------------------------------------------------
+
+def cmd_attribute(a):
+    """Plan the two paths (attribute.py), run them as a generated sweep, print the tables."""
+    bdir = build_dir(a.build_dir)
+    if a.from_dir:
+        print(attribute.report(a.from_dir, a.metric), end="")
+        return 0
+    if not a.target:
+        raise ToolError("attribute: name a base and a target (or --from DIR)")
+    build = build_for(a, bdir)
+    strategies = [n for n, _ in common.hlconfig_strategies(bdir)]
+    p = attribute.plan(bdir, a.base, a.target, common.split_commas(a.order) if a.order
+                       else None, strategies)
+    wls = []
+    for spec in sum((common.split_commas(w) for w in a.workload or []), []):
+        name, settings = common.parse_allocator_spec(spec)
+        wls.append((name, name, settings))
+    name = "attribute-%s-%s" % tuple(re.sub(r"[^A-Za-z0-9.+-]+", "_", s)
+                                     for s in (a.base, a.target))
+    text = attribute.sweep_text(p, wls, a.threads, a.repetitions, a.timeout, name)
+    if a.dry_run:
+        print(attribute.dry_run_text(p))
+        if wls:         # the workloads and their parameters, checked as a sweep's are
+            sw = sweepmod.Sweep(text, "<attribute>", strategies=strategies)
+            validate_sweep(sw, sw.expand(), bdir)
+            print("%d runs: %d configurations x %s" % (len(sw.expand()), len(p.configs),
+                                                       ", ".join(w[0] for w in wls)))
+        return 0
+    if not wls:
+        raise ToolError("attribute: name the workloads to run with -w (e.g. -w larson:scale="
+                        "0.03), or read a finished run with --from DIR")
+    outdir = a.out or out_dir_for(name, a.results or os.path.join(REPO, "results"))
+    os.makedirs(outdir, exist_ok=True)
+    path = os.path.join(outdir, "attribute.ini")
+    with open(path, "w") as f:
+        f.write(text)
+    attribute.write_plan(p, outdir)
+    _, bad = run_sweep(path, bdir, out=outdir, seed=a.seed, quiet=a.quiet, build=build)
+    print(attribute.report(outdir, a.metric), end="")
+    print(os.path.join(outdir, "attribution.md"))
+    return 1 if bad else 0
+
+
 # --- cost -----------------------------------------------------------------------------------
 
 def cmd_cost(a):
@@ -414,6 +459,36 @@ def parser():
                    help="a numeric runs.csv column (default throughput; wall_s: lower is "
                    "better)")
     s.set_defaults(func=cmd_compare)
+
+    s = sub.add_parser("attribute", help="from a base configuration to a target, one "
+                       "element at a time in forward and reverse order: each element's "
+                       "contribution per workload, and where the orders disagree "
+                       "(interaction)", description="Elements are the keys whose effective "
+                       "values differ (hlconfig --effective). See docs/tool.md.")
+    s.add_argument("base", nargs="?", help="allocator with knobs, as run -a: hoard, "
+                   "hoard:heap_select=cpu")
+    s.add_argument("target", nargs="?", help="allocator with knobs: hoard202607, "
+                   "hoard:heap_select=home")
+    s.add_argument("-w", "--workload", action="append", help="workload[:scale=X][:param="
+                   "value...] (repeatable, or comma-separated)")
+    s.add_argument("-t", "--threads", default="P", help="thread counts, as a sweep's "
+                   "(default P)")
+    s.add_argument("-r", "--repetitions", type=int, default=3, help="default 3")
+    s.add_argument("--order", help="the forward order: every differing key once, "
+                   "comma-separated; key+key makes one element of several keys")
+    s.add_argument("--metric", default="throughput", help="a numeric runs.csv column "
+                   "(default throughput; e.g. peak_rss_kb, hoardlab.held_bytes_peak)")
+    s.add_argument("--timeout", type=float, default=120, help="seconds per run (default 120)")
+    s.add_argument("--seed", type=int, help="shuffle seed (default random, recorded)")
+    s.add_argument("--out", help="output directory (default results/<date>-attribute-...)")
+    s.add_argument("--results", help="parent of the output directory (default results/)")
+    s.add_argument("--from", dest="from_dir", metavar="DIR", help="print the tables of a "
+                   "folder an earlier attribute wrote (e.g. with another --metric); run nothing")
+    s.add_argument("--dry-run", action="store_true", help="list the elements and both paths "
+                   "(and check the workloads); run nothing")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    add_no_build(s)
+    s.set_defaults(func=cmd_attribute)
 
     s = sub.add_parser("cost", help="instructions per malloc+free pair (callgrind), per "
                        "allocator and case, with the core's share")

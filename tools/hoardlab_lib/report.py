@@ -8,8 +8,8 @@ spread by one function, pm()."""
 import json
 import os
 
-from . import (cost, nodes, paper, report_hoard, report_hoard2026, report_michael,
-               report_programs, report_remote, verdicts as V)
+from . import (cost, nodes, paper, report_hoard, report_hoard2026, report_history,
+               report_michael, report_programs, report_remote, verdicts as V)
 
 NOISY = 1.25         # warn when repetitions differ by more than this (median group)
 
@@ -526,6 +526,7 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
         lines += report_remote.remote_free_section(rows, rounds, ncores)
         lines += report_michael.michael_section(rows, rounds, ncores, outdir)
         lines += report_hoard2026.hoard2026_section(rows, rounds, ncores)
+        lines += report_history.history_section(rows, rounds, ncores)
         lines += knob_section(rows, meta, ncores)
         lines += throughput_tables(rows, baseline, ncores)
         lines += production_section(rows)
