@@ -143,15 +143,21 @@ void hb_series_init(double interval_s)
     pthread_detach(t);
 }
 
-void hb_series_begin(void)
+/* Stop the sampler and wait until it is not taking a row. */
+static void stop_sampler(void)
 {
-    if (ser_first_interval <= 0) return;
     pthread_mutex_lock(&ser_lock);
     ser_gen++;
     ser_running = false;
     pthread_cond_broadcast(&ser_wake);
     while (ser_busy) pthread_cond_wait(&ser_idle, &ser_lock);
     pthread_mutex_unlock(&ser_lock);
+}
+
+void hb_series_begin(void)
+{
+    if (ser_first_interval <= 0) return;
+    stop_sampler();
     ser_t0 = hb_now();
     take(&ser_rows[0]);
     ser_rows[0].t_s = 0;
@@ -174,12 +180,7 @@ void hb_series_start(double t0)
 void hb_series_end(double t1)
 {
     if (ser_first_interval <= 0) return;
-    pthread_mutex_lock(&ser_lock);
-    ser_gen++;
-    ser_running = false;
-    pthread_cond_broadcast(&ser_wake);
-    while (ser_busy) pthread_cond_wait(&ser_idle, &ser_lock);
-    pthread_mutex_unlock(&ser_lock);
+    stop_sampler();
     take(&ser_rows[ser_n]);
     ser_rows[ser_n].t_s = t1 - ser_t0;              /* read just after: the phase's end */
 }

@@ -8,7 +8,7 @@
  * Strategy-specific defaults (struct hl_strategy.defaults) override the table default.
  *
  * `acts` says where the key has an effect: "all", or clauses separated by "; ", each a list of
- * strategies ("hoard, hoard2026, hoard202607") optionally followed by " if KEY=VALUE[|VALUE...]" naming the
+ * strategies ("hoard, hoard2026") optionally followed by " if KEY=VALUE[|VALUE...]" naming the
  * value another key must have (effective value, whatever its source). A key set explicitly
  * (file or environment) where it acts nowhere is an error at start-up, like any bad input: it
  * would change nothing, and an experiment varying it would measure noise.
@@ -32,48 +32,51 @@
 #define HL_DEFAULT_STRATEGY "hoard"
 #endif
 
+/* The rows built on hoard's code (src/strategies/hoard*.c), where hoard's keys act. */
+#define HL_HOARD_ROWS "hoard, hoard2026, hoard202607"
+
 #define HL_OPTIONS(X)                                                                          \
-  X(strategy,        allocator,    ENUM,  HL_DEFAULT_STRATEGY, 0, 0, NULL, "all",            \
+  X(strategy,        allocator,    ENUM,  HL_DEFAULT_STRATEGY, 0, 0, NULL, "all",              \
     "allocation strategy (see hlconfig --strategies)")                                         \
-  X(verbose,         allocator,    BOOL,  "off",      0, 1, NULL, "all",                     \
+  X(verbose,         allocator,    BOOL,  "off",      0, 1, NULL, "all",                       \
     "print the effective configuration to stderr at start-up")                                 \
-  X(stats,           allocator,    OUTPUT, "",        0, 0, NULL, "all",                     \
-    "write statistics as one JSON object at exit: 'stderr', a path with a '/', or off")       \
-  X(counting,        allocator,    BOOL,  "on",       0, 1, NULL, "all",                     \
+  X(stats,           allocator,    OUTPUT, "",        0, 0, NULL, "all",                       \
+    "write statistics as one JSON object at exit: 'stderr', a path with a '/', or off")        \
+  X(counting,        allocator,    BOOL,  "on",       0, 1, NULL, "all",                       \
     "count mallocs, frees and U on the fast paths; off: init installs fast paths that count "  \
     "nothing, and hoardlab_stats reports those statistics as not counted (the cost table's "   \
     "'uncounted' column)")                                                                     \
-  X(stats_batch,     allocator,    SIZE,  "64K",      0, 64 * HL_MB, NULL,                   \
+  X(stats_batch,     allocator,    SIZE,  "64K",      0, 64 * HL_MB, NULL,                     \
     "all if counting=on",                                                                      \
     "bytes a thread's in-use count may drift before it is published; 0 = exact U peak")        \
-  X(lock,            allocator,    ENUM,  "spin",     0, 0, hl_lock_kinds, "all",            \
+  X(lock,            allocator,    ENUM,  "spin",     0, 0, hl_lock_kinds, "all",              \
     "lock kind for every allocator lock")                                                      \
-  X(numa,            allocator,    ENUM,  "off",      0, 0, hl_numa_modes, "all",            \
+  X(numa,            allocator,    ENUM,  "off",      0, 0, hl_numa_modes, "all",              \
     "NUMA placement of memory from the OS (libnuma)")                                          \
-  X(large_threshold, allocator,    SIZE,  "0",        0, 64 * HL_MB, NULL, "all",            \
+  X(large_threshold, allocator,    SIZE,  "0",        0, 64 * HL_MB, NULL, "all",              \
     "requests above this many bytes get an OS mapping of their own; 0 = S/2")                  \
-  X(large_cache,     allocator,    SIZE,  "32M",      0, 64 * 1024 * HL_MB, NULL,            \
+  X(large_cache,     allocator,    SIZE,  "32M",      0, 64 * 1024 * HL_MB, NULL,              \
     "all if large_reuse=fixed|follow",                                                         \
-    "freed large mappings kept for reuse (still counted in A); 0 = none. 32M: glibc's top "   \
+    "freed large mappings kept for reuse (still counted in A); 0 = none. 32M: glibc's top "    \
     "mmap threshold, a few MiB-sized buffers, small next to the memory of a large-object run") \
-  X(large_reuse,     allocator,    ENUM,  "follow",   0, 0, hl_large_reuses, "all",          \
-    "freed large mappings: unmap at once (the paper), keep up to large_cache with the 2x fit "\
+  X(large_reuse,     allocator,    ENUM,  "follow",   0, 0, hl_large_reuses, "all",            \
+    "freed large mappings: unmap at once (the paper), keep up to large_cache with the 2x fit " \
     "rule (fixed), or keep what A <= (1 + large_follow) x the large live set's peak allows, "  \
     "merged with neighbours, any one trimmed or grown with mremap to fit (follow: largebuf "   \
     "below glibc's CPU time, unmap 3.5x)")                                                     \
   X(large_follow,    allocator,    REAL,  "1/2",      0.0, 4.0, NULL,                          \
     "all if large_reuse=follow",                                                               \
     "large_reuse=follow: A of large objects <= (1 + this) x their live bytes' recent peak "    \
-    "(decaying 1/16 of the way per free), or large_cache if more")                            \
+    "(decaying 1/16 of the way per free), or large_cache if more")                             \
   X(arena_reserve,   allocator,    SIZE,  "256G",     64 * HL_MB, 64.0 * 1024 * 1024 * HL_MB, NULL, "all", \
-    "address space reserved for strategy blocks (no memory until used); halved if refused")   \
-  X(size_classes,    size_classes, ENUM,  "geometric",0, 0, hl_class_tables, "all",          \
+    "address space reserved for strategy blocks (no memory until used); halved if refused")    \
+  X(size_classes,    size_classes, ENUM,  "geometric",0, 0, hl_class_tables, "all",            \
     "size-class table: pow2 (uC++), geometric with base b (Hoard 2000), or pow2x4: 16-byte "   \
-    "steps to 128, then 4 classes per power of two (Hoard #107/#108)")                          \
+    "steps to 128, then 4 classes per power of two (Hoard #107/#108)")                         \
   X(size_class_base, size_classes, REAL,  "1.2",      1.01, 4.0, NULL,                         \
     "all if size_classes=geometric",                                                           \
     "b: ratio between neighbouring geometric size classes")                                    \
-  X(superblock_size, superblock,   POW2,  "8K",       4 * HL_KB, 16 * HL_MB, NULL, "all",    \
+  X(superblock_size, superblock,   POW2,  "8K",       4 * HL_KB, 16 * HL_MB, NULL, "all",      \
     "S: bytes in a superblock (also the unit the single heap grows by, times heap_grow)")      \
   X(heap_grow,       single_heap,  INT,   "128",      1, 65536, NULL,                          \
     "serial, concurrent",                                                                      \
@@ -82,86 +85,86 @@
     "concurrent",                                                                              \
     "concurrent: give each size class's free-list head and lock its own cache line")           \
   X(free_list,       allocator,    ENUM,  "lifo",     0, 0, hl_list_orders,                    \
-    "serial, concurrent, ownership, hoard, hoard2026, hoard202607",                                         \
+    "serial, concurrent, ownership, " HL_HOARD_ROWS,                                           \
     "order in which freed blocks are reused")                                                  \
   X(heaps,           heaps,        PCOUNT,"2P",       1, 4096, NULL,                           \
-    "private, ownership, hoard, hoard2026, hoard202607, lockfree if heap_select=hash|cpu|home",                  \
-    "number of per-processor heaps: N, or NP for N times the processor count")                \
+    "private, ownership, " HL_HOARD_ROWS ", lockfree if heap_select=hash|cpu|home",            \
+    "number of per-processor heaps: N, or NP for N times the processor count")                 \
   X(heap_select,     heaps,        ENUM,  "hash",     0, 0, hl_heap_selects,                   \
-    "private, ownership, hoard, hoard2026, hoard202607, lockfree",                                          \
-    "which heap a thread uses: own heap per thread, thread-id hash, current CPU, or a home "    \
-    "heap given out round-robin at the thread's first call and kept for its life (Hoard #103)")           \
+    "private, ownership, " HL_HOARD_ROWS ", lockfree",                                         \
+    "which heap a thread uses: own heap per thread, thread-id hash, current CPU, or a home "   \
+    "heap given out round-robin at the thread's first call and kept for its life (Hoard #103)") \
   X(empty_fraction,  superblock,   REAL,  "1/4",      0.01, 0.99, NULL,                        \
-    "hoard, hoard2026, hoard202607; ownership if remote_free=list",                                         \
+    HL_HOARD_ROWS "; ownership if remote_free=list",                                           \
     "f: a heap may hold this fraction of its memory free before it gives a superblock away")   \
   X(release_threshold, superblock, INT,   "4",        0, 1 << 20, NULL,                        \
-    "hoard, hoard2026, hoard202607; ownership if remote_free=queue",                                        \
+    HL_HOARD_ROWS "; ownership if remote_free=queue",                                          \
     "K: superblocks a heap may hold free regardless of f")                                     \
   X(fullness_groups, superblock,   INT,   "4",        1, 64, NULL,                             \
-    "ownership, hoard, hoard2026, hoard202607",                                                             \
+    "ownership, " HL_HOARD_ROWS,                                                               \
     "bins of superblocks by fraction in use; allocation takes from the fullest")               \
   X(accounting,      superblock,   ENUM,  "class",    0, 0, hl_accountings,                    \
-    "hoard, hoard2026, hoard202607",                                                                        \
-    "hoard: u and a of the emptiness threshold per size class of a heap, or per heap over "  \
+    HL_HOARD_ROWS,                                                                             \
+    "hoard: u and a of the emptiness threshold per size class of a heap, or per heap over "    \
     "all its classes (the paper's u_i and a_i)")                                               \
   X(release_empty,   superblock,   BOOL,  "off",      0, 1, NULL,                              \
-    "ownership, hoard, hoard2026, hoard202607, lockfree",                                                   \
+    "ownership, " HL_HOARD_ROWS ", lockfree",                                                  \
     "return completely empty superblocks to the OS instead of keeping them for reuse")         \
   X(remote_free,     heaps,        ENUM,  "lock",     0, 0, hl_remote_frees,                   \
-    "ownership, hoard, hoard2026, hoard202607",                                                             \
+    "ownership, " HL_HOARD_ROWS,                                                               \
     "ownership, hoard: a free by a thread other than the owner's: lock the owner heap (the "   \
     "paper), push onto the superblock's atomic list, or post to the owner heap's queue")       \
   X(tlab,            tlab,         BOOL,  "off",      0, 1, NULL,                              \
-    "hoard, hoard2026, hoard202607",                                                                        \
+    HL_HOARD_ROWS,                                                                             \
     "hoard: a thread-local allocation buffer per size class in front of the heap (Hoard 2026)") \
   X(tlab_budget,     tlab,         SIZE,  "64K",      0, 64 * HL_MB, NULL,                     \
-    "hoard, hoard2026, hoard202607 if tlab=on",                                                             \
+    HL_HOARD_ROWS " if tlab=on",                                                               \
     "hoard tlab: free bytes a thread's TLAB may hold per size class before it overflows")      \
   X(global_shards,   heaps,        INT,   "1",        1, 64, NULL,                             \
-    "hoard, hoard2026, hoard202607",                                                                        \
+    HL_HOARD_ROWS,                                                                             \
     "hoard: the global heap split into this many shards, each with its lock (1 = the paper)")  \
   X(global_shard_key, heaps,       ENUM,  "cpu",      0, 0, hl_shard_keys,                     \
-    "hoard, hoard2026, hoard202607",                                                           \
-    "hoard, global_shards > 1: the shard a heap puts to and first takes from: the CPU's "     \
+    HL_HOARD_ROWS,                                                                             \
+    "hoard, global_shards > 1: the shard a heap puts to and first takes from: the CPU's "      \
     "(#88), node x shards_per_node + cpu mod shards_per_node, stealing within the node first " \
     "(#89), or the thread id's (#95); then two random shards, then all")                       \
   X(tlab_foreign,    tlab,         ENUM,  "home",     0, 0, hl_tlab_foreigns,                  \
-    "hoard, hoard2026, hoard202607 if tlab=on",                                                \
-    "hoard tlab: a freed block whose superblock the TLAB's heap does not own goes to its "    \
-    "owner heap (home: today's, and Hoard #103) or into the freeing thread's TLAB (adopt)")   \
+    HL_HOARD_ROWS " if tlab=on",                                                               \
+    "hoard tlab: a freed block whose superblock the TLAB's heap does not own goes to its "     \
+    "owner heap (home: today's, and Hoard #103) or into the freeing thread's TLAB (adopt)")    \
   X(tlab_adaptive,   tlab,         BOOL,  "off",      0, 1, NULL,                              \
-    "hoard, hoard2026, hoard202607 if tlab=on",                                                \
-    "hoard tlab: a thread's budget starts at tlab_budget and doubles after every 16 slow "    \
+    HL_HOARD_ROWS " if tlab=on",                                                               \
+    "hoard tlab: a thread's budget starts at tlab_budget and doubles after every 16 slow "     \
     "paths, up to 16 MiB (Hoard #98)")                                                         \
   X(tlab_refill,     tlab,         ENUM,  "half",     0, 0, hl_tlab_batches,                   \
-    "hoard, hoard2026, hoard202607 if tlab=on",                                                \
-    "hoard tlab: blocks an empty bin takes under one lock: half its limit, at most 64 "       \
+    HL_HOARD_ROWS " if tlab=on",                                                               \
+    "hoard tlab: blocks an empty bin takes under one lock: half its limit, at most 64 "        \
     "(half), or min(64, budget / (8 x class size)), at least 1 (batch: Hoard #99)")            \
   X(tlab_flush,      tlab,         ENUM,  "half",     0, 0, hl_tlab_batches,                   \
-    "hoard, hoard2026, hoard202607 if tlab=on",                                                \
-    "hoard tlab: blocks a full bin gives back under one lock: half its limit, at most 64 "    \
+    HL_HOARD_ROWS " if tlab=on",                                                               \
+    "hoard tlab: blocks a full bin gives back under one lock: half its limit, at most 64 "     \
     "(half), or up to 64 (batch: Hoard #111)")                                                 \
   X(remote_queue_cap, heaps,       INT,   "0",        0, 1 << 20, NULL,                        \
-    "ownership, hoard, hoard2026, hoard202607 if remote_free=queue",                           \
+    "ownership, " HL_HOARD_ROWS " if remote_free=queue",                                       \
     "remote_free=queue: blocks an owner heap's inbox may hold uncollected; a free that finds " \
     "it full takes the owner's lock instead (Hoard #98: 256); 0 = unbounded")                  \
   X(purge,           superblock,   ENUM,  "off",      0, 0, hl_purges,                         \
-    "hoard, hoard2026, hoard202607",                                                           \
-    "hoard: pages of empty superblocks parked in the global heap go back to the OS with "     \
-    "madvise MADV_FREE or MADV_DONTNEED, beyond `retain` bytes kept as they are (Hoard #99, " \
+    HL_HOARD_ROWS,                                                                             \
+    "hoard: pages of empty superblocks parked in the global heap go back to the OS with "      \
+    "madvise MADV_FREE or MADV_DONTNEED, beyond `retain` bytes kept as they are (Hoard #99, "  \
     "#116); they stay counted in A")                                                           \
   X(retain,          superblock,   SIZE,  "64M",      0, 64 * 1024 * HL_MB, NULL,              \
-    "hoard, hoard2026, hoard202607 if purge=free|dontneed",                                    \
+    HL_HOARD_ROWS " if purge=free|dontneed",                                                   \
     "hoard purge: bytes of parked empty superblocks kept unpurged, for a fast reuse")          \
   X(partial_list,    lockfree,     ENUM,  "fifo",     0, 0, hl_list_orders,                    \
     "lockfree",                                                                                \
     "lockfree: order of a size class's list of PARTIAL superblocks (Michael 2004 prefers fifo)") \
-  X(census,          observe,      BOOL,  "off",      0, 1, NULL, "all",                     \
+  X(census,          observe,      BOOL,  "off",      0, 1, NULL, "all",                       \
     "count allocator-induced false sharing: blocks on a cache line another thread holds")      \
-  X(trace,           observe,      STR,   "",         0, 0, NULL, "all",                     \
+  X(trace,           observe,      STR,   "",         0, 0, NULL, "all",                       \
     "record every operation to this file at exit, for hlbench replay")                         \
-  X(checks,          observe,      BOOL,  "off",      0, 1, NULL, "all",                     \
-    "detect double frees and frees of pointers hoardlab never returned, and abort")          \
+  X(checks,          observe,      BOOL,  "off",      0, 1, NULL, "all",                       \
+    "detect double frees and frees of pointers hoardlab never returned, and abort")            \
   HL_FAULT_OPTIONS(X)
 
 /* Keys of the faults build only (-Dfaults=true, fault.c): elsewhere HOARD_FAULT_AT & co. are
@@ -171,7 +174,7 @@
   X(fault_at,        faults,       INT,   "0",        0, 1e15, NULL, "all",                    \
     "faults build: fail the Nth OS call (mmap, munmap, mremap, madvise, arena growth); 0 = none") \
   X(fault_rate,      faults,       REAL,  "0",        0.0, 1.0, NULL, "all",                   \
-    "faults build: fail each OS call with this probability (drawn from fault_seed)")          \
+    "faults build: fail each OS call with this probability (drawn from fault_seed)")           \
   X(fault_seed,      faults,       INT,   "1",        0, 1e15, NULL, "all",                    \
     "faults build: seed of fault_rate's draws")                                                \
   X(fault_count,     faults,       BOOL,  "off",      0, 1, NULL, "all",                       \
