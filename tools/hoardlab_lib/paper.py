@@ -36,6 +36,11 @@ OTHER_CLAIMS = {
     "hoard2026": {"category": "Hoard 2026 (PR 88, not in Table 7)",
                   "fast": {"yes"}, "scalable": {"yes"}, "false_sharing": None,
                   "blowup": {"O(1)"}},
+    # Hoard as of July 2026 (PRs 89-123): the same claims, and #103 says routing foreign frees
+    # to their home heap removed the false sharing larson's hand-offs caused.
+    "hoard202607": {"category": "Hoard July 2026 (PRs 89-123, not in Table 7)",
+                    "fast": {"yes"}, "scalable": {"yes"}, "false_sharing": {"yes"},
+                    "blowup": {"O(1)"}},
 }
 
 

@@ -10,7 +10,7 @@ NEAR = 0.25          # Tables 4 and 6: "agrees" when within 25% of the paper's A
 FLAT = 1.15          # Table 5: runtime "nearly unchanged" when max/min throughput <= 1.15
 RISE = 1.05          # Table 6: larson A/U "rises" at f=1/2 when >= 1.05 x that at f=1/4
 OWN = 1.05           # "hoardlab's own structures matter" when A/U, all >= 1.05 x A/U
-HOARD_FAMILY = ("hoard", "hoard2026")   # strategies with a global heap: census_paper applies
+HOARD_FAMILY = ("hoard", "hoard2026", "hoard202607")   # strategies with a global heap: census_paper applies
 DEFAULTS = {"accounting": "class", "empty_fraction": "1/4"}
 # Not a policy setting: how many heaps, which paper-scale.ini sets to the paper's 2P for its
 # 14 processors when it runs 14 threads on a smaller machine (memory needs no cores).
