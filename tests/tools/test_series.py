@@ -4,6 +4,7 @@ tidy as before, and that the report's sections and plots appear only with their 
 Synthetic records and rows: every number is made up."""
 import copy
 import itertools
+import json
 
 import pytest
 
@@ -132,11 +133,26 @@ def row(variant, wl, t, rep, held, lazy, p999, **extra):
     return r
 
 
+def phases(held, rss_kb, kept):
+    """extra.phases as runs.csv holds it (JSON text): a spike to held / rss_kb, and the end
+    at `kept` times the spike's peak, lazy_kb of it LazyFree."""
+    def ph(name, start, end, h, r, lazy=0):
+        return {"name": name, "start_s": start, "end_s": end, "held_bytes_peak": h,
+                "held_bytes_end": h, "rss_kb_peak": r, "rss_kb_end": r,
+                "private_dirty_kb_end": r - lazy, "lazyfree_kb_end": lazy}
+    end = int(rss_kb * kept)
+    return json.dumps([ph("steady", 0, 1, held and held // 2, rss_kb // 2),
+                       ph("spike", 1, 2, held, rss_kb),
+                       ph("drain", 2, 3, held and held // 4, rss_kb // 4),
+                       ph("steady", 3, 4, held and int(held * kept), end, lazy=end // 2)])
+
+
 def sampled_rows():
     rows = []
     for v, held, lazy, tail in (("hoard", 4 << 20, 0, 800), ("glibc", None, 2048, 3000)):
         for rep, f in enumerate((0.9, 1.0, 1.1)):
-            rows.append(row(v, "phased", 1, rep, held and int(held * f), lazy, tail * f))
+            rows.append(row(v, "phased", 1, rep, held and int(held * f), lazy, tail * f,
+                            **{"extra.phases": phases(held, 4096, 0.5 if held else 1.0)}))
     for v, out, delayed in (("hoard", 1000, 5e6), ("lockfree", 1000, 1100)):
         for rep in range(2):
             extra = {}
@@ -168,6 +184,13 @@ def test_sections_appear_only_with_their_data():
     # hoard's A peak 4 MiB ±10% over three repetitions; glibc has no A
     assert "| phased | 1 | hoard | 4.00 ±10% | 2.00 ±10% |" in text
     assert "| phased | 1 | glibc | – | – |" in text
+    # after the spike: hoard keeps half its A; glibc keeps all its RSS, half of it LazyFree,
+    # so half of the spike's RSS in Private_Dirty
+    assert "### After the spike: what each allocator gives back" in text
+    assert "| phased | 1 | hoard | 4.00 ±0% | 2.00 ±0% | 4.00 ±0% | 2.00 ±0% | 1.00 ±0% | " \
+        "1.00 ±0% | 0.50 ±0% | 0.25 ±0% |" in text
+    assert "| phased | 1 | glibc | – | – | 4.00 ±0% | 4.00 ±0% | 2.00 ±0% | 2.00 ±0% | – | " \
+        "0.50 ±0% |" in text
     assert "| phased | 1 | glibc | malloc | 20 ns ±0% | 40 ns ±0% | 100 ns ±0% | 3 µs ±10% |" \
         in text
     # the stall table: every mode, and delayed / outside p99.9 on the delayed row
@@ -184,6 +207,7 @@ def test_sections_appear_only_with_their_data():
            for r in rows]
     assert S.memory_over_time_section(old) == [] and S.latency_section(old, 2) == []
     assert S.stall_table(old) == []
+    assert S.phases_table([dict(r, **{"extra.phases": None}) for r in rows]) == []
 
 
 def test_report_mentions_series_csv_only_with_samples(tmp_path):
@@ -228,15 +252,20 @@ def test_series_plot_lines_per_allocator_and_lazyfree_apart(tmp_path, figures):
     assert files == ["series-phased.png"]
     fig = figures[0][1]
     a, rss, split = fig.axes
-    assert [ln.get_label() for ln in a.get_lines()] == ["hoard"]      # glibc has no A
-    assert {ln.get_label() for ln in rss.get_lines()} == {"hoard", "glibc"}
-    styles = sorted(ln.get_linestyle() for ln in split.get_lines())
+    def data(ax):                  # the allocators' lines, not the phases' (dotted)
+        return [ln for ln in ax.get_lines() if ln.get_linestyle() != ":"]
+    assert [ln.get_label() for ln in data(a)] == ["hoard"]      # glibc has no A
+    assert {ln.get_label() for ln in data(rss)} == {"hoard", "glibc"}
+    styles = sorted(ln.get_linestyle() for ln in data(split))
     assert styles == ["-", "-", "--", "--"]          # LazyFree dashed beside Private_Dirty
+    # a dotted line where each phase after the first starts, in every panel
+    assert sorted(ln.get_xdata()[0] for ln in a.get_lines() if ln.get_linestyle() == ":") \
+        == [1, 2, 3]
     for ax in fig.axes:
         _legend_outside(ax)
     assert "memory over time" in fig.axes[0].get_title()
     # the A panel's peak is 4 MiB
-    assert max(max(ln.get_ydata()) for ln in a.get_lines()) == pytest.approx(4.0)
+    assert max(max(ln.get_ydata()) for ln in data(a)) == pytest.approx(4.0)
     assert S.series_plots(rows, [], str(tmp_path)) == []
 
 

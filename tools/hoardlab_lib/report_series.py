@@ -3,6 +3,7 @@ tidy.py makes of a record's `series` and `latency`, and their plots: series-<wor
 (memory over time, a line per allocator) and latency-<workload>.png (the sampled latency
 percentiles as a CDF). A section appears only when the sweep measured its inputs: results
 from before hlbench sampled have neither column, and their reports do not change."""
+import json
 import math
 import textwrap
 
@@ -82,6 +83,55 @@ def memory_over_time_section(rows):
                 cells.append(R.pm(_scaled(s, unit), R.mib))
             rs.append(cells)
     head = ["workload", "threads", "allocator"] + ["MiB " + c for c, _, _ in MEMORY_CELLS]
+    return out + [R.table(head, rs), ""] + phases_table(sr)
+
+
+def phases_of(r):
+    """The record's phases (phased: extra.phases, JSON text in runs.csv), [] without."""
+    try:
+        ph = json.loads(r.get("extra.phases") or "[]")
+    except (TypeError, ValueError):
+        return []
+    return [p for p in ph if isinstance(p, dict)] if isinstance(ph, list) else []
+
+
+# (column title, phase: 1 the spike, -1 the last, key in the phase's object, bytes per unit)
+PHASE_CELLS = (("A spike peak", 1, "held_bytes_peak", 1), ("A at end", -1, "held_bytes_end", 1),
+               ("RSS spike peak", 1, "rss_kb_peak", 1024), ("RSS at end", -1, "rss_kb_end", 1024),
+               ("Private_Dirty at end", -1, "private_dirty_kb_end", 1024),
+               ("LazyFree at end", -1, "lazyfree_kb_end", 1024))
+
+
+def phases_table(sr):
+    """Does memory come back? Per allocator of a phased workload, the spike's peak beside
+    the end of the run (the last sample of the last steady phase), and what A and
+    Private_Dirty kept of the spike's peak."""
+    pr = [r for r in sr if len(phases_of(r)) >= 3]
+    if not pr:
+        return []
+    out = ["### After the spike: what each allocator gives back", "",
+           "The phased workload's phases (steady, spike, drain, steady; extra.phases): the "
+           "peak of the spike and the last sample of the run, in MiB, median over repetitions "
+           "at the highest thread count. Kept: the end over the spike's peak (1.00: nothing "
+           "given back); of RSS, a LazyFree share the kernel has not reclaimed yet.", ""]
+    rs = []
+    for w, t in sorted(_at_most_threads(pr).items()):
+        for v in V.variants(pr):
+            rr = [r for r in pr if r["workload_label"] == w and r["variant"] == v and
+                  r["threads"] == t]
+            if not rr:
+                continue
+            cells, got = [w, V.threads_text(rr, w, t), v], {}
+            for title, ph, key, unit in PHASE_CELLS:
+                got[title] = _scaled(V.spread_of([phases_of(r)[ph].get(key) for r in rr]), unit)
+                cells.append(R.pm(got[title], R.mib))
+            for a, b in (("A at end", "A spike peak"), ("Private_Dirty at end",
+                                                        "RSS spike peak")):
+                q = V.ratio(got[a], got[b])
+                cells.append(R.pm(q, "%.2f") if q else "–")
+            rs.append(cells)
+    head = ["workload", "threads", "allocator"] + [c for c, _, _, _ in PHASE_CELLS] + \
+        ["A kept", "Private_Dirty kept (of RSS peak)"]
     return out + [R.table(head, rs), ""]
 
 
@@ -194,6 +244,20 @@ SERIES_PANELS = (("MiB held from the OS (A)", (("held_bytes", 1, "-"),)),
                   (("private_dirty_kb", 1024, "-"), ("lazyfree_kb", 1024, "--"))))
 
 
+def _phase_lines(axes, phases):
+    """A dotted line at each phase's start, its name at the top of the first panel."""
+    for p in phases[1:]:
+        if p.get("start_s") is None:
+            continue
+        for ax in axes:
+            ax.axvline(p["start_s"], color="0.5", ls=":", lw=0.9)
+    for p in phases:
+        if p.get("start_s") is not None:
+            axes[0].annotate(p.get("name", ""), (p["start_s"], 1.0), xycoords=("data",
+                             "axes fraction"), xytext=(2, -10), textcoords="offset points",
+                             fontsize=7, color="0.35")
+
+
 def series_plots(rows, series, outdir):
     """series-<workload>.png: memory over time, a line per allocator (first repetition,
     highest thread count): A, RSS, and RSS's Private_Dirty and LazyFree apart. A panel no
@@ -228,6 +292,9 @@ def series_plots(rows, series, outdir):
             ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
             _legend(ax)
+        first = next((r for r in sr if (r["index"], r.get("record") or 0) in
+                      {ix for ix in runs.values()}), None)
+        _phase_lines(axes[:, 0], phases_of(first) if first else [])
         axes[-1, 0].set_xlabel("seconds since the run started")
         _title(axes[0, 0], "%s, t=%d: memory over time (first repetition; one sample "
                "every interval_s)" % (w, t), fontsize=10)
