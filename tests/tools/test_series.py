@@ -85,9 +85,15 @@ def test_series_and_latency_columns_and_series_csv(tmp_path):
     assert tidy.read_series(str(tmp_path)) == []
 
 
-def test_a_nested_latency_group_keeps_its_name():
-    cols = tidy.latency_columns({"delayed": {"malloc": {"p50_ns": 1, "p999_ns": 9}}})
-    assert cols == {"latency.delayed.malloc_p50_ns": 1, "latency.delayed.malloc_p999_ns": 9}
+def test_stalls_latency_per_mode_is_flattened_from_extra():
+    rec = sampled_record()
+    rec["workload"] = "stall"
+    rec["extra"]["latency_delayed"] = {"malloc": {"samples": 9, "p50_ns": 1, "p999_ns": 9},
+                                       "free": {"samples": 9, "p50_ns": 2, "p999_ns": None}}
+    r = tidy.rows_for(RUN, result(recs=[rec]), "s", 0)[0][0]
+    assert r["extra.latency_delayed.malloc.p999_ns"] == 9
+    assert S.stall_column("delayed", "malloc", "p999_ns") in r
+    assert S.stall_modes(r) == ["delayed"]
 
 
 def test_a_series_with_extra_columns_and_odd_rows():
@@ -158,9 +164,9 @@ def sampled_rows():
             extra = {}
             for m, p in (("undelayed", 900), ("outside", out), ("delayed", delayed)):
                 for op in S.OPS:
-                    extra.update({"latency.%s.%s_p50_ns" % (m, op): 30,
-                                  "latency.%s.%s_p999_ns" % (m, op): p * (1 + rep / 10),
-                                  "latency.%s.%s_max_ns" % (m, op): p * 3})
+                    extra.update({"extra.latency_%s.%s.p50_ns" % (m, op): 30,
+                                  "extra.latency_%s.%s.p999_ns" % (m, op): p * (1 + rep / 10),
+                                  "extra.latency_%s.%s.max_ns" % (m, op): p * 3})
             rows.append(row(v, "stall", 2, rep, 1 << 20, 0, 900, **extra))
     return rows
 
@@ -203,7 +209,8 @@ def test_sections_appear_only_with_their_data():
     assert "| lockfree | 2 | malloc | delayed | 30 ns ±0% | – | – | 1.16 µs ±5% | 3.3 µs ±0% " \
         "| 1.10 ±10% |" in text
     # old rows: no series, no latency columns -> neither section, nor the stall table
-    old = [{k: v for k, v in r.items() if not k.startswith(("series.", "latency."))}
+    old = [{k: v for k, v in r.items() if not k.startswith(("series.", "latency.",
+                                                              "extra.latency_"))}
            for r in rows]
     assert S.memory_over_time_section(old) == [] and S.latency_section(old, 2) == []
     assert S.stall_table(old) == []

@@ -174,19 +174,21 @@ def latency_section(rows, ncores):
     return out + stall_table(rows)
 
 
-def stall_groups(r):
-    """{mode: prefix} of the stall record's latency groups (tidy: latency.<mode>.<op>_...),
-    in stall.c's order, then any other group."""
-    found = sorted({k[len("latency."):k.rindex(".")] for k in r
-                    if k.startswith("latency.") and k.count(".") >= 2 and
-                    k.endswith("_p50_ns") and r.get(k) is not None})
-    order = [m for m in STALL_MODES if m in found] + [m for m in found if m not in STALL_MODES]
-    return {m: "latency.%s." % m for m in order}
+def stall_column(mode, op, key):
+    """runs.csv's column of one percentile of the other threads in a mode of `stall`: the
+    record's extra.latency_<mode> (hlbench's stall.c), flattened by tidy."""
+    return "extra.latency_%s.%s.%s" % (mode, op, key)
+
+
+def stall_modes(r):
+    """The modes of `stall` whose latency the row carries, in stall.c's order."""
+    return [m for m in STALL_MODES if any(r.get(stall_column(m, op, "p50_ns")) is not None
+                                          for op in OPS)]
 
 
 def stall_table(rows):
     """Who waits when a thread stalls? The other threads' latency in each mode of `stall`."""
-    sr = [r for r in V.ok(rows) if r["workload"] == STALL_WORKLOAD and stall_groups(r)]
+    sr = [r for r in V.ok(rows) if r["workload"] == STALL_WORKLOAD and stall_modes(r)]
     if not sr:
         return []
     out = ["### Who waits when a thread stalls?", "",
@@ -202,16 +204,14 @@ def stall_table(rows):
         t = max(r["threads"] for r in rr)
         rr = [r for r in rr if r["threads"] == t]
         for op in OPS:
-            pre = stall_groups(rr[0])
-            tail = {m: V.spread_of([r.get("%s%s_p999_ns" % (p, op)) for r in rr])
-                    for m, p in pre.items()}
-            q = V.ratio(tail.get("delayed"), tail.get("outside"))
-            for m, p in pre.items():
-                if tail[m] is None:
-                    continue
-                cells = [R.pm(V.spread_of([r.get("%s%s_%s" % (p, op, k)) for r in rr]), ns)
+            tail = {m: V.spread_of([r.get(stall_column(m, op, "p999_ns")) for r in rr])
+                    for m in STALL_MODES}
+            q = V.ratio(tail["delayed"], tail["outside"])
+            for m in stall_modes(rr[0]):
+                cells = [R.pm(V.spread_of([r.get(stall_column(m, op, k)) for r in rr]), ns)
                          for _, k, _ in PERCENTILES]
-                rs.append([v, t, op, m] + cells + [R.pm(q, "%.2f") if q and m == "delayed" else ""])
+                rs.append([v, t, op, m] + cells + [R.pm(q, "%.2f") if q and m == "delayed"
+                                                   else ""])
     return out + [R.table(["allocator", "threads", "op", "mode"] +
                           [p for p, _, _ in PERCENTILES] + ["delayed / outside p99.9"], rs), ""]
 

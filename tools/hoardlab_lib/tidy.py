@@ -48,8 +48,6 @@ SERIES_FIELDS = ["held_bytes", "in_use_bytes", "self_bytes", "rss_kb", "private_
 SERIES_COLUMNS = SERIES_ID + ["t_s"] + SERIES_FIELDS
 # What runs.csv keeps of each series column: series.<column>_<summary> (series_summary()).
 SERIES_SUMMARIES = ("mean", "peak", "last")
-# The percentiles of a latency histogram, as a record names them (latency.<op>_<key>).
-LATENCY_KEYS = ("samples", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns")
 PREFIXES = ("knob.", "params.", "hoardlab.", "extra.", "series.", "latency.", "program.")
 STRING_COLUMNS = {"sweep", "allocator", "variant", "alloc_kind", "strategy", "knobs", "preload",
                   "workload_label", "workload", "status", "error", "started_at",
@@ -117,21 +115,18 @@ def series_rows(ident, series):
             if isinstance(r, list) and len(r) == len(cols)]
 
 
-def latency_columns(latency, prefix="latency."):
+def latency_columns(latency):
     """runs.csv's columns of a record's `latency`: an operation's histogram summary
     ({"samples", "p50_ns", ...}) gives latency.<op>_<key>; scalars (sample_every, clock,
-    overhead_ns) latency.<name>; a nested group (e.g. a mode of the stall workload)
-    latency.<group>.<op>_<key>."""
+    overhead_ns) latency.<name>."""
     out = {}
     for k, v in latency.items():
-        if isinstance(v, dict) and any(x in v for x in LATENCY_KEYS):
+        if isinstance(v, dict):
             for x, y in v.items():
                 if not isinstance(y, (dict, list)):
-                    out["%s%s_%s" % (prefix, k, x)] = y
-        elif isinstance(v, dict):
-            out.update(latency_columns(v, "%s%s." % (prefix, k)))
+                    out["latency.%s_%s" % (k, x)] = y
         elif not isinstance(v, list):
-            out[prefix + str(k)] = v
+            out["latency." + str(k)] = v
     return out
 
 
