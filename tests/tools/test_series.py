@@ -5,6 +5,7 @@ Synthetic records and rows: every number is made up."""
 import copy
 import itertools
 import json
+import time
 
 import pytest
 
@@ -299,3 +300,30 @@ def test_plots_written_as_files(tmp_path):
     assert not errors
     for f in ("series-phased.png", "series-stall.png", "latency-phased.png"):
         assert f in files and (tmp_path / f).stat().st_size > 0
+
+
+def test_a_programs_series_from_hlruns_lines(tmp_path):
+    """programs.Proc reads hlrun's first line (rusage) and its `series` lines (hlrun -i);
+    a stand-in hlrun writes both, the format harness/hlrun.c documents."""
+    from hoardlab_lib import programs
+    fake = tmp_path / "hlrun"
+    fake.write_text("#!/bin/sh\n"
+                    "while [ \"$1\" != -o ]; do shift; done\n"
+                    "printf 'status=0 wall_ns=5 utime_us=1 stime_us=2 maxrss_kb=300\\n"
+                    "series t_s=0.000 rss_kb=100 private_dirty_kb=90 lazyfree_kb=null "
+                    "anonymous_kb=95 procs=1\\n"
+                    "series t_s=0.050 rss_kb=300 private_dirty_kb=200 lazyfree_kb=50 "
+                    "anonymous_kb=280 procs=2\\n' > \"$2\"\n")
+    fake.chmod(0o755)
+    p = programs.Proc("true", str(tmp_path), {}, str(tmp_path / "out"), str(tmp_path / "err"),
+                      str(fake), sample=True).wait(time.perf_counter() + 60)
+    assert p.code == 0 and p.maxrss_kb == 300
+    s = p.series()
+    assert s["columns"] == ["t_s", "rss_kb", "private_dirty_kb", "lazyfree_kb",
+                            "anonymous_kb", "procs"]
+    assert s["rows"] == [[0.0, 100, 90, None, 95, 1], [0.05, 300, 200, 50, 280, 2]]
+    summary = tidy.series_summary(s)
+    assert summary["series.rss_kb_peak"] == 300 and summary["series.procs_peak"] == 2
+    assert summary["series.lazyfree_kb_last"] == 50
+    rows = tidy.series_rows({"index": 0}, s)
+    assert tidy.series_columns(rows) == tidy.SERIES_COLUMNS + ["procs"]
