@@ -324,7 +324,7 @@ def all_plots(rows, rounds, outdir, baseline, ncores, series=()):
                      (memory_plot, (bench, outdir)),
                      (rounds_plot, (rows, rounds, outdir)),
                      (figure8_plot, (rows, outdir)),
-                     (report_series.series_plots, (bench, series, outdir)),
+                     (report_series.series_plots, (rows, series, outdir)),
                      (report_series.latency_plots, (bench, outdir, ncores)),
                      (report_programs.programs_plot, (rows, outdir))):
         try:

@@ -514,6 +514,9 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
     lines = header(meta, rows, name)
     lines += failures(rows)
     progs = report_programs.programs_section(rows, meta)
+    if progs:
+        progs += report_series.memory_over_time_section(report_programs.program_rows(rows),
+                                                        programs=True)
     tax = []
     bench = report_programs.bench_rows(rows)
     if bench or not progs:          # the hlbench sections, on hlbench's rows

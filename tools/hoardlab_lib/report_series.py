@@ -55,21 +55,32 @@ def _scaled(s, k):
     return None if s is None else V.Spread(s.med * k, s.lo * k, s.hi * k, s.n)
 
 
-def memory_over_time_section(rows):
+BENCH_INTRO = (
+    "hlbench samples the process every `interval_s` (`series.csv`: one row per run and "
+    "sample): A (bytes the allocator holds from the OS; hoardlab statistics only), U, the "
+    "testbed's own memory and the process's RSS as `/proc/self/smaps_rollup` splits it. ")
+PROGRAMS_INTRO = (
+    "hlrun samples the command's process tree (the server's, in server mode) every "
+    "`interval_s` (`series.csv`), summing the processes' `/proc/PID/smaps_rollup`; no A, "
+    "which hoardlab counts per process (the statistics above). ")
+RSS_NOTE = (
+    "Private_Dirty is memory the process wrote and still holds; LazyFree is memory the "
+    "allocator returned with MADV_FREE, which RSS still counts until the kernel reclaims it "
+    "under memory pressure, so an allocator that purges lazily looks larger in RSS than in "
+    "Private_Dirty. Mean: time-weighted over the run (a sample's value holds until the "
+    "next); at end: the last sample. Median over repetitions at the highest thread count; "
+    "the plots series-<workload>.png draw the first repetition's samples.")
+
+
+def memory_over_time_section(rows, programs=False):
+    """The table of every sampled workload (or, with `programs`, real program); a column
+    no run measured (A under hlrun) is left out."""
     sr = sampled(rows)
     if not sr:
         return []
-    out = ["## Memory over time", "",
-           "hlbench samples the process every `interval_s` (`series.csv`: one row per run and "
-           "sample): A (bytes the allocator holds from the OS; hoardlab statistics only), "
-           "U, the testbed's own memory and the process's RSS as `/proc/self/smaps_rollup` "
-           "splits it. Private_Dirty is memory the process wrote and still holds; LazyFree is "
-           "memory the allocator returned with MADV_FREE, which RSS still counts until the "
-           "kernel reclaims it under memory pressure, so an allocator that purges lazily "
-           "looks larger in RSS than in Private_Dirty. Mean: time-weighted over the run (a "
-           "sample's value holds until the next); at end: the last sample. Median over "
-           "repetitions at the highest thread count; the plots series-<workload>.png draw "
-           "the first repetition's samples.", ""]
+    out = ["## %s" % ("Real programs: memory over time" if programs else "Memory over time"),
+           "", (PROGRAMS_INTRO if programs else BENCH_INTRO) + RSS_NOTE, ""]
+    cells = [c for c in MEMORY_CELLS if any(r.get("series." + c[1]) is not None for r in sr)]
     rs = []
     for w, t in sorted(_at_most_threads(sr).items()):
         for v in V.variants(sr):
@@ -77,12 +88,13 @@ def memory_over_time_section(rows):
                   r["threads"] == t]
             if not rr:
                 continue
-            cells = [w, V.threads_text(rr, w, t), v]
-            for _, col, unit in MEMORY_CELLS:
+            row = [w, V.threads_text(rr, w, t), v]
+            for _, col, unit in cells:
                 s = V.spread_of([r.get("series." + col) for r in rr])
-                cells.append(R.pm(_scaled(s, unit), R.mib))
-            rs.append(cells)
-    head = ["workload", "threads", "allocator"] + ["MiB " + c for c, _, _ in MEMORY_CELLS]
+                row.append(R.pm(_scaled(s, unit), R.mib))
+            rs.append(row)
+    head = ["program" if programs else "workload", "threads", "allocator"] + \
+        ["MiB " + c for c, _, _ in cells]
     return out + [R.table(head, rs), ""] + phases_table(sr)
 
 
