@@ -8,6 +8,7 @@ import math
 import textwrap
 
 from . import report as R, verdicts as V
+from .report_michael import STALL_WORKLOAD
 
 # series.<column>_<summary> columns of the memory table, with their unit (bytes or kB)
 MEMORY_CELLS = (("A peak", "held_bytes_peak", 1), ("A mean", "held_bytes_mean", 1),
@@ -18,7 +19,6 @@ MEMORY_CELLS = (("A peak", "held_bytes_peak", 1), ("A mean", "held_bytes_mean", 
 PERCENTILES = (("p50", "p50_ns", 0.5), ("p90", "p90_ns", 0.9), ("p99", "p99_ns", 0.99),
                ("p99.9", "p999_ns", 0.999), ("max", "max_ns", None))
 OPS = ("malloc", "free")
-STALL_WORKLOAD = "stall"
 STALL_MODES = ("undelayed", "outside", "delayed")     # stall.c's modes, in its order
 
 
@@ -43,7 +43,7 @@ def timed(rows):
             any(r.get("latency.%s_p50_ns" % op) is not None for op in OPS)]
 
 
-def _at_most_threads(rows):
+def _highest_threads(rows):
     """{workload_label: its highest thread count}: memory needs no cores (as in ## Memory)."""
     out = {}
     for r in rows:
@@ -82,7 +82,7 @@ def memory_over_time_section(rows, programs=False):
            "", (PROGRAMS_INTRO if programs else BENCH_INTRO) + RSS_NOTE, ""]
     cells = [c for c in MEMORY_CELLS if any(r.get("series." + c[1]) is not None for r in sr)]
     rs = []
-    for w, t in sorted(_at_most_threads(sr).items()):
+    for w, t in sorted(_highest_threads(sr).items()):
         for v in V.variants(sr):
             rr = [r for r in sr if r["workload_label"] == w and r["variant"] == v and
                   r["threads"] == t]
@@ -127,7 +127,7 @@ def phases_table(sr):
            "at the highest thread count. Kept: the end over the spike's peak (1.00: nothing "
            "given back); of RSS, a LazyFree share the kernel has not reclaimed yet.", ""]
     rs = []
-    for w, t in sorted(_at_most_threads(pr).items()):
+    for w, t in sorted(_highest_threads(pr).items()):
         for v in V.variants(pr):
             rr = [r for r in pr if r["workload_label"] == w and r["variant"] == v and
                   r["threads"] == t]

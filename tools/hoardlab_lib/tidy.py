@@ -1,6 +1,7 @@
 """The tidy results: runs.csv (one row per run), rounds.csv (one row per run and round
-of a blowup workload) and series.csv (one row per run and sample of memory over time). The schema is documented column by column in results/README.md;
-tests/tools/test_tidy.py keeps the two in step."""
+of a blowup workload) and series.csv (one row per run and sample of memory over time). The
+schema is documented column by column in results/README.md; tests/tools/test_tidy.py and
+test_series.py keep the two in step."""
 import csv
 import json
 import os
@@ -46,8 +47,6 @@ SERIES_ID = ["sweep", "index", "allocator", "variant", "workload_label", "worklo
 SERIES_FIELDS = ["held_bytes", "in_use_bytes", "self_bytes", "rss_kb", "private_dirty_kb",
                  "lazyfree_kb", "anonymous_kb"]
 SERIES_COLUMNS = SERIES_ID + ["t_s"] + SERIES_FIELDS
-# What runs.csv keeps of each series column: series.<column>_<summary> (series_summary()).
-SERIES_SUMMARIES = ("mean", "peak", "last")
 PREFIXES = ("knob.", "params.", "hoardlab.", "extra.", "series.", "latency.", "program.")
 STRING_COLUMNS = {"sweep", "allocator", "variant", "alloc_kind", "strategy", "knobs", "preload",
                   "workload_label", "workload", "status", "error", "started_at",
