@@ -315,10 +315,11 @@ def series_plots(rows, series, outdir):
 
 
 def _ns_axis(ax):
-    """A log x axis labelled at the powers of ten in ns, µs or ms (ns()): '100 ns', '1 µs'."""
+    """A log x axis labelled at powers of ten in ns, µs or ms (ns()): '100 ns', '1 µs'; at
+    most about six labels, so that they never run into each other."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
     ax.set_xscale("log")
-    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0,)))
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0,), numticks=6))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: ns(x)))
     ax.xaxis.set_minor_formatter(NullFormatter())
 
