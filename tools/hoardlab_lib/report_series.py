@@ -243,10 +243,19 @@ def _first_runs(rows, w):
     return out, t
 
 
-def _samples(series, index, record, col):
-    pts = [(s["t_s"], s.get(col)) for s in series
-           if s["index"] == index and (s.get("record") or 0) == record]
-    return sorted((t, x) for t, x in pts if t is not None and x is not None)
+def _by_run(series):
+    """series.csv's rows grouped by run: {(index, record): [row, ...]}."""
+    out = {}
+    for s in series:
+        out.setdefault((s["index"], s.get("record") or 0), []).append(s)
+    return out
+
+
+def _samples(by_run, run, col):
+    """[(t_s, value)] of one column of a run, in time order, samples without a value left
+    out."""
+    return sorted((s["t_s"], s.get(col)) for s in by_run.get(run, ())
+                  if s["t_s"] is not None and s.get(col) is not None)
 
 
 # the panels of series-<workload>.png: (y label, [(column, bytes per unit, line style)])
@@ -280,12 +289,13 @@ def series_plots(rows, series, outdir):
     from .plots import MARKERS, _fname, _legend, _plt, _save, _title
     plt = _plt()
     files = []
+    by_run = _by_run(series)
     for w in sorted({r["workload_label"] for r in sr}):
         runs, t = _first_runs(sr, w)
         panels = []
         for ylabel, cols in SERIES_PANELS:
-            lines = [(v, col, k, ls, _samples(series, i, rec, col))
-                     for v, (i, rec) in runs.items() for col, k, ls in cols]
+            lines = [(v, col, k, ls, _samples(by_run, run, col))
+                     for v, run in runs.items() for col, k, ls in cols]
             lines = [x for x in lines if x[-1]]
             if lines:
                 panels.append((ylabel, lines))
