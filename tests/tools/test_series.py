@@ -327,3 +327,12 @@ def test_a_programs_series_from_hlruns_lines(tmp_path):
     assert summary["series.lazyfree_kb_last"] == 50
     rows = tidy.series_rows({"index": 0}, s)
     assert tidy.series_columns(rows) == tidy.SERIES_COLUMNS + ["procs"]
+
+
+def test_programs_memory_section_leaves_out_what_hlrun_cannot_measure():
+    rows = [dict(r, workload="program", **{"series.held_bytes_peak": None,
+                                            "series.held_bytes_mean": None})
+            for r in sampled_rows() if r["workload_label"] == "phased"]
+    text = "\n".join(S.memory_over_time_section(rows, programs=True))
+    assert "## Real programs: memory over time" in text and "hlrun samples" in text
+    assert "| program | threads | allocator | MiB RSS peak |" in text and "A peak" not in text
