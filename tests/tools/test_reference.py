@@ -18,7 +18,7 @@ REF = os.path.join(REPO, "results", "reference")
 SWEEPS = sorted(os.path.basename(p)[:-len(".ini")]
                 for p in glob.glob(os.path.join(REPO, "configs", "sweeps", "*.ini")))
 REFS = sorted(os.listdir(REF)) if os.path.isdir(REF) else []
-INPUTS = ("runs.csv", "rounds.csv", "meta.json", "cost.json")   # what `hoardlab report` reads
+INPUTS = ("runs.csv", "rounds.csv", "series.csv", "meta.json", "cost.json")  # `report` reads
 IGNORED = re.compile(r".*\.(png|ini)$|^records\.jsonl$")        # .gitignore: not committed
 
 

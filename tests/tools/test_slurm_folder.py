@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import REPO, HERE
-from hoardlab_lib import slurm
+from hoardlab_lib import slurm, tidy
 from hoardlab_lib.common import ToolError
 
 sys.path.insert(0, os.path.join(HERE, "slurm"))
@@ -150,3 +150,8 @@ def test_a_killed_task_resumes_with_the_runs_it_had_not_done(tmp_path):
     meta = json.load(open(os.path.join(out, "meta.json")))
     assert meta["interrupted"] is False and meta["runs_done"] == 4
     assert meta["machine"]["cpu_model"] == expect.rows(out)[0]["cpu_model"]
+    # every run's memory over time reached series.csv through the parts, in the run's order
+    series = tidy.read_series(out)
+    assert {x["index"] for x in series} == {int(r["index"]) for r in expect.rows(out)}
+    assert all(a["t_s"] <= b["t_s"] for a, b in zip(series, series[1:])
+               if a["index"] == b["index"])

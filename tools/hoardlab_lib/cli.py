@@ -136,7 +136,7 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
     log("sweep %s: %d runs, shuffle seed %d -> %s" % (sw.name, len(runs), seed, outdir))
     prog = runner.Progress(len(order), quiet=quiet)
     prog.plan(order)
-    rows, rounds = [], []
+    rows, rounds, series = [], [], []
     rec_path = os.path.join(outdir, "records.jsonl")
     t0 = time.time()
     interrupted = False
@@ -145,7 +145,7 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
             for i, run in enumerate(order):
                 prog.start(i, run)
                 res = runner.run_one(run, bdir, hlbench)
-                rr, rd = tidy.rows_for(run, res, sw.name, i, bdir)
+                rr, rd = tidy.rows_for(run, res, sw.name, i, bdir, series)
                 rows += rr
                 rounds += rd
                 prog.finish(run, res["elapsed_s"], rr[0]["status"], rr[0]["error"])
@@ -163,6 +163,7 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
     rows.sort(key=lambda r: (r["index"], r["record"]))
     tidy.write_csv(os.path.join(outdir, "runs.csv"), rows, tidy.columns_for(rows, bdir))
     tidy.write_csv(os.path.join(outdir, "rounds.csv"), rounds, tidy.ROUND_COLUMNS)
+    tidy.write_series(outdir, series)
     meta["machine"]["loadavg_end"] = metamod.loadavg()
     if cost_names and not interrupted:      # after the timed runs: callgrind disturbs none
         meta["cost"] = run_cost(bdir, cost_names, outdir)
@@ -206,21 +207,24 @@ def make_report(outdir, baseline=None):
     rows = tidy.read_csv(os.path.join(outdir, "runs.csv"))
     rp = os.path.join(outdir, "rounds.csv")
     rounds = tidy.read_csv(rp) if os.path.exists(rp) else []
+    series = tidy.read_series(outdir)
     meta = metamod.read(os.path.join(outdir, "meta.json"))
     if baseline:
         meta.setdefault("sweep", {})["baseline"] = baseline
     kinds = nodes.kinds(rows)       # allocators are compared only within one kind of node
     if len(kinds) > 1:
-        return nodes.report_by_kind(outdir, rows, rounds, meta, kinds, baseline, make_report)
+        return nodes.report_by_kind(outdir, rows, rounds, meta, kinds, baseline, make_report,
+                                    series)
     ncores = report._cores(meta, rows)
     base = (meta.get("sweep") or {}).get("baseline")
     if base and not any(r["variant"] == base for r in rows):
         base = None
     for f in os.listdir(outdir):        # plots of an earlier report: drawn anew below
-        if f.endswith(".png") and (f.startswith(("speedup-", "relative-throughput-", "rounds-"))
+        if f.endswith(".png") and (f.startswith(("speedup-", "relative-throughput-", "rounds-",
+                                                 "series-", "latency-"))
                                    or f == "memory.png"):
             os.remove(os.path.join(outdir, f))
-    files, errors = plots.all_plots(rows, rounds, outdir, base, ncores)
+    files, errors = plots.all_plots(rows, rounds, outdir, base, ncores, series)
     for e in errors:
         log("plot: " + e)
     path, _ = report.write(outdir, rows, rounds, meta, files, errors)

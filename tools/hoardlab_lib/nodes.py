@@ -96,7 +96,7 @@ def _kind_meta(meta, kind, n):
     return m
 
 
-def report_by_kind(outdir, rows, rounds, meta, kinds_, baseline, make_report):
+def report_by_kind(outdir, rows, rounds, meta, kinds_, baseline, make_report, series=()):
     """A sweep that ran on several kinds of node: runs.csv, rounds.csv, meta.json and a whole
     report per kind in `kind-<n>/` (make_report on each), and report.md an index saying so.
     Returns report.md's path."""
@@ -115,6 +115,7 @@ def report_by_kind(outdir, rows, rounds, meta, kinds_, baseline, make_report):
                        tidy.columns_for(k["rows"], fields=fields))
         tidy.write_csv(os.path.join(sub, "rounds.csv"),
                        [r for r in rounds if r.get("index") in idx], tidy.ROUND_COLUMNS)
+        tidy.write_series(sub, [r for r in series if r.get("index") in idx])
         metamod.write(os.path.join(sub, "meta.json"), _kind_meta(meta, k, len(kinds_)))
         make_report(sub, baseline)
         ok = sum(1 for r in k["rows"] if r.get("status") == "ok")

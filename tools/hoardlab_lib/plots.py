@@ -314,9 +314,9 @@ def figure8_plot(rows, outdir):
     return ["figure8.png"]
 
 
-def all_plots(rows, rounds, outdir, baseline, ncores):
+def all_plots(rows, rounds, outdir, baseline, ncores, series=()):
     """Every plot; a plotting error is reported, never fatal for the sweep's data."""
-    from . import report_programs
+    from . import report_programs, report_series
     files, errors = [], []
     bench = report_programs.bench_rows(rows)      # real programs: programs.png only
     for fn, args in ((speedup_plots, (rows, outdir, ncores)),
@@ -324,6 +324,8 @@ def all_plots(rows, rounds, outdir, baseline, ncores):
                      (memory_plot, (bench, outdir)),
                      (rounds_plot, (rows, rounds, outdir)),
                      (figure8_plot, (rows, outdir)),
+                     (report_series.series_plots, (rows, series, outdir)),
+                     (report_series.latency_plots, (bench, outdir, ncores)),
                      (report_programs.programs_plot, (rows, outdir))):
         try:
             files += fn(*args)

@@ -24,6 +24,11 @@ Server mode (`server = ...`): the server starts under the allocator on 127.0.0.1
 free port; when it accepts connections, `command` (the client) runs under glibc, then
 `verify`, then `stop` (default SIGTERM to the server). The run's CPU, peak RSS, exit status
 and statistics are the server's; wall_s is the client's time.
+
+Memory over time (issue 28): hlrun -i samples the measured command's process tree (the
+server's in server mode) every SERIES_INTERVAL_S, summing each process's smaps_rollup; the
+record's `series` holds the samples in hlbench's form (tidy.py: series.csv and the
+series.* columns), with no held_bytes (hoardlab's A is per process, in the statistics).
 """
 import itertools
 import os
@@ -169,21 +174,27 @@ def fill(cmd, threads=None, port=None, seed=None):
 
 # --- processes --------------------------------------------------------------------------------
 
+SERIES_INTERVAL_S = 0.05        # hlrun -i: a sample of the process tree's memory this often
+
 class Proc:
     """`/bin/sh -c CMD` started by hlrun (harness/hlrun.c) in a session (process group) of
     its own, stdin from /dev/null, stdout and stderr to files. LD_PRELOAD of `env` is set by
     hlrun in the command's process only. wait() waits for the exit (killing the group at the
     deadline), kills what is left of the group and reaps hlrun; then code is the command's
     exit code (negative: killed by that signal), wall its seconds, utime, stime and
-    maxrss_kb what wait4 reported of it (hlrun's numbers, not hlrun's own)."""
+    maxrss_kb what wait4 reported of it (hlrun's numbers, not hlrun's own). With `sample`,
+    hlrun samples the process tree's memory every SERIES_INTERVAL_S: series() is then the
+    record's `series`."""
 
-    def __init__(self, cmd, cwd, env, out, err, hlrun):
+    def __init__(self, cmd, cwd, env, out, err, hlrun, sample=False):
         self.out, self.err, self.ru_path = out, err, out + ".rusage"
         self.timed_out = False
         self.code = self.wall = self.utime = self.stime = self.maxrss_kb = None
+        self.samples = []
         env = dict(env)
         preload = env.pop("LD_PRELOAD", None)
         argv = [hlrun] + (["-p", preload] if preload else []) + \
+            (["-i", str(SERIES_INTERVAL_S)] if sample else []) + \
             ["-o", self.ru_path, "--", "/bin/sh", "-c", cmd]
         with open(out, "wb") as fo, open(err, "wb") as fe:
             self.t0 = time.perf_counter()
@@ -232,7 +243,10 @@ class Proc:
         self.code = self.p.returncode if self.p.returncode else 127
         try:
             with open(self.ru_path) as f:
-                ru = dict(kv.split("=", 1) for kv in f.read().split() if "=" in kv)
+                first, *more = f.read().splitlines() or [""]
+            ru = dict(kv.split("=", 1) for kv in first.split() if "=" in kv)
+            self.samples = [dict(kv.split("=", 1) for kv in ln.split()[1:] if "=" in kv)
+                            for ln in more if ln.startswith("series ")]
             raw = int(ru["status"])
             if raw >= 0:
                 self.code = os.waitstatus_to_exitcode(raw)
@@ -246,6 +260,22 @@ class Proc:
 
     def stderr_text(self):
         return _head_tail(self.err)
+
+    def series(self):
+        """hlrun's samples as a record's `series` (columns in hlrun's order; `null` -> None),
+        or None without samples."""
+        if not self.samples:
+            return None
+        cols = list(self.samples[0])
+        return {"interval_s": SERIES_INTERVAL_S, "columns": cols,
+                "rows": [[_number(smp.get(c)) for c in cols] for smp in self.samples]}
+
+
+def _number(text):
+    """A value of an hlrun series line: int, float (with a '.'), or None for null."""
+    if text in (None, "null"):
+        return None
+    return float(text) if "." in text else int(text)
 
 
 def _head_tail(path, n=65536):
@@ -383,7 +413,7 @@ def execute(spec, base, knobs, threads, bdir, scratch, work, timeout, reference=
     else:
         res["argv"] = ["/bin/sh", "-c", fill(spec["command"], **sub)]
         main = Proc(res["argv"][2], cwd, env, os.path.join(scratch, "stdout"),
-                    os.path.join(scratch, "stderr"), hlrun).wait(deadline)
+                    os.path.join(scratch, "stderr"), hlrun, sample=True).wait(deadline)
         info["wall_s"] = main.wall
         if main.timed_out:
             _fail(res, "timeout", "timed out after %gs" % timeout, main.stderr_text())
@@ -420,6 +450,8 @@ def execute(spec, base, knobs, threads, bdir, scratch, work, timeout, reference=
         prog.update(server_s=round(main.wall, 4), port=port)
     rec = {"schema": None, "strategy": None, "wall_s": round(info["wall_s"], 4),
            "peak_rss_kb": main.maxrss_kb, "hoardlab": None, "program": prog}
+    if main.series():
+        rec["series"] = main.series()
     if stats:
         recs = read_stats(stats)
         prog["processes"] = len(recs)
@@ -448,7 +480,7 @@ def _serve(spec, sub, cwd, env, plain, scratch, deadline, res, info, hlrun):
     cmd = fill(spec["server"], **sub)
     res["argv"] = ["/bin/sh", "-c", cmd]
     srv = Proc(cmd, cwd, env, os.path.join(scratch, "server.out"),
-               os.path.join(scratch, "stderr"), hlrun)
+               os.path.join(scratch, "stderr"), hlrun, sample=True)
     try:
         while not _listening(port):
             if srv.exited():

@@ -9,7 +9,7 @@ import json
 import os
 
 from . import (cost, nodes, paper, report_hoard, report_hoard2026, report_history,
-               report_michael, report_programs, report_remote, verdicts as V)
+               report_michael, report_programs, report_remote, report_series, verdicts as V)
 
 NOISY = 1.25         # warn when repetitions differ by more than this (median group)
 
@@ -94,8 +94,9 @@ def header(meta, rows, name):
                                          " (uncommitted changes)" if git.get("dirty") else ""),
         "- runs: %d, %d ok, %d not ok; shuffle seed %s" % (len(rows), n_ok, len(rows) - n_ok,
                                                            meta.get("shuffle_seed", "?")),
-        "- data: `runs.csv` (one row per run), `rounds.csv` (blowup rounds), `meta.json`; "
-        "columns in `results/README.md`"]
+        "- data: `runs.csv` (one row per run), `rounds.csv` (blowup rounds), %s`meta.json`; "
+        "columns in `results/README.md`" % ("`series.csv` (memory over time), " if any(
+            r.get("series.samples") for r in rows) else "")]
     where = nodes.header_line(meta)         # a sweep on Slurm: its jobs and nodes
     if where:
         lines.append(where)
@@ -515,6 +516,9 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
     lines = header(meta, rows, name)
     lines += failures(rows)
     progs = report_programs.programs_section(rows, meta)
+    if progs:
+        progs += report_series.memory_over_time_section(report_programs.program_rows(rows),
+                                                        programs=True)
     tax = []
     bench = report_programs.bench_rows(rows)
     if bench or not progs:          # the hlbench sections, on hlbench's rows
@@ -531,6 +535,8 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
         lines += throughput_tables(rows, baseline, ncores)
         lines += production_section(rows)
         lines += memory_tables(rows)
+        lines += report_series.memory_over_time_section(rows)
+        lines += report_series.latency_section(rows, ncores)
     lines += progs
     lines += cost_section(outdir, meta)
     lines += plots_section(plot_files, plot_errors)

@@ -182,19 +182,22 @@ def merge(outdir, plan, tasks):
     """The tasks' parts as a local sweep's folder: runs.csv, rounds.csv, records.jsonl,
     meta.json (`machine`: a node of the kind most runs ran on; `nodes`, `slurm`), report."""
     from .cli import make_report
-    rows, rounds, recs = [], [], []
+    rows, rounds, recs, series = [], [], [], []
     for t in tasks:
         for o, e in sorted(t["got"].items()):
             rows += e["rows"]
             rounds += e["rounds"]
+            series += e.get("series", [])       # parts written before series.csv have none
             recs += [{"index": e["index"], "order": o, "variant": plan["runs"][o]["variant"],
                       "record": r} for r in e["records"]]
     rows.sort(key=lambda r: (r["index"], r["record"]))
     rounds.sort(key=lambda r: (r["index"], r.get("round") or 0))
+    series.sort(key=lambda r: (r["index"], r.get("record") or 0, r.get("t_s") or 0))
     recs.sort(key=lambda r: r["order"])
     tidy.write_csv(os.path.join(outdir, "runs.csv"), rows,
                    tidy.columns_for(rows, plan["build"]["dir"]))
     tidy.write_csv(os.path.join(outdir, "rounds.csv"), rounds, tidy.ROUND_COLUMNS)
+    tidy.write_series(outdir, series)
     with open(os.path.join(outdir, "records.jsonl"), "w") as f:
         for r in recs:
             f.write(json.dumps(r) + "\n")

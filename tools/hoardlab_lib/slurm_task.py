@@ -67,10 +67,11 @@ def run_task(outdir, plan, k, bdir):
                 res = runner.run_one(run, bdir, hlbench)
                 if res["exit_code"] == -signal.SIGTERM:
                     raise Stopped()     # hlbench got the job's SIGTERM before we did
-                rows, rounds = tidy.rows_for(run, res, plan["sweep"]["name"], o, bdir)
+                series = []
+                rows, rounds = tidy.rows_for(run, res, plan["sweep"]["name"], o, bdir, series)
                 prog.finish(run, res["elapsed_s"], rows[0]["status"], rows[0]["error"])
                 f.write(json.dumps({"order": o, "index": run["index"], "task": k, "job": job,
-                                    "rows": rows, "rounds": rounds,
+                                    "rows": rows, "rounds": rounds, "series": series,
                                     "records": res["records"]}) + "\n")
                 f.flush()
                 ran += 1

@@ -1,13 +1,16 @@
-"""The tidy results: runs.csv (one row per run) and rounds.csv (one row per run and round
-of a blowup workload). The schema is documented column by column in results/README.md;
-tests/tools/test_tidy.py keeps the two in step."""
+"""The tidy results: runs.csv (one row per run), rounds.csv (one row per run and round
+of a blowup workload) and series.csv (one row per run and sample of memory over time). The
+schema is documented column by column in results/README.md; tests/tools/test_tidy.py and
+test_series.py keep the two in step."""
 import csv
 import json
+import os
 
 from . import common, nodes
 
 # Columns every runs.csv has, in this order. Groups with a prefix follow (sorted):
-# knob.<key>, params.<name>, hoardlab.<counter>, extra.<name>, program.<name>.
+# knob.<key>, params.<name>, hoardlab.<counter>, extra.<name>, series.<column>_<summary>,
+# latency.<name>, program.<name>.
 RUN_COLUMNS = [
     # the sweep and the run's place in it
     "sweep", "index", "order", "repetition",
@@ -37,11 +40,18 @@ def hoardlab_fields(bdir=None):
 
 ROUND_COLUMNS = ["sweep", "index", "allocator", "variant", "workload_label", "workload",
                  "threads", "repetition", "round", "live_bytes", "os_bytes", "rss_kb"]
-PREFIXES = ("knob.", "params.", "hoardlab.", "extra.", "program.")
+# series.csv: a run's identifying columns (as rounds.csv has them), the sample's time, then
+# the record's series columns: these first, in this order, any other a record names after them.
+SERIES_ID = ["sweep", "index", "allocator", "variant", "workload_label", "workload", "threads",
+             "repetition", "record"]
+SERIES_FIELDS = ["held_bytes", "in_use_bytes", "self_bytes", "rss_kb", "private_dirty_kb",
+                 "lazyfree_kb", "anonymous_kb"]
+SERIES_COLUMNS = SERIES_ID + ["t_s"] + SERIES_FIELDS
+PREFIXES = ("knob.", "params.", "hoardlab.", "extra.", "series.", "latency.", "program.")
 STRING_COLUMNS = {"sweep", "allocator", "variant", "alloc_kind", "strategy", "knobs", "preload",
                   "workload_label", "workload", "status", "error", "started_at",
                   "reported_strategy", "node", "cpu_model", "topology",
-                  "program.output_sha256"}
+                  "program.output_sha256", "latency.clock"}
 
 
 def knobs_text(knobs):
@@ -59,11 +69,81 @@ def _flatten(prefix, obj, out):
             out[key] = v
 
 
-def rows_for(run, result, sweep_name, order, bdir=None):
+def time_weighted_mean(ts, vs):
+    """The mean of a sampled quantity over time, each sample's value held until the next
+    sample (the last sample ends the run and weighs nothing). An interval whose sample is
+    None is left out of both the sum and the time. Samples that span no time: their plain
+    mean; none with a value: None."""
+    num = den = 0.0
+    for (t0, v), t1 in zip(zip(ts, vs), ts[1:]):
+        if v is not None and t1 > t0:
+            num += v * (t1 - t0)
+            den += t1 - t0
+    if den > 0:
+        return num / den
+    known = [v for v in vs if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def series_summary(series):
+    """runs.csv's columns of a record's `series`: series.samples, series.interval_s and, per
+    column, series.<column>_mean (time_weighted_mean), _peak and _last (the last sample
+    with a value); a column without any value gives empty cells."""
+    cols = list(series.get("columns") or [])
+    rows = [r for r in (series.get("rows") or []) if isinstance(r, list) and len(r) == len(cols)]
+    out = {"series.samples": len(rows), "series.interval_s": series.get("interval_s")}
+    if "t_s" not in cols:
+        return out
+    ts = [r[cols.index("t_s")] for r in rows]
+    for i, c in enumerate(cols):
+        if c == "t_s":
+            continue
+        vs = [r[i] for r in rows]
+        known = [v for v in vs if v is not None]
+        out["series.%s_mean" % c] = time_weighted_mean(ts, vs)
+        out["series.%s_peak" % c] = max(known) if known else None
+        out["series.%s_last" % c] = known[-1] if known else None
+    return out
+
+
+def series_rows(ident, series):
+    """series.csv's rows of a record's `series`: `ident` (the SERIES_ID columns) with t_s and
+    each column of one sample."""
+    cols = list(series.get("columns") or [])
+    return [dict(ident, **dict(zip(cols, r))) for r in (series.get("rows") or [])
+            if isinstance(r, list) and len(r) == len(cols)]
+
+
+def latency_columns(latency):
+    """runs.csv's columns of a record's `latency`: an operation's histogram summary
+    ({"samples", "p50_ns", ...}) gives latency.<op>_<key>; scalars (sample_every, clock,
+    overhead_ns) latency.<name>."""
+    out = {}
+    for k, v in latency.items():
+        if isinstance(v, dict):
+            for x, y in v.items():
+                if not isinstance(y, (dict, list)):
+                    out["latency.%s_%s" % (k, x)] = y
+        elif not isinstance(v, list):
+            out["latency." + str(k)] = v
+    return out
+
+
+def series_columns(rows):
+    """series.csv's columns for `rows`: SERIES_COLUMNS, then any other column a record's
+    series named, in order of first appearance."""
+    more = []
+    for r in rows:
+        more += [c for c in r if c not in SERIES_COLUMNS and c not in more]
+    return SERIES_COLUMNS + more
+
+
+def rows_for(run, result, sweep_name, order, bdir=None, series=None):
     """Tidy rows (normally one) for a run and its result from runner.run_one; plus the
     rounds rows. A run without records still gives one row carrying its status. The node
     columns are `result['node']` if the run ran elsewhere, else this machine's. The hoardlab.*
-    columns are the statistics of the build at `bdir`."""
+    columns are the statistics of the build at `bdir`. With a list `series`, the series.csv
+    rows of the records' `series` are appended to it."""
     base = {
         "sweep": sweep_name, "index": run["index"], "order": order,
         "repetition": run["repetition"], "allocator": run["allocator"],
@@ -109,6 +189,12 @@ def rows_for(run, result, sweep_name, order, bdir=None):
             extra = dict(rec.get("extra") or {})
             rlist = extra.pop("rounds", None)
             _flatten("extra.", extra, row)
+            if isinstance(rec.get("series"), dict):
+                row.update(series_summary(rec["series"]))
+                if series is not None:
+                    series += series_rows({c: row.get(c) for c in SERIES_ID}, rec["series"])
+            if isinstance(rec.get("latency"), dict):
+                row.update(latency_columns(rec["latency"]))
             if isinstance(rlist, list):
                 row["rounds"] = len(rlist)
                 for r in rlist:
@@ -143,6 +229,8 @@ def columns_for(rows, bdir=None, fields=None):
         [c for c in rest if c.startswith("params.")] + hl + \
         [c for c in rest if c.startswith("hoardlab.")] + \
         [c for c in rest if c.startswith("extra.")] + \
+        [c for c in rest if c.startswith("series.")] + \
+        [c for c in rest if c.startswith("latency.")] + \
         [c for c in rest if c.startswith("program.")]
     return RUN_COLUMNS + groups
 
@@ -170,6 +258,22 @@ def write_csv(path, rows, columns):
         w.writeheader()
         for r in rows:
             w.writerow({c: _cell(r.get(c)) for c in columns})
+
+
+def write_series(outdir, rows):
+    """series.csv in `outdir`, when a run sampled memory over time (else no file, and none
+    left from an earlier sweep into the same folder)."""
+    p = os.path.join(outdir, "series.csv")
+    if rows:
+        write_csv(p, rows, series_columns(rows))
+    elif os.path.exists(p):
+        os.remove(p)
+
+
+def read_series(outdir):
+    """series.csv's rows in `outdir`; [] when there is none (no run sampled, older results)."""
+    p = os.path.join(outdir, "series.csv")
+    return read_csv(p) if os.path.exists(p) else []
 
 
 def convert(col, text):

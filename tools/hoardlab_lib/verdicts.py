@@ -21,8 +21,9 @@ LIVE_FLAT = 1.1               # ... while live bytes grew by less than 10%
 P_GROWTH_SHARE = 0.5          # O(P): blowup grows >= half as fast as the thread count
 FEW_CORES = 4                 # below this many cores, scalability evidence is weak
 
-# not speeds: memory per round, a replay, a deadlock probe
-TIMING_WORKLOADS_EXCLUDED = ("blowup-prodcons", "blowup-roundrobin", "replay", "signal-malloc")
+# not speeds: memory per round, a replay, a deadlock probe, memory over time
+TIMING_WORKLOADS_EXCLUDED = ("blowup-prodcons", "blowup-roundrobin", "replay", "signal-malloc",
+                             "phased")
 SCALE_WORKLOADS = ("threadtest", "shbench", "larson", "linux-scalability")
 FS_CENSUS_WORKLOADS = ("active-false", "passive-false", "threadtest", "shbench")
 # larson's threads inherit the live blocks of the generation before them, so the program
