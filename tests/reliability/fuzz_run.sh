@@ -8,6 +8,7 @@
 # KEY=V1|V2|...: knobs rotated from run to run (fuzz_malloc): each run sets HOARD_KEY to one
 # of its values, the combination numbered by FUZZ_ROTATION (default: days since 1970, so CI
 # goes through every combination, one a day). The line it prints repeats the run.
+# FUZZ_RSS_MB: libFuzzer's memory limit (default 2048).
 set -eu
 fuzzer=$1 corpus=$2 dict=$3 secs=$4
 shift 4
@@ -33,5 +34,5 @@ if [ "$secs" = 0 ]; then
 fi
 dictopt=()
 [ "$dict" = - ] || dictopt=(-dict="$dict")
-exec "$fuzzer" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+exec "$fuzzer" -max_total_time="$secs" -timeout=10 -rss_limit_mb="${FUZZ_RSS_MB:-2048}" -max_len=4096 \
   "${dictopt[@]}" -artifact_prefix="$prefix" -print_final_stats=1 "$work/corpus" "$corpus"
