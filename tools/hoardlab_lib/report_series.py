@@ -72,6 +72,16 @@ RSS_NOTE = (
     "the plots series-<workload>.png draw the first repetition's samples.")
 
 
+def _groups(rows):
+    """(workload, threads, allocator, its rows) at each workload's highest thread count."""
+    for w, t in sorted(_highest_threads(rows).items()):
+        for v in V.variants(rows):
+            rr = [r for r in rows if r["workload_label"] == w and r["variant"] == v and
+                  r["threads"] == t]
+            if rr:
+                yield w, t, v, rr
+
+
 def memory_over_time_section(rows, programs=False):
     """The table of every sampled workload (or, with `programs`, real program); a column
     no run measured (A under hlrun) is left out."""
@@ -82,17 +92,12 @@ def memory_over_time_section(rows, programs=False):
            "", (PROGRAMS_INTRO if programs else BENCH_INTRO) + RSS_NOTE, ""]
     cells = [c for c in MEMORY_CELLS if any(r.get("series." + c[1]) is not None for r in sr)]
     rs = []
-    for w, t in sorted(_highest_threads(sr).items()):
-        for v in V.variants(sr):
-            rr = [r for r in sr if r["workload_label"] == w and r["variant"] == v and
-                  r["threads"] == t]
-            if not rr:
-                continue
-            row = [w, V.threads_text(rr, w, t), v]
-            for _, col, unit in cells:
-                s = V.spread_of([r.get("series." + col) for r in rr])
-                row.append(R.pm(_scaled(s, unit), R.mib))
-            rs.append(row)
+    for w, t, v, rr in _groups(sr):
+        row = [w, V.threads_text(rr, w, t), v]
+        for _, col, unit in cells:
+            s = V.spread_of([r.get("series." + col) for r in rr])
+            row.append(R.pm(_scaled(s, unit), R.mib))
+        rs.append(row)
     head = ["program" if programs else "workload", "threads", "allocator"] + \
         ["MiB " + c for c, _, _ in cells]
     return out + [R.table(head, rs), ""] + phases_table(sr)
@@ -127,21 +132,16 @@ def phases_table(sr):
            "at the highest thread count. Kept: the end over the spike's peak (1.00: nothing "
            "given back); of RSS, a LazyFree share the kernel has not reclaimed yet.", ""]
     rs = []
-    for w, t in sorted(_highest_threads(pr).items()):
-        for v in V.variants(pr):
-            rr = [r for r in pr if r["workload_label"] == w and r["variant"] == v and
-                  r["threads"] == t]
-            if not rr:
-                continue
-            cells, got = [w, V.threads_text(rr, w, t), v], {}
-            for title, ph, key, unit in PHASE_CELLS:
-                got[title] = _scaled(V.spread_of([phases_of(r)[ph].get(key) for r in rr]), unit)
-                cells.append(R.pm(got[title], R.mib))
-            for a, b in (("A at end", "A spike peak"), ("Private_Dirty at end",
-                                                        "RSS spike peak")):
-                q = V.ratio(got[a], got[b])
-                cells.append(R.pm(q, "%.2f") if q else "–")
-            rs.append(cells)
+    for w, t, v, rr in _groups(pr):
+        cells, got = [w, V.threads_text(rr, w, t), v], {}
+        for title, ph, key, unit in PHASE_CELLS:
+            got[title] = _scaled(V.spread_of([phases_of(r)[ph].get(key) for r in rr]), unit)
+            cells.append(R.pm(got[title], R.mib))
+        for a, b in (("A at end", "A spike peak"), ("Private_Dirty at end",
+                                                    "RSS spike peak")):
+            q = V.ratio(got[a], got[b])
+            cells.append(R.pm(q, "%.2f") if q else "–")
+        rs.append(cells)
     head = ["workload", "threads", "allocator"] + [c for c, _, _, _ in PHASE_CELLS] + \
         ["A kept", "Private_Dirty kept (of RSS peak)"]
     return out + [R.table(head, rs), ""]
