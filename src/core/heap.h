@@ -68,7 +68,7 @@ struct hl_heap {
      * has not collected; a line of its own, since other threads write it. */
     _Alignas(HL_CACHE_LINE) _Atomic uintptr_t inbox;
     _Atomic size_t inbox_bytes;          /* queue: bytes posted to inbox, not yet collected */
-    _Atomic uint32_t inbox_blocks;       /* queue: blocks of them (remote_queue_cap) */
+    _Atomic uint32_t inbox_blocks;       /* queue: blocks of them, kept only with remote_queue_cap */
     _Alignas(HL_CACHE_LINE) struct hl_heap_class cls[];   /* hl_classes->count */
 };
 

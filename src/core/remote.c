@@ -102,7 +102,6 @@ static void push_chain(_Atomic uintptr_t *stack, void *head, void **tail_link)
         HL_COUNT(cas_retries, fails);
         HL_COUNT(cas_free_retries, fails);
     }
-    (void)fails;
 }
 
 static void announce(struct hl_sb *sb)
@@ -112,10 +111,12 @@ static void announce(struct hl_sb *sb)
 }
 
 /* queue: the chain head .. tail of n blocks, `bytes`, to h's inbox, counted in h's
- * inbox_bytes and inbox_blocks; true when they have reached help_bytes. */
+ * inbox_bytes (and inbox_blocks, with a remote_queue_cap); true when they have reached
+ * help_bytes. */
 static bool send(struct hl_heap *h, void *head, void *tail, uint32_t n, size_t bytes)
 {
-    atomic_fetch_add_explicit(&h->inbox_blocks, n, memory_order_relaxed);
+    if (queue_cap)                       /* counted only where a bound reads it */
+        atomic_fetch_add_explicit(&h->inbox_blocks, n, memory_order_relaxed);
     push_chain(&h->inbox, head, (void **)tail);
     return atomic_fetch_add_explicit(&h->inbox_bytes, bytes, memory_order_relaxed) + bytes
            >= help_bytes;
@@ -286,7 +287,7 @@ static void collect_blocks(struct hl_heap *h, void *p)
         p = next;
     }
     atomic_fetch_sub_explicit(&h->inbox_bytes, bytes, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&h->inbox_blocks, blocks, memory_order_relaxed);
+    if (queue_cap) atomic_fetch_sub_explicit(&h->inbox_blocks, blocks, memory_order_relaxed);
 }
 
 void hl_remote_collect(struct hl_heap *h)

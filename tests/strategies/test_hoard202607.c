@@ -306,8 +306,11 @@ static void *free_remotely(void *arg)
     int i = 0;
     if (hl_heap_mine() == r->owner) return (void *)1;   /* not remote: nothing to test */
     uint32_t cap = (uint32_t)hl_cfg.remote_queue_cap;
-    /* Until the owner's inbox holds the cap (unbounded: a few posts). */
-    while (i < r->n - 1 && atomic_load(&r->owner->inbox_blocks) < (cap ? cap : 96))
+    /* Until the owner's inbox holds the cap (unbounded: a few posts; inbox_blocks is kept
+     * only with a cap, inbox_bytes always). */
+    size_t block = hl_sb_of(r->v[0])->size;
+    while (i < r->n - 1 && (cap ? atomic_load(&r->owner->inbox_blocks) < cap
+                                : atomic_load(&r->owner->inbox_bytes) < 96 * block))
         hl_free(r->v[i++]);
     if (i == r->n - 1) return (void *)2;
     struct hl_sb *sb = hl_sb_of(r->v[i]);
