@@ -1,5 +1,5 @@
 /* front.h — the fast path of malloc and free, the whole of the core's own work on the common
- * call: one comparison and one indirect call each. Inlined into interpose.c (hl_malloc,
+ * call: one comparison and one indirect jump each. Inlined into interpose.c (hl_malloc,
  * hl_free) and export.c (malloc, free).
  *
  * malloc(n) goes straight to the strategy when 0 < n <= large_threshold: `n - 1 < small_max`
@@ -10,22 +10,16 @@
  * pointers hoardlab never handed out, and every call while checks or observers are on (they
  * keep small_max and span zero).
  *
- * The strategy's two functions are copied out of its row at init, so the call is one load. */
+ * The comparison is made in the strategy's entry (hl.h's hl_entry_takes_malloc and _free,
+ * inlined by stats.h's HL_MALLOC_PAIR before the fast path), so that one function loads the
+ * thread's TLS address for both; here is only the jump to it, one load from the pointer
+ * that init sets (hl_paths_use). */
 #ifndef HL_FRONT_H
 #define HL_FRONT_H
 
 #include "hl.h"
 
-static inline void *hl_front_malloc(size_t size)
-{
-    if (hl_likely(size - 1 < hl_me.small_max)) return hl_front_malloc_fn(size);
-    return hl_malloc_slow(size);
-}
-
-static inline void hl_front_free(void *p)
-{
-    if (hl_likely((uintptr_t)p - hl_me.base < hl_me.span)) hl_front_free_fn(p);
-    else hl_free_slow(p);
-}
+static inline void *hl_front_malloc(size_t size) { return hl_entry_malloc_fn(size); }
+static inline void hl_front_free(void *p) { hl_entry_free_fn(p); }
 
 #endif

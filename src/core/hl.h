@@ -55,19 +55,28 @@ static inline bool hl_is_pow2(size_t n) { return n && !(n & (n - 1)); }
 
 struct hl_thread;
 
+/* A strategy's malloc and free, each built twice by stats.h's HL_MALLOC_PAIR / HL_FREE_PAIR:
+ * plain, for the core's own calls, and as the entry that the exported malloc and free jump
+ * to, with front.h's test of the call inlined before the fast path (one function: the
+ * thread's TLS address is loaded once for both). */
+struct hl_paths {
+    /* 0 < size <= hl_large_threshold. Counts the block (hl_stats_malloc) with the size it
+     * knows (the counted build); NULL with errno ENOMEM when the OS refuses memory. */
+    void  *(*malloc)(size_t size);
+    void   (*free)(void *p);                      /* p is the strategy's own; hl_stats_free */
+    void  *(*malloc_entry)(size_t size);          /* any size: hl_malloc_slow if not its */
+    void   (*free_entry)(void *p);                /* any pointer: hl_free_slow if not its */
+};
+
 struct hl_strategy {
     const char *name, *summary;
     /* Config values this strategy's paper uses where the table default differs, applied
      * below the config file and the environment, e.g. "size_classes=pow2". NULL: none. */
     const char *defaults;
     int    (*init)(void);                         /* 0 or -1 (message already printed) */
-    /* 0 < size <= hl_large_threshold. Counts the block (hl_stats_malloc) with the size it
-     * knows; NULL with errno ENOMEM when the OS refuses memory. */
-    void  *(*malloc)(size_t size);
-    void   (*free)(void *p);                      /* p is the strategy's own; hl_stats_free */
-    /* The same two built without counting (stats.h: HL_MALLOC_PAIR), for counting = off. */
-    void  *(*malloc_uncounted)(size_t size);
-    void   (*free_uncounted)(void *p);
+    /* Its malloc and free (struct hl_paths), counted and built without counting (stats.h:
+     * HL_MALLOC_PAIR), for counting = off. */
+    struct hl_paths counted, uncounted;
     /* 16 < align, size + align <= hl_large_threshold. NULL: core serves it as a large object. */
     void  *(*memalign)(size_t align, size_t size);
     size_t (*usable_size)(const void *p);
@@ -76,19 +85,24 @@ struct hl_strategy {
     void   (*stats)(struct hoardlab_stats *s);    /* add strategy-level figures; may be NULL */
 };
 
-/* A row's malloc and free with their uncounted builds (named as stats.h's HL_MALLOC_PAIR and
- * HL_FREE_PAIR name them). */
+/* The paths of a malloc and a free made by stats.h's HL_MALLOC_PAIR and HL_FREE_PAIR, named
+ * as they name them; a row's, counted and uncounted. */
+#define HL_PATHS(m, f) { m, f, m##_entry, f##_entry }
 #define HL_ROW_PATHS(m, f)                                                                    \
-    .malloc = m, .free = f, .malloc_uncounted = m##_uncounted, .free_uncounted = f##_uncounted
+    .counted = HL_PATHS(m, f), .uncounted = HL_PATHS(m##_uncounted, f##_uncounted)
 
 extern const struct hl_strategy *const hl_strategies[];  /* NULL-terminated */
 extern const struct hl_strategy *hl_active;
 const struct hl_strategy *hl_strategy_find(const char *name);
-/* The malloc and free every call reaches (front.h, interpose.c): the active row's (counted or
- * not, by `counting`), set before its init runs, which may choose other paths for its knobs
- * (hoard: tlab = on). */
+/* The paths every call reaches: the active row's (counted or not, by `counting`), set by
+ * hl_paths_use before its init runs, which may choose others for its knobs (hoard: tlab =
+ * on). The entries are what the exported malloc and free jump to (front.h); until init they
+ * are hl_malloc_slow and hl_free_slow. The core's own calls (interpose.c) use the plain two. */
 extern void *(*hl_front_malloc_fn)(size_t size);
 extern void (*hl_front_free_fn)(void *p);
+extern void *(*hl_entry_malloc_fn)(size_t size);
+extern void (*hl_entry_free_fn)(void *p);
+void hl_paths_use(const struct hl_paths *paths);
 
 /* Layers, bottom up (README "Layers"): a file uses only files of its own layer or below.
  *   base         msg, fault, os, lock, bootstrap, config, registry (the table)
@@ -219,6 +233,7 @@ extern uint64_t (*hl_meta_foreign_blocks)(const void *start, size_t bytes);
 #define HL_MAX_CLASSES 512
 struct hl_classes {
     unsigned count;                      /* classes 0 .. count-1 */
+    size_t   granules;                   /* entries of of16 */
     size_t   size[HL_MAX_CLASSES];       /* block size of each class, multiples of 16 */
     uint16_t of16[];                     /* class of a request of (n+15)/16 granules */
 };
@@ -254,12 +269,17 @@ struct hl_thread {
     unsigned id;                 /* dense: the lowest id no live thread holds, reused */
     int state;                   /* 0 unregistered, 1 live, 2 exited (TLS teardown) */
     void *heap;                  /* the strategy's per-thread data, NULL until it sets it */
+    /* tlab.h: the thread's TLAB bins, hl_tlab_none from registration until it has its own.
+     * Here, not a TLS variable of its own, so that a fast path loads one TLS address. */
+    struct hl_tlab_bin *tlab_bins;
     void *census, *trace;        /* per-thread buffers of those mechanisms */
     struct hl_counters ctr;
     struct hl_thread *next;      /* registry list of live threads */
 };
 
 extern HL_TLS struct hl_thread hl_me;
+extern struct hl_tlab_bin *const hl_tlab_none;   /* tlab.c: the bins of a thread without */
+#include "entry.h"
 void hl_thread_register(void);          /* slow path of hl_self(); sets state 1 */
 static inline struct hl_thread *hl_self(void)
 {

@@ -9,10 +9,7 @@
 
 /* per_list_locks: false = one heap lock (serial), true = a lock per free list (concurrent). */
 int    hl_sh_init(bool per_list_locks);
-void  *hl_sh_malloc(size_t size);
-void   hl_sh_free(void *p);
-void  *hl_sh_malloc_uncounted(size_t size);      /* the same, counting nothing (stats.h) */
-void   hl_sh_free_uncounted(void *p);
+HL_DECLARE_PAIR(hl_sh_malloc, hl_sh_free)        /* malloc and free, built four ways (stats.h) */
 void  *hl_sh_memalign(size_t align, size_t size);
 size_t hl_sh_usable_size(const void *p);
 void   hl_sh_fork(int phase);             /* HL_FORK_*: the heap lock, then the list locks */

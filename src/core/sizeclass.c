@@ -33,6 +33,7 @@ int hl_classes_init(size_t max_size)
         s = next > s ? next : s + HL_ALIGN;
     }
     t->count = n;
+    t->granules = granules;
 
     unsigned c = 0;
     for (size_t g = 0; g < granules; g++) {

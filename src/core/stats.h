@@ -20,12 +20,17 @@
 
 /* HL_OWN_ADD(x, n) adds n to x and yields the new value; HL_OWN_SET(x, v) stores v: for a
  * word only one thread writes and others read with relaxed atomic loads (also tlab.h's room). */
+/* HL_WORD_LOAD(x): a word that other threads store whole (__atomic_store_n, relaxed), read
+ * as a plain operand, so the compiler may fold it into an instruction (an aligned word is
+ * read whole on every target we build for); a relaxed atomic load under ThreadSanitizer. */
 #ifdef __SANITIZE_THREAD__
 #define HL_OWN_ADD(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_RELAXED)
 #define HL_OWN_SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define HL_WORD_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #else
 #define HL_OWN_ADD(x, n) ((x) += (n))
 #define HL_OWN_SET(x, v) ((x) = (v))
+#define HL_WORD_LOAD(x) (x)
 #endif
 
 /* HL_COUNT: one of the calling thread's counters; HL_COUNT_AT: a counter that one writer at
@@ -99,14 +104,44 @@ static inline __attribute__((always_inline)) void hl_stats_free_if(bool counted,
 
 #define HL_COUNT_IF(counted, field, n) ((counted) ? (void)HL_COUNT(field, n) : (void)0)
 
-/* NAME(size) and NAME_uncounted(size), calling PATH(size, ARGS..., counted); likewise for
- * free. STORAGE is `static` or empty. */
+/* NAME(size) and NAME_uncounted(size), calling PATH(size, ARGS..., counted), and each again
+ * as NAME_entry and NAME_uncounted_entry, the same with the entry's test first (hl.h's
+ * struct hl_paths); likewise for free. STORAGE is `static` or empty. The entries are the
+ * only callers of hl_entry_takes_malloc / _free (cost.py counts them as the front's). */
 #define HL_MALLOC_PAIR(storage, name, path, ...)                                              \
     storage void *name(size_t size) { return path(size, ##__VA_ARGS__, true); }               \
-    storage void *name##_uncounted(size_t size) { return path(size, ##__VA_ARGS__, false); }
+    storage void *name##_uncounted(size_t size) { return path(size, ##__VA_ARGS__, false); }  \
+    storage void *name##_entry(size_t size)                                                   \
+    {                                                                                         \
+        if (hl_likely(hl_entry_takes_malloc(size))) return path(size, ##__VA_ARGS__, true);   \
+        return hl_malloc_slow(size);                                                          \
+    }                                                                                         \
+    storage void *name##_uncounted_entry(size_t size)                                         \
+    {                                                                                         \
+        if (hl_likely(hl_entry_takes_malloc(size))) return path(size, ##__VA_ARGS__, false);  \
+        return hl_malloc_slow(size);                                                          \
+    }
 #define HL_FREE_PAIR(storage, name, path, ...)                                                \
     storage void name(void *p) { path(p, ##__VA_ARGS__, true); }                              \
-    storage void name##_uncounted(void *p) { path(p, ##__VA_ARGS__, false); }
+    storage void name##_uncounted(void *p) { path(p, ##__VA_ARGS__, false); }                 \
+    storage void name##_entry(void *p)                                                        \
+    {                                                                                         \
+        if (hl_likely(hl_entry_takes_free(p))) path(p, ##__VA_ARGS__, true);                  \
+        else hl_free_slow(p);                                                                 \
+    }                                                                                         \
+    storage void name##_uncounted_entry(void *p)                                              \
+    {                                                                                         \
+        if (hl_likely(hl_entry_takes_free(p))) path(p, ##__VA_ARGS__, false);                 \
+        else hl_free_slow(p);                                                                 \
+    }
+
+/* The eight functions HL_MALLOC_PAIR(, m, ...) and HL_FREE_PAIR(, f, ...) define, declared
+ * for a row in another file. */
+#define HL_DECLARE_PAIR(m, f)                                                                 \
+    void *m(size_t size); void *m##_uncounted(size_t size);                                   \
+    void *m##_entry(size_t size); void *m##_uncounted_entry(size_t size);                     \
+    void f(void *p); void f##_uncounted(void *p);                                             \
+    void f##_entry(void *p); void f##_uncounted_entry(void *p);
 
 /* ---- locks, counted ---------------------------------------------------------------------- */
 

@@ -26,6 +26,7 @@ void hl_sb_format(struct hl_sb *sb, unsigned c)
     sb->used = sb->carved = 0;
     sb->cls = (uint16_t)c;
     atomic_store_explicit(&sb->interior, 0, memory_order_relaxed);
+    __atomic_store_n(&sb->tlab_slot, hl_tlab_slot(c), __ATOMIC_RELAXED);
     sb->magic = HL_SB_MAGIC;
 }
 
@@ -47,7 +48,10 @@ void *hl_sb_memalign(void *(*alloc)(size_t), size_t align, size_t size)
     char *b = alloc(size + align - HL_ALIGN);
     if (!b) return NULL;
     char *q = (char *)hl_align_up((uintptr_t)b, align);
-    if (q != b) atomic_store_explicit(&hl_sb_of(b)->interior, 1, memory_order_relaxed);
+    if (q != b) {
+        atomic_store_explicit(&hl_sb_of(b)->interior, 1, memory_order_relaxed);
+        __atomic_store_n(&hl_sb_of(b)->tlab_slot, HL_TLAB_BYPASS, __ATOMIC_RELAXED);
+    }
     return q;
 }
 

@@ -28,6 +28,11 @@ struct hl_sb {
     uint16_t cls;                        /* size class */
     uint8_t list;                        /* which of the owner's lists holds it (heap.c) */
     _Atomic uint8_t interior;            /* memalign handed out a pointer inside a block */
+    /* tlab.h: where the free fast path finds the bin for the block, a byte offset into the
+     * thread's bins: the class's bin, or once `interior` is set the bypass bin (limit 0), so
+     * one load replaces both the class and the interior test (a word: the fast path adds
+     * it to the bins' address straight from memory: stats.h's HL_WORD_LOAD). */
+    uintptr_t tlab_slot;
     uint32_t magic;                      /* HL_SB_MAGIC while formatted (checks build) */
     uint8_t parked;                      /* purge.c: empty in the global heap, kept or purged */
     /* remote_free = list (remote.c): blocks other threads freed, not yet back in the free
@@ -74,6 +79,11 @@ struct hl_sb *hl_sb_new(unsigned c);
 void hl_sb_release(struct hl_sb *sb);
 /* Re-format an empty superblock for class c: recycling for any size class (Hoard §3). */
 void hl_sb_format(struct hl_sb *sb, unsigned c);
+
+/* tlab_slot's values: bin c's byte offset; HL_TLAB_BYPASS the bin after the last class's. */
+#define HL_TLAB_BIN_BYTES 16             /* sizeof(struct hl_tlab_bin), asserted in tlab.h */
+static inline uintptr_t hl_tlab_slot(unsigned c) { return (uintptr_t)c * HL_TLAB_BIN_BYTES; }
+#define HL_TLAB_BYPASS hl_tlab_slot(hl_classes->count)
 
 /* One block out of a superblock that is not full; used + 1. */
 static inline void *hl_sb_pop(struct hl_sb *sb)

@@ -20,10 +20,11 @@
  * paths leave at once. Never written. */
 static struct {
     struct hl_tlab t;
-    struct hl_tlab_bin bin[HL_MAX_CLASSES];
+    struct hl_tlab_bin bin[HL_MAX_CLASSES + 1];          /* + the bypass bin */
 } none_tlab;
 #define none (none_tlab.bin)
-HL_TLS struct hl_tlab_bin *hl_tlab_bins = none;
+struct hl_tlab_bin *const hl_tlab_none = none;
+const uint16_t *hl_tlab_slot16;
 
 static uint32_t limit[HL_MAX_CLASSES];   /* tlab_budget / class size */
 #define ADAPT_EVERY 16                   /* tlab_adaptive: slow paths per doubling */
@@ -41,9 +42,14 @@ static uint32_t limit_of(size_t budget, unsigned c)
 void hl_tlab_init(void)
 {
     for (unsigned c = 0; c < hl_classes->count; c++) limit[c] = limit_of(hl_cfg.tlab_budget, c);
+    uint16_t *slot16 = hl_meta_alloc(hl_classes->granules * sizeof *slot16);
+    for (size_t g = 0; g < hl_classes->granules; g++) slot16[g] = hl_tlab_slot(hl_classes->of16[g]);
+    hl_tlab_slot16 = slot16;
 }
 
-static struct hl_tlab *mine(void) { return hl_tlab_of(hl_tlab_bins); }
+static struct hl_tlab *mine(void) { return hl_tlab_of(hl_me.tlab_bins); }
+/* The calling thread has bins of its own (NULL: not registered yet, hl_thread_register). */
+static bool own_bins(void) { return hl_me.tlab_bins && hl_me.tlab_bins != none; }
 static struct hl_tlab_bin *bins_of(struct hl_tlab *t) { return (struct hl_tlab_bin *)(t + 1); }
 
 /* The heap to refill from and give back to: the thread's (cpu selection: re-read now). */
@@ -83,18 +89,18 @@ static void note_slow(struct hl_tlab_bin *bin)
 /* The calling thread's bins, if it may have them (a live registered thread). */
 static bool setup(void)
 {
-    if (hl_tlab_bins != none) return true;
+    if (own_bins()) return true;
     if (hl_me.state != 1) return false;
     hl_lock_acquire(&reg_lock);
     struct hl_tlab *t = pool;
     if (t) pool = t->next;
     hl_lock_release(&reg_lock);
-    if (!t) t = hl_meta_alloc(sizeof *t + hl_classes->count * sizeof(struct hl_tlab_bin));
+    if (!t) t = hl_meta_alloc(sizeof *t + (hl_classes->count + 1) * sizeof(struct hl_tlab_bin));
     struct hl_tlab_bin *bin = bins_of(t);
-    for (unsigned c = 0; c < hl_classes->count; c++) {
+    for (unsigned c = 0; c <= hl_classes->count; c++) {     /* the bypass bin's limit is 0 */
         bin[c].head = NULL;
-        bin[c].limit = limit[c];
-        HL_OWN_SET(bin[c].room, (int32_t)limit[c]);
+        bin[c].limit = c < hl_classes->count ? limit[c] : 0;
+        HL_OWN_SET(bin[c].room, (int32_t)bin[c].limit);
     }
     t->budget = hl_cfg.tlab_budget;
     t->slow = 0;
@@ -105,7 +111,7 @@ static bool setup(void)
     if (live) live->prev = t;
     live = t;
     hl_lock_release(&reg_lock);
-    hl_tlab_bins = bin;
+    hl_me.tlab_bins = bin;
     return true;
 }
 
@@ -154,9 +160,9 @@ static void give_back(struct hl_heap *h, void *chain, hl_after_free_fn after)
 void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t))
 {
     unsigned c = hl_class_of(size);
-    if (!setup() || !hl_tlab_bins[c].limit) return plain(size);
-    note_slow(hl_tlab_bins);
-    struct hl_tlab_bin *b = &hl_tlab_bins[c];
+    if (!setup() || !hl_me.tlab_bins[c].limit) return plain(size);
+    note_slow(hl_me.tlab_bins);
+    struct hl_tlab_bin *b = &hl_me.tlab_bins[c];
     struct hl_heap *h = heap_now();
     uint32_t want = refill_n(b->limit), n = 0;
     void *first = NULL;
@@ -194,12 +200,12 @@ void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
     /* A thread's first free may come before its first malloc: set up, then test the owner. */
     if (!setup() || (owner != mine()->heap && !adopt) ||
         atomic_load_explicit(&sb->interior, memory_order_relaxed) ||
-        !hl_tlab_bins[sb->cls].limit) {
+        !hl_me.tlab_bins[sb->cls].limit) {
         plain(p);
         return;
     }
-    struct hl_tlab_bin *b = &hl_tlab_bins[sb->cls];
-    if (b->room <= 0) note_slow(hl_tlab_bins);       /* (which may make room) */
+    struct hl_tlab_bin *b = &hl_me.tlab_bins[sb->cls];
+    if (b->room <= 0) note_slow(hl_me.tlab_bins);       /* (which may make room) */
     if (b->room <= 0) {                  /* full: the newest blocks go back, p stays */
         uint32_t k = flush_n(b->limit);
         void *chain = b->head, *last = chain;
@@ -218,11 +224,11 @@ void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
 
 void hl_tlab_thread_exit(hl_after_free_fn after)
 {
-    if (hl_tlab_bins == none) return;
+    if (!own_bins()) return;
     struct hl_tlab *t = mine();
-    struct hl_tlab_bin *bin = hl_tlab_bins;
+    struct hl_tlab_bin *bin = hl_me.tlab_bins;
     struct hl_heap *h = heap_now();
-    hl_tlab_bins = none;                 /* from here on, this thread bypasses the TLAB */
+    hl_me.tlab_bins = none;                 /* from here on, this thread bypasses the TLAB */
     for (unsigned c = 0; c < hl_classes->count; c++) {
         void *chain = bin[c].head;
         bin[c].head = NULL;
@@ -268,7 +274,7 @@ void hl_tlab_fork(int phase)
     }
     hl_lock_init(&reg_lock);
     live = NULL;
-    if (hl_tlab_bins != none) {
+    if (own_bins()) {
         live = mine();
         live->next = live->prev = NULL;
     }

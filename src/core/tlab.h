@@ -51,10 +51,20 @@ struct hl_tlab {
     struct hl_heap *heap;
 };
 
-/* The calling thread's bins, just after its struct hl_tlab. Until the thread sets up its own,
- * a shared array with heap NULL, no blocks and limit 0, so the fast paths need no NULL test
- * and never write it. */
-extern HL_TLS struct hl_tlab_bin *hl_tlab_bins;
+_Static_assert(sizeof(struct hl_tlab_bin) == HL_TLAB_BIN_BYTES, "superblock.h's tlab_slot");
+
+/* The calling thread's bins are hl_me.tlab_bins (hl.h), just after its struct hl_tlab: one
+ * per class, then the bypass bin (limit 0: superblock.h's tlab_slot of an interior
+ * superblock points there). Until the thread sets up its own, hl_tlab_none: a shared array
+ * with heap NULL, no blocks and limit 0, so the fast paths need no NULL test and never
+ * write it. */
+/* The byte offset of the class's bin (hl_tlab_slot) for a request of (n + 15) / 16 granules:
+ * the class table's, scaled, so the fast path does no multiplication. */
+extern const uint16_t *hl_tlab_slot16;
+static inline struct hl_tlab_bin *hl_tlab_bin_at(struct hl_tlab_bin *bins, size_t slot)
+{
+    return (struct hl_tlab_bin *)((char *)bins + slot);
+}
 static inline struct hl_tlab *hl_tlab_of(struct hl_tlab_bin *bins)
 {
     return (struct hl_tlab *)bins - 1;
@@ -78,17 +88,23 @@ static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size,
                                                                   void *(*plain)(size_t),
                                                                   bool counted)
 {
-    size_t c = hl_class_of(size), bytes = hl_class_size(c);
-    struct hl_tlab_bin *b = &hl_tlab_bins[c];
+    /* Counted, the class is needed for its size, and the table of classes gives both; else
+     * the bin's offset comes straight from its own table (one instruction fewer). Its index
+     * (size + 15) / 16 is written ((size - 1) >> 4) + 1 (equal for size >= 1), which reuses
+     * the entry's size - 1 (entry.h). */
+    size_t g = ((size - 1) >> 4) + 1;
+    size_t c = counted ? hl_classes->of16[g] : 0;
+    struct hl_tlab_bin *b = counted ? &hl_me.tlab_bins[c]
+                                    : hl_tlab_bin_at(hl_me.tlab_bins, hl_tlab_slot16[g]);
     void *p = b->head;
     if (hl_unlikely(!p)) return hl_tlab_malloc_slow(size, refill, plain);
     b->head = *(void **)p;
     HL_OWN_ADD(b->room, 1);
-    return hl_stats_malloc_if(counted, p, bytes);
+    return hl_stats_malloc_if(counted, p, hl_class_size(c));
 }
 
 /* free: into the bin while the block's superblock is the TLAB's heap's and the bin is under
- * its limit; else the slow half: set up the bins, give a batch back, or plain(p) (a block of
+ * its limit (never the bypass bin's, 0); else the slow half: set up the bins, give a batch back, or plain(p) (a block of
  * another heap, a memalign'd inner pointer, a thread without a TLAB). No validation: p must be
  * what malloc returned (C's rule). A thread's heap, not hl_me.heap: a thread without bins
  * (teardown, tlab = off) fails the owner test and never writes the shared array. */
@@ -97,17 +113,19 @@ static inline __attribute__((always_inline)) void hl_tlab_free(void *p, hl_after
                                                                bool counted)
 {
     struct hl_sb *sb = hl_sb_of(p);
-    struct hl_tlab_bin *bins = hl_tlab_bins;
-    if (hl_likely(atomic_load_explicit(&sb->owner, memory_order_relaxed) == hl_tlab_of(bins)->heap
-                  && !atomic_load_explicit(&sb->interior, memory_order_relaxed))) {
-        struct hl_tlab_bin *b = &bins[sb->cls];
+    struct hl_tlab_bin *bins = hl_me.tlab_bins;
+    if (hl_likely(atomic_load_explicit(&sb->owner, memory_order_relaxed) ==
+                  hl_tlab_of(bins)->heap)) {
+        struct hl_tlab_bin *b =
+            hl_tlab_bin_at(bins, HL_WORD_LOAD(sb->tlab_slot));
         if (hl_likely(HL_OWN_ADD(b->room, -1) >= 0)) {
             *(void **)p = b->head;
             b->head = p;
             hl_stats_free_if(counted, sb->size);
             return;
         }
-        HL_OWN_SET(b->room, 0);          /* it was: full, or the class bypasses the TLAB */
+        HL_OWN_SET(b->room, 0);          /* it was: full, the class bypasses the TLAB, or
+                                          * sb is interior (the bypass bin) */
     }
     hl_tlab_free_slow(p, after, plain);
 }

@@ -146,6 +146,9 @@ HL_MALLOC_PAIR(, hl_hoard_malloc, hl_heap_malloc_fast, refill)
 /* tlab = on: the TLAB in front of the heap (tlab.h), the heap's paths behind it. */
 HL_MALLOC_PAIR(static, tlab_malloc, hl_tlab_malloc, refill, hl_hoard_malloc)
 HL_FREE_PAIR(static, tlab_free, hl_tlab_free, after_free, hl_hoard_free)
+static const struct hl_paths tlab_paths[2] = {
+    HL_PATHS(tlab_malloc_uncounted, tlab_free_uncounted), HL_PATHS(tlab_malloc, tlab_free),
+};
 
 /* The row's malloc and free are the heap's (Figure 2); with tlab = on, init puts the TLAB's
  * in front (counted or not, as init.c chose the row's), so neither setting pays a test of the
@@ -166,8 +169,7 @@ int hl_hoard_init(void)
     hl_heaps_init(true, false);
     if (hl_cfg.tlab) {
         hl_tlab_init();
-        hl_front_malloc_fn = hl_cfg.counting ? tlab_malloc : tlab_malloc_uncounted;
-        hl_front_free_fn = hl_cfg.counting ? tlab_free : tlab_free_uncounted;
+        hl_paths_use(&tlab_paths[hl_cfg.counting]);
     }
     return 0;
 }

@@ -12,13 +12,11 @@
 /* Hoard's emptiness threshold (§3.1): u < a - k_s and u < (1 - f) a, k_s = K * S. */
 bool hl_hoard_crosses_threshold(size_t u, size_t a, double f, size_t k_s);
 void *hl_hoard_malloc_in(struct hl_heap *h, size_t size);   /* Figure 2 malloc, heap h */
-void hl_hoard_free(void *p);                                 /* Figure 2 free */
-void hl_hoard_free_uncounted(void *p);                       /* the same, uncounted */
+/* Figure 2's malloc and free, built four ways (stats.h) */
+HL_DECLARE_PAIR(hl_hoard_malloc, hl_hoard_free)
 
 /* The members of `hoard`'s row that `hoard2026` (hoard2026.c) shares. */
 int hl_hoard_init(void);
-void *hl_hoard_malloc(size_t size);                          /* Figure 2 malloc */
-void *hl_hoard_malloc_uncounted(size_t size);                /* the same, uncounted */
 void hl_hoard_thread_exit(struct hl_thread *t);
 void hl_hoard_fork(int phase);
 void hl_hoard_stats(struct hoardlab_stats *s);

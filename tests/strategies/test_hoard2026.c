@@ -33,7 +33,7 @@ static size_t my_tlab_bytes(void)
 {
     size_t n = 0;
     for (unsigned c = 0; c < hl_classes->count; c++)
-        n += (size_t)(hl_tlab_bins[c].limit - hl_tlab_bins[c].room) * hl_class_size(c);
+        n += (size_t)(hl_me.tlab_bins[c].limit - hl_me.tlab_bins[c].room) * hl_class_size(c);
     return n;
 }
 
@@ -87,10 +87,10 @@ static void tlab_budget_bounds_the_buffer(void **state)
     for (int i = 0; i < N; i++) v[i] = hl_malloc(SZ);
     size_t u = heaps_u();
     for (int i = 0; i < N; i++) hl_free(v[i]);
-    const struct hl_tlab_bin *b = &hl_tlab_bins[hl_class_of(SZ)];
+    const struct hl_tlab_bin *b = &hl_me.tlab_bins[hl_class_of(SZ)];
     size_t held = (size_t)(b->limit - b->room) * CS;
     if (hl_cfg.tlab) {
-        size_t budget = hl_tlab_of(hl_tlab_bins)->budget;  /* tlab_adaptive: grown */
+        size_t budget = hl_tlab_of(hl_me.tlab_bins)->budget;  /* tlab_adaptive: grown */
         assert_true(held <= budget);
         /* A batch went back, not more (one overflow's worth at most: half the bin, or up to
          * 64 blocks with tlab_flush = batch). tlab_adaptive: the budget grew while the bin

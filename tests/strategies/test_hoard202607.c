@@ -119,14 +119,14 @@ static size_t my_tlab_bytes(void)
 {
     size_t n = 0;
     for (unsigned c = 0; c < hl_classes->count; c++)
-        n += (size_t)(hl_tlab_bins[c].limit - hl_tlab_bins[c].room) * hl_class_size(c);
+        n += (size_t)(hl_me.tlab_bins[c].limit - hl_me.tlab_bins[c].room) * hl_class_size(c);
     return n;
 }
 
 static void *free_foreign(void *arg)
 {
     hl_free(hl_malloc(40));                             /* this thread's bins exist */
-    if (hl_tlab_of(hl_tlab_bins)->heap == atomic_load(&hl_sb_of(arg)->owner))
+    if (hl_tlab_of(hl_me.tlab_bins)->heap == atomic_load(&hl_sb_of(arg)->owner))
         return (void *)-1;                              /* not foreign here (cpu: one CPU) */
     size_t before = my_tlab_bytes();
     hl_free(arg);
@@ -166,18 +166,19 @@ static void *grow(void *arg)
     static void *v[M];
     int i = 0;
     a->slow = 0;
+    hl_self();                           /* registers the thread: hl_me.tlab_bins is set */
     for (; i < M && a->slow < 200; i++) {
-        bool slow = hl_tlab_bins[c].head == NULL;
+        bool slow = hl_me.tlab_bins[c].head == NULL;
         v[i] = hl_malloc(SZ);
         if (!slow) continue;
         a->slow++;
-        uint32_t lim = hl_tlab_bins[c].limit;
+        uint32_t lim = hl_me.tlab_bins[c].limit;
         if (a->slow == 1) a->first = lim;
         if (a->slow == 15) a->at15 = lim;
         if (a->slow == 16) a->at16 = lim;
         a->last = lim;
     }
-    a->budget_end = hl_tlab_of(hl_tlab_bins)->budget;
+    a->budget_end = hl_tlab_of(hl_me.tlab_bins)->budget;
     while (i--) hl_free(v[i]);
     return NULL;
 }
@@ -217,7 +218,7 @@ static void *refill_and_flush(void *arg)
     void *v[4096];
     int n = 0;
     v[n++] = hl_malloc(BIG);                             /* the first refill */
-    b = &hl_tlab_bins[c];
+    b = &hl_me.tlab_bins[c];
     m->limit = b->limit;
     m->refilled = b->limit - (uint32_t)b->room + 1;      /* in the bin, and the one returned */
     m->flushed = 0;

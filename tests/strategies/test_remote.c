@@ -84,7 +84,7 @@ static void owner_mallocs(void)
     }
     /* 200, or what the bin holds and one more (tlab_adaptive: it may hold thousands). */
     hl_free(hl_malloc(1000));
-    const struct hl_tlab_bin *b = &hl_tlab_bins[hl_class_of(1000)];
+    const struct hl_tlab_bin *b = &hl_me.tlab_bins[hl_class_of(1000)];
     int n = (int)(b->limit - (uint32_t)b->room) + 2;
     if (n < 200) n = 200;
     void **q = malloc((size_t)n * sizeof *q);

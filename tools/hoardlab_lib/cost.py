@@ -6,7 +6,7 @@ Each case runs harness/hlcost twice under callgrind, with PAIRS and 3 x PAIRS pa
 per pair is the slope, (I2 - I1) / (2 x PAIRS), so start-up and exit cancel. The same slope is
 taken per function and source file (from the build's debug information), which splits a
 hoardlab strategy's pair into
-  front     the core's own code around the strategy: interpose.c, export.c, front.h
+  front     the core's own code around the strategy: interpose.c, export.c, front.h, entry.h
             (init check, size routing, dispatch, free routing)
   counting  the statistics: the pair's cost less the same pair with counting = off (the
             fast paths built without counting, stats.h), measured as its own case
@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from . import common
 from .common import ToolError
 
-FRONT_FILES = {"interpose.c", "export.c", "front.h"}
+FRONT_FILES = {"interpose.c", "export.c", "front.h", "entry.h"}
 CASES = [("8", "local"), ("64", "local"), ("1000", "local"), ("64", "remote")]
 PAIRS = 50000
 LINE = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+(.*?):(\S+)(?:\s+\[(.*)\])?\s*$")
