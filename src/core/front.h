@@ -13,13 +13,21 @@
  * The comparison is made in the strategy's entry (hl.h's hl_entry_takes_malloc and _free,
  * inlined by stats.h's HL_MALLOC_PAIR before the fast path), so that one function loads the
  * thread's TLS address for both; here is only the jump to it, one load from the pointer
- * that init sets (hl_paths_use). */
+ * that the first call after init sets (interpose.c's open_entries). */
 #ifndef HL_FRONT_H
 #define HL_FRONT_H
 
 #include "hl.h"
 
-static inline void *hl_front_malloc(size_t size) { return hl_entry_malloc_fn(size); }
-static inline void hl_front_free(void *p) { hl_entry_free_fn(p); }
+/* The active paths' entries (hl_paths): the slow paths until the first thread's first call
+ * after init opens them (interpose.c's ready); written whole, so read as a plain word
+ * (HL_WORD_LOAD). */
+#pragma GCC visibility push(hidden)     /* internal, as hl.h's: one jump, not a GOT load */
+extern void *(*hl_entry_malloc_fn)(size_t size);
+extern void (*hl_entry_free_fn)(void *p);
+#pragma GCC visibility pop
+
+static inline void *hl_front_malloc(size_t size) { return HL_WORD_LOAD(hl_entry_malloc_fn)(size); }
+static inline void hl_front_free(void *p) { HL_WORD_LOAD(hl_entry_free_fn)(p); }
 
 #endif

@@ -94,15 +94,18 @@ struct hl_strategy {
 extern const struct hl_strategy *const hl_strategies[];  /* NULL-terminated */
 extern const struct hl_strategy *hl_active;
 const struct hl_strategy *hl_strategy_find(const char *name);
-/* The paths every call reaches: the active row's (counted or not, by `counting`), set by
- * hl_paths_use before its init runs, which may choose others for its knobs (hoard: tlab =
- * on). The entries are what the exported malloc and free jump to (front.h); until init they
- * are hl_malloc_slow and hl_free_slow. The core's own calls (interpose.c) use the plain two. */
+/* The paths every call reaches: the active row's (counted or not, by `counting`), chosen
+ * by init before the row's init runs, which may choose others for its knobs (hoard: tlab =
+ * on). The core's own calls (interpose.c) use hl_front_malloc_fn and hl_front_free_fn, set
+ * by init; the exported malloc and free jump to the entries (front.h), which leave for
+ * interpose.c's slow paths through hl_entry_exit_malloc and _free: both set by interpose.c
+ * when the first call after init opens the entries (the layers below the front do not name
+ * the front, and init is below interpose). */
+extern const struct hl_paths *hl_paths;
 extern void *(*hl_front_malloc_fn)(size_t size);
 extern void (*hl_front_free_fn)(void *p);
-extern void *(*hl_entry_malloc_fn)(size_t size);
-extern void (*hl_entry_free_fn)(void *p);
-void hl_paths_use(const struct hl_paths *paths);
+extern void *(*hl_entry_exit_malloc)(size_t size);
+extern void (*hl_entry_exit_free)(void *p);
 
 /* Layers, bottom up (README "Layers"): a file uses only files of its own layer or below.
  *   base         msg, fault, os, lock, bootstrap, config, registry (the table)
@@ -269,8 +272,9 @@ struct hl_thread {
     unsigned id;                 /* dense: the lowest id no live thread holds, reused */
     int state;                   /* 0 unregistered, 1 live, 2 exited (TLS teardown) */
     void *heap;                  /* the strategy's per-thread data, NULL until it sets it */
-    /* tlab.h: the thread's TLAB bins, hl_tlab_none from registration until it has its own.
-     * Here, not a TLS variable of its own, so that a fast path loads one TLS address. */
+    /* tlab.h: the thread's TLAB bins: NULL until its first slow call (interpose.c's ready,
+     * before any path can reach a TLAB), then hl_tlab_none until it has its own. Here, not
+     * a TLS variable of its own, so that a fast path loads one TLS address. */
     struct hl_tlab_bin *tlab_bins;
     void *census, *trace;        /* per-thread buffers of those mechanisms */
     struct hl_counters ctr;

@@ -31,12 +31,13 @@ static void init_now(void)
     hl_observe_init();
     hl_arena_init();
     /* The row's paths, counted or not; its init may choose others. */
-    const struct hl_paths *paths = hl_cfg.counting ? &hl_active->counted : &hl_active->uncounted;
-    if (!paths->malloc || !paths->malloc_entry)
+    hl_paths = hl_cfg.counting ? &hl_active->counted : &hl_active->uncounted;
+    if (!hl_paths->malloc || !hl_paths->malloc_entry)
         hl_die("counting = %s: strategy '%s' has no such paths (its row must use HL_ROW_PATHS)",
                hl_cfg.counting ? "on" : "off", hl_active->name);
-    hl_paths_use(paths);
     if (hl_active->init && hl_active->init()) _exit(2);
+    hl_front_malloc_fn = hl_paths->malloc;   /* the entries: interpose.c's ready opens them */
+    hl_front_free_fn = hl_paths->free;
     hl_fork_init();
 }
 

@@ -9,6 +9,22 @@
 #include <string.h>
 #include "front.h"
 
+void *(*hl_entry_malloc_fn)(size_t size) = hl_malloc_slow;
+void (*hl_entry_free_fn)(void *p) = hl_free_slow;
+
+/* After init: the chosen paths' entries where the exported malloc and free jump, and their
+ * way back here (the layers below the front do not name it). Done by the first call that
+ * finds them not yet open, from any thread: each writes the same words, whole (a call that
+ * reads the old entry just takes the slow path). */
+static void open_entries(void)
+{
+    if (HL_WORD_LOAD(hl_entry_malloc_fn) == hl_paths->malloc_entry) return;
+    __atomic_store_n(&hl_entry_exit_malloc, hl_malloc_slow, __ATOMIC_RELEASE);
+    __atomic_store_n(&hl_entry_exit_free, hl_free_slow, __ATOMIC_RELEASE);
+    __atomic_store_n(&hl_entry_free_fn, hl_paths->free_entry, __ATOMIC_RELEASE);
+    __atomic_store_n(&hl_entry_malloc_fn, hl_paths->malloc_entry, __ATOMIC_RELEASE);
+}
+
 /* Checks or observers on: every call takes the slow path, which shows it to them. */
 static bool watching(void) { return hl_checking || hl_observing; }
 
@@ -19,7 +35,9 @@ static bool ready(void)
         hl_init_maybe(false);
         if (atomic_load(&hl_init_state) != 2) return false;
     }
+    open_entries();
     struct hl_thread *t = hl_self();
+    if (!t->tlab_bins) t->tlab_bins = hl_tlab_none;   /* before any path can reach a TLAB */
     if (!t->span && t->state == 1 && !watching()) {
         t->base = atomic_load_explicit(&hl_arena_base, memory_order_relaxed);
         t->span = atomic_load_explicit(&hl_arena_span, memory_order_relaxed);

@@ -14,18 +14,11 @@ const struct hl_strategy *const hl_strategies[] = {
 };
 
 const struct hl_strategy *hl_active;
+const struct hl_paths *hl_paths;
 void *(*hl_front_malloc_fn)(size_t size);
 void (*hl_front_free_fn)(void *p);
-void *(*hl_entry_malloc_fn)(size_t size) = hl_malloc_slow;
-void (*hl_entry_free_fn)(void *p) = hl_free_slow;
-
-void hl_paths_use(const struct hl_paths *paths)
-{
-    hl_front_malloc_fn = paths->malloc;
-    hl_front_free_fn = paths->free;
-    hl_entry_malloc_fn = paths->malloc_entry;
-    hl_entry_free_fn = paths->free_entry;
-}
+void *(*hl_entry_exit_malloc)(size_t size);
+void (*hl_entry_exit_free)(void *p);
 
 const struct hl_strategy *hl_strategy_find(const char *name)
 {

@@ -87,7 +87,6 @@ void hl_thread_register(void)
            !atomic_compare_exchange_weak_explicit(&ids_high, &high, hl_me.id + 1,
                                                   memory_order_relaxed, memory_order_relaxed)) {}
     hl_thread_start_hook(&hl_me);
-    hl_me.tlab_bins = hl_tlab_none;
     hl_me.state = 1;
     struct hl_thread *head = atomic_load_explicit(&live, memory_order_relaxed);
     do hl_me.next = head;

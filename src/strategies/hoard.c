@@ -169,7 +169,7 @@ int hl_hoard_init(void)
     hl_heaps_init(true, false);
     if (hl_cfg.tlab) {
         hl_tlab_init();
-        hl_paths_use(&tlab_paths[hl_cfg.counting]);
+        hl_paths = &tlab_paths[hl_cfg.counting];
     }
     return 0;
 }

@@ -166,9 +166,8 @@ static void *grow(void *arg)
     static void *v[M];
     int i = 0;
     a->slow = 0;
-    hl_self();                           /* registers the thread: hl_me.tlab_bins is set */
     for (; i < M && a->slow < 200; i++) {
-        bool slow = hl_me.tlab_bins[c].head == NULL;
+        bool slow = !hl_me.tlab_bins || hl_me.tlab_bins[c].head == NULL;   /* (NULL: first call) */
         v[i] = hl_malloc(SZ);
         if (!slow) continue;
         a->slow++;

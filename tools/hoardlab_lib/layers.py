@@ -25,7 +25,9 @@ comments of the form `/* ---- NAME.c: ...` (or `NAME.h`): the code under such a 
 the next heading that names a file, is NAME's (the first file named), so hl.h's `thread.c` section is `thread`, heap.h's
 `heapselect.c` section is `heapselect`. Two headers have no .c of their stem: hl.h's preamble
 (alignment, likely/unlikely) is the node `hl` (base layer), and front.h, the inline malloc and
-free, is `interpose`'s, as the README's Layers table pairs them (HEADER_NODE).
+free, is `interpose`'s, as the README's Layers table pairs them, and entry.h, the front's
+test inlined into each strategy's entry, reads only the thread's fields: `thread`'s
+(HEADER_NODE).
 
 A loop is a strongly connected set of files; each is printed as one cycle through all of
 them, in use order (`a -> b -> c -> a`), and fails unless KNOWN lists exactly that set of
@@ -57,7 +59,9 @@ LAYERS = [
     ("front", ["interpose", "export", "fork", "init", "api"]),
 ]
 ALLOWED = {("registry", "strategies")}
-HEADER_NODE = {"front": "interpose"}    # a header whose code is another file's
+# a header whose code is another file's: entry.h is the front's test of a call on the
+# thread's own fields (hl_me), inlined into every strategy's entry, so `thread`'s
+HEADER_NODE = {"front": "interpose", "entry": "thread"}
 TARGETS = ("src/libhoardlab_core.a",)   # what `hoardlab layers` builds first: the objects read
 
 # The loops and upward edges that exist today and are to be removed. A loop is the set of its
