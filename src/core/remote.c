@@ -21,6 +21,10 @@
  * u (so a superblock with pending blocks is never empty, released, or re-formatted), and in
  * A; it is out of U (the freeing thread counts the free at once) and in `remote_pending`.
  *
+ * A collected list goes back into its superblock, whose free list it joins at its tail (the
+ * list is walked to find it), unless hl_remote_adopt takes it whole, unwalked: with tlab =
+ * on, the collecting thread's TLAB when it fills from that heap (tlab.h).
+ *
  * When pending frees are collected (hl_remote_collect, always under the heap's lock):
  *   - on the owner heap's slow paths: a malloc that finds no room in its class, or whose
  *     superblock changes fullness group (e.g. fills up: "when it needs blocks of that
@@ -52,6 +56,7 @@
 #include "lfstack.h"
 
 int hl_remote_mode;                      /* enum hl_remote_free */
+bool (*hl_remote_adopt)(struct hl_heap *h, struct hl_sb *sb, void *head, uint32_t n);
 
 #define SLOTS 8                          /* queue: destination heaps buffered per thread */
 #define BATCH 32                         /* queue: blocks per post */
@@ -250,7 +255,15 @@ static void collect_lists(struct hl_heap *h, struct hl_sb *sb)
         } else {
             uintptr_t list = atomic_exchange_explicit(&sb->remote, 0, memory_order_acq_rel);
             void *head = TOP(list), *tail = head;
-            uint32_t n = 1;
+            uint32_t n = (uint32_t)(list >> COUNT_SHIFT);
+            /* Taken whole, the list is not walked: its blocks are read when handed out. */
+            if (!HL_INVARIANT_CHECKS && n < COUNT_MAX && hl_remote_adopt &&
+                hl_remote_adopt(h, sb, head, n)) {
+                HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)n * sb->size);
+                sb = next;
+                continue;
+            }
+            n = 1;
             while (next_of(tail)) {
                 tail = next_of(tail);
                 if (hl_unlikely(++n > sb->capacity)) {

@@ -14,6 +14,7 @@
  *                  budget / (8 x class size) (batch); at least 1, at most 64.
  *   tlab_flush     blocks an overflowing bin gives back: half its limit (half), or as many
  *                  as it holds (batch); at least 1, at most 64. */
+#include <string.h>
 #include "tlab.h"
 
 /* Threads without bins of their own point here: heap NULL, no blocks, limit 0, so both fast
@@ -39,17 +40,54 @@ static uint32_t limit_of(size_t budget, unsigned c)
     return n > INT32_MAX ? INT32_MAX : (uint32_t)n;          /* room is signed */
 }
 
+static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, uint32_t n);
+
 void hl_tlab_init(void)
 {
     for (unsigned c = 0; c < hl_classes->count; c++) limit[c] = limit_of(hl_cfg.tlab_budget, c);
     uint16_t *slot16 = hl_meta_alloc(hl_classes->granules * sizeof *slot16);
     for (size_t g = 0; g < hl_classes->granules; g++) slot16[g] = hl_tlab_slot(hl_classes->of16[g]);
     hl_tlab_slot16 = slot16;
+    if (hl_remote_mode == HL_REMOTE_LIST) hl_remote_adopt = take_collected;
 }
 
 static struct hl_tlab *mine(void) { return hl_tlab_of(hl_me.tlab_bins); }
 /* The calling thread has bins of its own (NULL: not registered yet, hl_thread_register). */
 static bool own_bins(void) { return hl_me.tlab_bins && hl_me.tlab_bins != none; }
+
+/* A bin's second chain, out of the fast paths' way: a superblock's list of remote frees
+ * taken whole (remote_free = list) while the bin still had blocks. Its n blocks count in
+ * the bin's room; the bin's slow paths use it first: malloc moves it to the bin without a
+ * lock, free gives it back before flushing. After the bins (tlab_spares). */
+struct tlab_spare { void *head; uint32_t n; };
+static struct tlab_spare *tlab_spares(struct hl_tlab_bin *bins)
+{
+    return (struct tlab_spare *)(bins + hl_classes->count + 1);
+}
+
+/* remote.c's hl_remote_adopt: a superblock's collected list of n blocks into the calling
+ * thread's bin, whole and unwalked (its blocks are read when handed out), when the thread's
+ * TLAB fills from h and the bin has room for more than n: as the bin's chain if it is empty,
+ * else as its spare if that is free. An interior superblock's slot is the bypass bin, with
+ * no room. The blocks stay counted in their superblock and h, as every block in a TLAB is. */
+static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, uint32_t n)
+{
+    struct hl_tlab_bin *bins = hl_me.tlab_bins;
+    if (!own_bins() || hl_tlab_of(bins)->heap != h) return false;
+    struct hl_tlab_bin *b = hl_tlab_bin_at(bins, HL_WORD_LOAD(sb->tlab_slot));
+    if (b->room <= (int32_t)n) return false;                /* (a free then still fits) */
+    struct tlab_spare *spare = &tlab_spares(bins)[b - bins];
+    if (!b->head) {
+        b->head = head;
+    } else {
+        if (spare->head) return false;
+        spare->head = head;
+        spare->n = n;
+    }
+    HL_OWN_ADD(b->room, -(int32_t)n);
+    return true;
+}
+
 static struct hl_tlab_bin *bins_of(struct hl_tlab *t) { return (struct hl_tlab_bin *)(t + 1); }
 
 /* The heap to refill from and give back to: the thread's (cpu selection: re-read now). */
@@ -95,8 +133,10 @@ static bool setup(void)
     struct hl_tlab *t = pool;
     if (t) pool = t->next;
     hl_lock_release(&reg_lock);
-    if (!t) t = hl_meta_alloc(sizeof *t + (hl_classes->count + 1) * sizeof(struct hl_tlab_bin));
+    if (!t) t = hl_meta_alloc(sizeof *t + (hl_classes->count + 1) * sizeof(struct hl_tlab_bin)
+                              + hl_classes->count * sizeof(struct tlab_spare));
     struct hl_tlab_bin *bin = bins_of(t);
+    memset(tlab_spares(bin), 0, hl_classes->count * sizeof(struct tlab_spare));
     for (unsigned c = 0; c <= hl_classes->count; c++) {     /* the bypass bin's limit is 0 */
         bin[c].head = NULL;
         bin[c].limit = c < hl_classes->count ? limit[c] : 0;
@@ -163,11 +203,22 @@ void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_
     if (!setup() || !hl_me.tlab_bins[c].limit) return plain(size);
     note_slow(hl_me.tlab_bins);
     struct hl_tlab_bin *b = &hl_me.tlab_bins[c];
+    struct tlab_spare *spare = &tlab_spares(hl_me.tlab_bins)[c];
+    void *first = spare->head;
+    if (first) {                         /* the spare becomes the bin's chain: no lock */
+        b->head = *(void **)first;
+        spare->head = NULL;
+        HL_OWN_ADD(b->room, 1);
+        return hl_stats_malloc(first, hl_class_size(c));
+    }
     struct hl_heap *h = heap_now();
     uint32_t want = refill_n(b->limit), n = 0;
-    void *first = NULL;
     hl_heap_lock(h);
     if (hl_remote_pending(h)) hl_remote_collect(h);     /* the owner's slow path collects */
+    if ((first = b->head)) {             /* a collected list came into the bin: */
+        b->head = *(void **)first;       /* its first block, and room + 1 below (n = 0) */
+        want = 0;
+    }
     while (n < want) {
         void *p = hl_heap_alloc_sb(h, c);
         if (!p && !(p = refill(h, c))) break;
@@ -206,8 +257,16 @@ void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
     }
     struct hl_tlab_bin *b = &hl_me.tlab_bins[sb->cls];
     if (b->room <= 0) note_slow(hl_me.tlab_bins);       /* (which may make room) */
+    struct tlab_spare *spare = &tlab_spares(hl_me.tlab_bins)[sb->cls];
+    if (b->room <= 0 && spare->head) {   /* full: the spare goes back first */
+        void *chain = spare->head;
+        spare->head = NULL;
+        HL_OWN_ADD(b->room, (int32_t)spare->n);
+        give_back(heap_now(), chain, after);             /* (may fill the spare again) */
+    }
     if (b->room <= 0) {                  /* full: the newest blocks go back, p stays */
-        uint32_t k = flush_n(b->limit);
+        uint32_t on_head = b->limit - (uint32_t)b->room - (spare->head ? spare->n : 0);
+        uint32_t k = flush_n(b->limit) < on_head ? flush_n(b->limit) : on_head;
         void *chain = b->head, *last = chain;
         for (uint32_t i = 1; i < k; i++) last = *(void **)last;
         b->head = *(void **)last;
@@ -229,11 +288,13 @@ void hl_tlab_thread_exit(hl_after_free_fn after)
     struct hl_tlab_bin *bin = hl_me.tlab_bins;
     struct hl_heap *h = heap_now();
     hl_me.tlab_bins = none;                 /* from here on, this thread bypasses the TLAB */
+    struct tlab_spare *spare = tlab_spares(bin);
     for (unsigned c = 0; c < hl_classes->count; c++) {
-        void *chain = bin[c].head;
-        bin[c].head = NULL;
+        void *chain = bin[c].head, *more = spare[c].head;
+        bin[c].head = spare[c].head = NULL;
         HL_OWN_SET(bin[c].room, (int32_t)bin[c].limit);
         if (chain) give_back(h, chain, after);
+        if (more) give_back(h, more, after);
     }
     hl_lock_acquire(&reg_lock);
     if (t->prev) t->prev->next = t->next;

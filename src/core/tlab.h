@@ -19,6 +19,13 @@
  * global heap under the owner's lock), so giving blocks back re-reads the owner under its
  * lock (hl_heap_lock_owner) and frees each block to the heap that owns it then.
  *
+ * Remote frees (remote_free = list). When the thread's heap collects a superblock's list of
+ * blocks other threads freed, while the thread fills its TLAB from that heap, the bin of the
+ * list's class may take the list whole, unwalked (tlab.c's take_collected): as its chain if
+ * empty, else as a second, spare chain that its next slow path uses without a lock. The
+ * blocks were out of their superblock while pending and stay so in the TLAB: `used` and u
+ * do not change, and nobody reads a block's link until malloc hands it out.
+ *
  * Threads. A thread's bins are set up on its first free or malloc that would use them (state
  * 1 only), given back when it exits (hl_tlab_thread_exit, after which its calls bypass the
  * TLAB), and pooled for the next thread. Fork: the forking thread's TLAB survives in the child;
@@ -37,7 +44,8 @@
  * may be one call old. */
 struct hl_tlab_bin {
     void *head;                          /* free blocks of the class, linked */
-    int32_t room;                        /* blocks it may still take: limit - blocks on head */
+    int32_t room;                        /* blocks it may still take: limit - blocks held
+                                          * (on head, and in tlab.c's spare chain) */
     uint32_t limit;                      /* tlab_budget / class size */
 };
 

@@ -10,6 +10,11 @@
  *                 owner (tlab = on: after mallocs that make the TLAB refill from the heap)
  *   fork_pending  fork while another thread holds frees pending and buffered; the child
  *                 allocates, the parent collects afterwards
+ *   collected_into_tlab  tlab = on, list: a collected list goes into the owner's empty bin
+ *                 whole (not walked), still counted in its superblock's `used`; the next
+ *                 mallocs are its blocks
+ *   collected_into_spare  the same into a bin that has blocks: the list waits as the bin's
+ *                 spare chain, handed out when the bin runs dry
  * After each: remote_pending is 0 and every heap's lists and counts agree (hl_heap_check). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -201,6 +206,110 @@ static void fork_pending(void **state)
     expect_settled();
 }
 
+/* tlab = on, list: a superblock's collected list goes into the owner's empty bin whole,
+ * unwalked; the owner's next mallocs are those blocks, and its superblock's `used` does not
+ * change (a block in a TLAB counts as in use, as a pending one does). */
+#define K 20
+static void *free_k(void *arg)
+{
+    hl_free(hl_malloc(64));              /* a heap of its own: its frees are remote ones */
+    for (int i = 0; i < K; i++) hl_free(((void **)arg)[i]);
+    return NULL;
+}
+
+static void collected_into_tlab(void **state)
+{
+    (void)state;
+    if (!hl_cfg.tlab || hl_remote_mode != HL_REMOTE_LIST || hl_cfg.heap_select != HL_SELECT_THREAD)
+        skip();
+    hl_free(hl_malloc(64));              /* the thread's bins */
+    const struct hl_tlab_bin *b = &hl_me.tlab_bins[hl_class_of(64)];
+    static void *drained[1 << 16];
+    int nd = 0;
+    while (b->head) drained[nd++] = hl_malloc(64);         /* the bin empty */
+    void *mine[K];                       /* from a refill: of superblocks the heap owns */
+    for (int i = 0; i < K; i++) mine[i] = hl_malloc(64);
+    assert_ptr_equal(atomic_load(&hl_sb_of(mine[0])->owner), hl_heap_mine());
+    run(free_k, mine);                   /* K remote frees: pending on their superblocks */
+    while (b->head) drained[nd++] = hl_malloc(64);         /* the bin empty again */
+    uint32_t used[K];                    /* a list taken whole stays counted in its superblock */
+    for (int i = 0; i < K; i++) used[i] = hl_sb_of(mine[i])->used;
+    void *p = hl_malloc(64);             /* slow path: collects, the list lands in the bin */
+    struct hl_sb *sb = hl_sb_of(p);
+    int in_sb = 0, found = 0;
+    for (int i = 0; i < K; i++) {
+        in_sb += hl_sb_of(mine[i]) == sb;
+        found += mine[i] == p;
+    }
+    assert_int_equal(found, 1);
+    assert_int_equal(b->limit - (uint32_t)b->room, in_sb - 1);
+    for (int i = 0; i < K; i++)
+        if (hl_sb_of(mine[i]) == sb) assert_int_equal(sb->used, used[i]);
+    void *rest[K];
+    for (int i = 0; i < in_sb - 1; i++) {                   /* the rest of that list */
+        rest[i] = hl_malloc(64);
+        assert_ptr_equal(hl_sb_of(rest[i]), sb);
+        int hit = 0;
+        for (int j = 0; j < K; j++) hit += mine[j] == rest[i];
+        assert_int_equal(hit, 1);
+    }
+    for (int i = 0; i < in_sb - 1; i++) hl_free(rest[i]);
+    hl_free(p);
+    while (nd) hl_free(drained[--nd]);
+    expect_settled();
+}
+
+/* The same while the bin still has blocks: the list becomes the bin's spare chain, which the
+ * bin's next slow path hands out. */
+static int in_sb_of(void **v, int n, const struct hl_sb *sb)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) k += hl_sb_of(v[i]) == sb;
+    return k;
+}
+
+static void collected_into_spare(void **state)
+{
+    (void)state;
+    if (!hl_cfg.tlab || hl_remote_mode != HL_REMOTE_LIST || hl_cfg.heap_select != HL_SELECT_THREAD)
+        skip();
+    expect_settled();                    /* nothing else pending: u counts this test's blocks */
+    hl_free(hl_malloc(64));
+    const struct hl_tlab_bin *b = &hl_me.tlab_bins[hl_class_of(64)];
+    static void *drained[1 << 16];
+    int nd = 0;
+    while (b->head) drained[nd++] = hl_malloc(64);
+    void *mine[K];                       /* a refill; the bin keeps the rest of it */
+    for (int i = 0; i < K; i++) mine[i] = hl_malloc(64);
+    assert_non_null(b->head);
+    run(free_k, mine);
+    struct hl_heap *h = hl_heap_mine();
+    uint32_t used[K];                    /* a list taken whole stays counted in its superblock */
+    for (int i = 0; i < K; i++) used[i] = hl_sb_of(mine[i])->used;
+    uint32_t held = b->limit - (uint32_t)b->room;
+    hl_heap_lock(h);
+    hl_remote_collect(h);                /* as the thread's slow path of another class would */
+    hl_heap_unlock(h);
+    int taken = (int)(b->limit - (uint32_t)b->room - held);
+    assert_true(taken > 0);
+    while (held--) {                     /* the bin's own blocks first: none of the list */
+        void *q = drained[nd++] = hl_malloc(64);
+        for (int j = 0; j < K; j++) assert_ptr_not_equal(q, mine[j]);
+    }
+    assert_null(b->head);
+    void *p = hl_malloc(64);             /* the spare, without the heap's lock */
+    int found = 0;
+    for (int j = 0; j < K; j++) found += mine[j] == p;
+    assert_int_equal(found, 1);
+    assert_int_equal(in_sb_of(mine, K, hl_sb_of(p)), taken);
+    assert_int_equal(b->limit - (uint32_t)b->room, taken - 1);
+    for (int i = 0; i < K; i++)
+        if (hl_sb_of(mine[i]) == hl_sb_of(p)) assert_int_equal(hl_sb_of(p)->used, used[i]);
+    hl_free(p);
+    while (nd) hl_free(drained[--nd]);
+    expect_settled();
+}
+
 int main(void)
 {
     /* Strategy, remote_free, heap_select, heaps and K come from meson.build. */
@@ -210,6 +319,8 @@ int main(void)
         cmocka_unit_test(from_exited),
         cmocka_unit_test(bounded),
         cmocka_unit_test(fork_pending),
+        cmocka_unit_test(collected_into_tlab),
+        cmocka_unit_test(collected_into_spare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
