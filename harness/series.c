@@ -181,6 +181,9 @@ void hb_series_end(double t1)
 {
     if (ser_first_interval <= 0) return;
     stop_sampler();
+    /* The caller read t1 before the sampler stopped, so a row it took in between lies past
+     * the phase's end: drop it, and the last row stays the last in time. */
+    while (ser_n > 1 && ser_rows[ser_n - 1].t_s > t1 - ser_t0) ser_n--;
     take(&ser_rows[ser_n]);
     ser_rows[ser_n].t_s = t1 - ser_t0;              /* read just after: the phase's end */
 }
