@@ -10,7 +10,7 @@
  * pointers hoardlab never handed out, and every call while checks or observers are on (they
  * keep small_max and span zero).
  *
- * The comparison is made in the strategy's entry (hl.h's hl_entry_takes_malloc and _free,
+ * The comparison is made in the strategy's entry (entry.h's hl_entry_takes_malloc and _free,
  * inlined by stats.h's HL_MALLOC_PAIR before the fast path), so that one function loads the
  * thread's TLS address for both; here is only the jump to it, one load from the pointer
  * that the first call after init sets (interpose.c's open_entries). */

@@ -114,12 +114,12 @@ static inline __attribute__((always_inline)) void hl_stats_free_if(bool counted,
     storage void *name##_entry(size_t size)                                                   \
     {                                                                                         \
         if (hl_likely(hl_entry_takes_malloc(size))) return path(size, ##__VA_ARGS__, true);   \
-        return HL_WORD_LOAD(hl_entry_exit_malloc)(size);                                                    \
+        return HL_WORD_LOAD(hl_entry_exit_malloc)(size);                                      \
     }                                                                                         \
     storage void *name##_uncounted_entry(size_t size)                                         \
     {                                                                                         \
         if (hl_likely(hl_entry_takes_malloc(size))) return path(size, ##__VA_ARGS__, false);  \
-        return HL_WORD_LOAD(hl_entry_exit_malloc)(size);                                                    \
+        return HL_WORD_LOAD(hl_entry_exit_malloc)(size);                                      \
     }
 #define HL_FREE_PAIR(storage, name, path, ...)                                                \
     storage void name(void *p) { path(p, ##__VA_ARGS__, true); }                              \
@@ -127,12 +127,12 @@ static inline __attribute__((always_inline)) void hl_stats_free_if(bool counted,
     storage void name##_entry(void *p)                                                        \
     {                                                                                         \
         if (hl_likely(hl_entry_takes_free(p))) path(p, ##__VA_ARGS__, true);                  \
-        else HL_WORD_LOAD(hl_entry_exit_free)(p);                                                           \
+        else HL_WORD_LOAD(hl_entry_exit_free)(p);                                             \
     }                                                                                         \
     storage void name##_uncounted_entry(void *p)                                              \
     {                                                                                         \
         if (hl_likely(hl_entry_takes_free(p))) path(p, ##__VA_ARGS__, false);                 \
-        else HL_WORD_LOAD(hl_entry_exit_free)(p);                                                           \
+        else HL_WORD_LOAD(hl_entry_exit_free)(p);                                             \
     }
 
 /* The eight functions HL_MALLOC_PAIR(, m, ...) and HL_FREE_PAIR(, f, ...) define, declared

@@ -46,13 +46,14 @@ void hl_tlab_init(void)
 {
     for (unsigned c = 0; c < hl_classes->count; c++) limit[c] = limit_of(hl_cfg.tlab_budget, c);
     uint16_t *slot16 = hl_meta_alloc(hl_classes->granules * sizeof *slot16);
-    for (size_t g = 0; g < hl_classes->granules; g++) slot16[g] = hl_tlab_slot(hl_classes->of16[g]);
+    for (size_t g = 0; g < hl_classes->granules; g++)
+        slot16[g] = (uint16_t)hl_tlab_slot(hl_classes->of16[g]);
     hl_tlab_slot16 = slot16;
     if (hl_remote_mode == HL_REMOTE_LIST) hl_remote_adopt = take_collected;
 }
 
 static struct hl_tlab *mine(void) { return hl_tlab_of(hl_me.tlab_bins); }
-/* The calling thread has bins of its own (NULL: not registered yet, hl_thread_register). */
+/* The calling thread has bins of its own (NULL: before its first slow call, interpose.c's ready). */
 static bool own_bins(void) { return hl_me.tlab_bins && hl_me.tlab_bins != none; }
 
 /* A bin's second chain, out of the fast paths' way: a superblock's list of remote frees

@@ -112,10 +112,11 @@ static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size,
 }
 
 /* free: into the bin while the block's superblock is the TLAB's heap's and the bin is under
- * its limit (never the bypass bin's, 0); else the slow half: set up the bins, give a batch back, or plain(p) (a block of
- * another heap, a memalign'd inner pointer, a thread without a TLAB). No validation: p must be
- * what malloc returned (C's rule). A thread's heap, not hl_me.heap: a thread without bins
- * (teardown, tlab = off) fails the owner test and never writes the shared array. */
+ * its limit (never the bypass bin's, 0); else the slow half: set up the bins, give a batch
+ * back, or plain(p) (a block of another heap, a memalign'd inner pointer, a thread without a
+ * TLAB). No validation: p must be what malloc returned (C's rule). A thread's heap, not
+ * hl_me.heap: a thread without bins (teardown, tlab = off) fails the owner test and never
+ * writes the shared array. */
 static inline __attribute__((always_inline)) void hl_tlab_free(void *p, hl_after_free_fn after,
                                                                void (*plain)(void *),
                                                                bool counted)
