@@ -17,8 +17,9 @@
  *                free() knows a strategy block by one subtraction and comparison.
  *   page map     which mechanism owns each OS page outside the arena: how free() routes a
  *                large object or a foreign pointer (pagemap.c).
- *   front        the inline fast path of malloc and free (front.h): one comparison, one
- *                indirect call; everything else is interpose.c's slow path.
+ *   front        the fast path of malloc and free: one indirect jump (front.h) to the
+ *                strategy's entry, whose inlined comparison (entry.h) sends everything else
+ *                to interpose.c's slow path.
  *   bootstrap    a static arena serving calls that arrive while init is in progress.
  *   strategy     one row of the dispatch table: a complete allocator built from the above.
  */
