@@ -108,32 +108,26 @@ static inline __attribute__((always_inline)) void hl_stats_free_if(bool counted,
  * as NAME_entry and NAME_uncounted_entry, the same with the entry's test first (hl.h's
  * struct hl_paths); likewise for free. STORAGE is `static` or empty. The entries are the
  * only callers of hl_entry_takes_malloc / _free (cost.py counts them as the front's). */
+#define HL_MALLOC_BUILD(storage, fn, path, counted, ...)                                      \
+    storage void *fn(size_t size) { return path(size, ##__VA_ARGS__, counted); }             \
+    storage void *fn##_entry(size_t size)                                                     \
+    {                                                                                         \
+        if (hl_likely(hl_entry_takes_malloc(size))) return path(size, ##__VA_ARGS__, counted);\
+        return HL_WORD_LOAD(hl_entry_exit_malloc)(size);                                      \
+    }
+#define HL_FREE_BUILD(storage, fn, path, counted, ...)                                        \
+    storage void fn(void *p) { path(p, ##__VA_ARGS__, counted); }                             \
+    storage void fn##_entry(void *p)                                                          \
+    {                                                                                         \
+        if (hl_likely(hl_entry_takes_free(p))) path(p, ##__VA_ARGS__, counted);               \
+        else HL_WORD_LOAD(hl_entry_exit_free)(p);                                             \
+    }
 #define HL_MALLOC_PAIR(storage, name, path, ...)                                              \
-    storage void *name(size_t size) { return path(size, ##__VA_ARGS__, true); }               \
-    storage void *name##_uncounted(size_t size) { return path(size, ##__VA_ARGS__, false); }  \
-    storage void *name##_entry(size_t size)                                                   \
-    {                                                                                         \
-        if (hl_likely(hl_entry_takes_malloc(size))) return path(size, ##__VA_ARGS__, true);   \
-        return HL_WORD_LOAD(hl_entry_exit_malloc)(size);                                      \
-    }                                                                                         \
-    storage void *name##_uncounted_entry(size_t size)                                         \
-    {                                                                                         \
-        if (hl_likely(hl_entry_takes_malloc(size))) return path(size, ##__VA_ARGS__, false);  \
-        return HL_WORD_LOAD(hl_entry_exit_malloc)(size);                                      \
-    }
+    HL_MALLOC_BUILD(storage, name, path, true, ##__VA_ARGS__)                                 \
+    HL_MALLOC_BUILD(storage, name##_uncounted, path, false, ##__VA_ARGS__)
 #define HL_FREE_PAIR(storage, name, path, ...)                                                \
-    storage void name(void *p) { path(p, ##__VA_ARGS__, true); }                              \
-    storage void name##_uncounted(void *p) { path(p, ##__VA_ARGS__, false); }                 \
-    storage void name##_entry(void *p)                                                        \
-    {                                                                                         \
-        if (hl_likely(hl_entry_takes_free(p))) path(p, ##__VA_ARGS__, true);                  \
-        else HL_WORD_LOAD(hl_entry_exit_free)(p);                                             \
-    }                                                                                         \
-    storage void name##_uncounted_entry(void *p)                                              \
-    {                                                                                         \
-        if (hl_likely(hl_entry_takes_free(p))) path(p, ##__VA_ARGS__, false);                 \
-        else HL_WORD_LOAD(hl_entry_exit_free)(p);                                             \
-    }
+    HL_FREE_BUILD(storage, name, path, true, ##__VA_ARGS__)                                   \
+    HL_FREE_BUILD(storage, name##_uncounted, path, false, ##__VA_ARGS__)
 
 /* The eight functions HL_MALLOC_PAIR(, m, ...) and HL_FREE_PAIR(, f, ...) define, declared
  * for a row in another file. */
