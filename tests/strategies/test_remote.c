@@ -206,108 +206,119 @@ static void fork_pending(void **state)
     expect_settled();
 }
 
-/* tlab = on, list: a superblock's collected list goes into the owner's empty bin whole,
- * unwalked; the owner's next mallocs are those blocks, and its superblock's `used` does not
- * change (a block in a TLAB counts as in use, as a pending one does). */
+/* tlab = on, list: a superblock's collected list goes into the owner's bin whole, unwalked:
+ * as its chain when the bin is empty, else as its spare chain, handed out when the bin runs
+ * dry. Either way the superblock's `used` does not change (a block in a TLAB counts as in
+ * use, as a pending one does). The two tests share this setup and these checks. */
 #define K 20
+static const struct hl_tlab_bin *bin64;
+static void *drained[1 << 16];           /* blocks taken to empty the bin, freed at the end */
+static int nd;
+static void *mine[K];                    /* freed by another thread, pending on their lists */
+static uint32_t used_before[K];          /* their superblocks' `used` before collection */
+
 static void *free_k(void *arg)
 {
+    (void)arg;
     hl_free(hl_malloc(64));              /* a heap of its own: its frees are remote ones */
-    for (int i = 0; i < K; i++) hl_free(((void **)arg)[i]);
+    for (int i = 0; i < K; i++) hl_free(mine[i]);
     return NULL;
+}
+
+static void drain(void)
+{
+    while (bin64->head) drained[nd++] = hl_malloc(64);
+}
+
+/* Skips unless collected lists can be taken; else: the bin emptied, mine[] from a refill (of
+ * superblocks the thread's heap owns) freed by another thread, `used` recorded. */
+static void hand_over(void)
+{
+    if (!hl_cfg.tlab || hl_remote_mode != HL_REMOTE_LIST || hl_cfg.heap_select != HL_SELECT_THREAD)
+        skip();
+    expect_settled();                    /* nothing else pending */
+    hl_free(hl_malloc(64));              /* the thread's bins */
+    bin64 = &hl_me.tlab_bins[hl_class_of(64)];
+    nd = 0;
+    drain();
+    for (int i = 0; i < K; i++) mine[i] = hl_malloc(64);
+    assert_ptr_equal(atomic_load(&hl_sb_of(mine[0])->owner), hl_heap_mine());
+    run(free_k, NULL);
+    for (int i = 0; i < K; i++) used_before[i] = hl_sb_of(mine[i])->used;
+}
+
+static int times_in_mine(const void *p)
+{
+    int k = 0;
+    for (int i = 0; i < K; i++) k += mine[i] == p;
+    return k;
+}
+
+static int mine_in_sb(const struct hl_sb *sb)
+{
+    int k = 0;
+    for (int i = 0; i < K; i++) k += hl_sb_of(mine[i]) == sb;
+    return k;
+}
+
+/* p, the first block of a list taken whole, and the list's superblock still counts them. */
+static void expect_taken(const void *p)
+{
+    assert_int_equal(times_in_mine(p), 1);
+    const struct hl_sb *sb = hl_sb_of(p);
+    for (int i = 0; i < K; i++)
+        if (hl_sb_of(mine[i]) == sb) assert_int_equal(sb->used, used_before[i]);
+}
+
+static void finish(void *p)
+{
+    hl_free(p);
+    while (nd) hl_free(drained[--nd]);
+    expect_settled();
 }
 
 static void collected_into_tlab(void **state)
 {
     (void)state;
-    if (!hl_cfg.tlab || hl_remote_mode != HL_REMOTE_LIST || hl_cfg.heap_select != HL_SELECT_THREAD)
-        skip();
-    hl_free(hl_malloc(64));              /* the thread's bins */
-    const struct hl_tlab_bin *b = &hl_me.tlab_bins[hl_class_of(64)];
-    static void *drained[1 << 16];
-    int nd = 0;
-    while (b->head) drained[nd++] = hl_malloc(64);         /* the bin empty */
-    void *mine[K];                       /* from a refill: of superblocks the heap owns */
-    for (int i = 0; i < K; i++) mine[i] = hl_malloc(64);
-    assert_ptr_equal(atomic_load(&hl_sb_of(mine[0])->owner), hl_heap_mine());
-    run(free_k, mine);                   /* K remote frees: pending on their superblocks */
-    while (b->head) drained[nd++] = hl_malloc(64);         /* the bin empty again */
-    uint32_t used[K];                    /* a list taken whole stays counted in its superblock */
-    for (int i = 0; i < K; i++) used[i] = hl_sb_of(mine[i])->used;
+    hand_over();
+    drain();                             /* the bin empty again */
     void *p = hl_malloc(64);             /* slow path: collects, the list lands in the bin */
     struct hl_sb *sb = hl_sb_of(p);
-    int in_sb = 0, found = 0;
-    for (int i = 0; i < K; i++) {
-        in_sb += hl_sb_of(mine[i]) == sb;
-        found += mine[i] == p;
-    }
-    assert_int_equal(found, 1);
-    assert_int_equal(b->limit - (uint32_t)b->room, in_sb - 1);
-    for (int i = 0; i < K; i++)
-        if (hl_sb_of(mine[i]) == sb) assert_int_equal(sb->used, used[i]);
+    int in_sb = mine_in_sb(sb);
+    expect_taken(p);
+    assert_int_equal(bin64->limit - (uint32_t)bin64->room, in_sb - 1);
     void *rest[K];
     for (int i = 0; i < in_sb - 1; i++) {                   /* the rest of that list */
         rest[i] = hl_malloc(64);
         assert_ptr_equal(hl_sb_of(rest[i]), sb);
-        int hit = 0;
-        for (int j = 0; j < K; j++) hit += mine[j] == rest[i];
-        assert_int_equal(hit, 1);
+        assert_int_equal(times_in_mine(rest[i]), 1);
     }
     for (int i = 0; i < in_sb - 1; i++) hl_free(rest[i]);
-    hl_free(p);
-    while (nd) hl_free(drained[--nd]);
-    expect_settled();
-}
-
-/* The same while the bin still has blocks: the list becomes the bin's spare chain, which the
- * bin's next slow path hands out. */
-static int in_sb_of(void **v, int n, const struct hl_sb *sb)
-{
-    int k = 0;
-    for (int i = 0; i < n; i++) k += hl_sb_of(v[i]) == sb;
-    return k;
+    finish(p);
 }
 
 static void collected_into_spare(void **state)
 {
     (void)state;
-    if (!hl_cfg.tlab || hl_remote_mode != HL_REMOTE_LIST || hl_cfg.heap_select != HL_SELECT_THREAD)
-        skip();
-    expect_settled();                    /* nothing else pending: u counts this test's blocks */
-    hl_free(hl_malloc(64));
-    const struct hl_tlab_bin *b = &hl_me.tlab_bins[hl_class_of(64)];
-    static void *drained[1 << 16];
-    int nd = 0;
-    while (b->head) drained[nd++] = hl_malloc(64);
-    void *mine[K];                       /* a refill; the bin keeps the rest of it */
-    for (int i = 0; i < K; i++) mine[i] = hl_malloc(64);
-    assert_non_null(b->head);
-    run(free_k, mine);
+    hand_over();
+    assert_non_null(bin64->head);        /* the refill's rest stays in the bin */
     struct hl_heap *h = hl_heap_mine();
-    uint32_t used[K];                    /* a list taken whole stays counted in its superblock */
-    for (int i = 0; i < K; i++) used[i] = hl_sb_of(mine[i])->used;
-    uint32_t held = b->limit - (uint32_t)b->room;
+    uint32_t held = bin64->limit - (uint32_t)bin64->room;
     hl_heap_lock(h);
     hl_remote_collect(h);                /* as the thread's slow path of another class would */
     hl_heap_unlock(h);
-    int taken = (int)(b->limit - (uint32_t)b->room - held);
+    int taken = (int)(bin64->limit - (uint32_t)bin64->room - held);
     assert_true(taken > 0);
     while (held--) {                     /* the bin's own blocks first: none of the list */
         void *q = drained[nd++] = hl_malloc(64);
-        for (int j = 0; j < K; j++) assert_ptr_not_equal(q, mine[j]);
+        assert_int_equal(times_in_mine(q), 0);
     }
-    assert_null(b->head);
+    assert_null(bin64->head);
     void *p = hl_malloc(64);             /* the spare, without the heap's lock */
-    int found = 0;
-    for (int j = 0; j < K; j++) found += mine[j] == p;
-    assert_int_equal(found, 1);
-    assert_int_equal(in_sb_of(mine, K, hl_sb_of(p)), taken);
-    assert_int_equal(b->limit - (uint32_t)b->room, taken - 1);
-    for (int i = 0; i < K; i++)
-        if (hl_sb_of(mine[i]) == hl_sb_of(p)) assert_int_equal(hl_sb_of(p)->used, used[i]);
-    hl_free(p);
-    while (nd) hl_free(drained[--nd]);
-    expect_settled();
+    expect_taken(p);
+    assert_int_equal(mine_in_sb(hl_sb_of(p)), taken);
+    assert_int_equal(bin64->limit - (uint32_t)bin64->room, taken - 1);
+    finish(p);
 }
 
 int main(void)
