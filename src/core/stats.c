@@ -5,13 +5,15 @@
  * U (bytes in use) changes on every call, so a shared counter would put one contended cache
  * line on every fast path. Each thread instead accumulates its change and publishes it when it
  * reaches stats_batch bytes; the peak is taken at publication, so it is exact to within
- * (threads x stats_batch) bytes, and exact with stats_batch = 0. */
+ * (threads x stats_batch) bytes, and exact with stats_batch = 0. Under a TLAB, what the bins
+ * hold unseen too (tlab.h's Accounting: hl_stats_unseen_fn). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "hl.h"
 
+int64_t (*hl_stats_unseen_fn)(bool mine);
 static struct hl_counters retired;                 /* under the registry lock */
 static _Atomic int64_t in_use_published;
 static _Atomic int64_t in_use_peak;
@@ -46,7 +48,9 @@ void *hl_stats_publish(void *p, bool freed)
     int64_t *credit = freed ? &hl_me.ctr.free_credit : &hl_me.ctr.malloc_credit;
     int64_t bytes = spent(*credit);
     __atomic_store_n(credit, (int64_t)hl_cfg.stats_batch, __ATOMIC_RELAXED);
-    publish(freed ? -bytes : bytes);
+    /* With it, what the thread's TLAB bins hold unseen (a bin the thread no longer uses would
+     * otherwise keep its last moves out of the peak for good). */
+    publish((freed ? -bytes : bytes) + (hl_stats_unseen_fn ? hl_stats_unseen_fn(true) : 0));
     return p;
 }
 
@@ -98,6 +102,7 @@ void hl_stats_sum(struct hoardlab_stats *out)
 #define HL_COPY(name, from, across, help) HL_IF_COUNTER(from, out->name = LOAD(s.c.name);)
     HOARDLAB_STATS(HL_COPY)
 #undef HL_COPY
+    if (hl_stats_unseen_fn) s.unpublished += hl_stats_unseen_fn(false);
     int64_t in_use = atomic_load(&in_use_published) + s.unpublished, peak = atomic_load(&in_use_peak);
     out->in_use = in_use > 0 ? (uint64_t)in_use : 0;
     out->in_use_peak = (uint64_t)(peak > in_use ? peak : in_use);
@@ -119,6 +124,7 @@ void hl_stats_sum(struct hoardlab_stats *out)
 
 void hl_stats_reset_peaks(void)
 {
+    if (hl_stats_unseen_fn) publish(hl_stats_unseen_fn(true));
     atomic_store(&in_use_peak, atomic_load(&in_use_published));
     hl_os_reset_peak();
 }

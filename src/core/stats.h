@@ -14,7 +14,8 @@
  * shared U (stats.c, out of line) and takes a new credit. The peak is taken at publication,
  * so it is exact to within threads x stats_batch bytes either way, and exact with
  * stats_batch = 0 (every call publishes). So a pair costs one op count and one subtraction
- * with its borrow test each way: 6 instructions. */
+ * with its borrow test each way: 6 instructions. Under a TLAB the bins' room keeps U for the
+ * fast paths, which count only the call (tlab.h's Accounting): 2. */
 #ifndef HL_STATS_H
 #define HL_STATS_H
 
@@ -66,6 +67,20 @@ static inline __attribute__((always_inline)) bool hl_stats_count(size_t bytes, b
 #else
     (void)bytes, (void)freed;
     return false;
+#endif
+}
+
+/* U changed by `bytes` (either sign) without a call to count: tlab.c publishes what a bin's
+ * room moved by since U last saw it. */
+static inline void hl_stats_shift(int64_t bytes)
+{
+#ifdef HL_STATS
+    if (bytes > 0 && hl_own_spend(&hl_me.ctr.malloc_credit, (size_t)bytes))
+        hl_stats_publish(NULL, false);
+    else if (bytes < 0 && hl_own_spend(&hl_me.ctr.free_credit, (size_t)-bytes))
+        hl_stats_publish(NULL, true);
+#else
+    (void)bytes;
 #endif
 }
 

@@ -33,6 +33,9 @@ static uint32_t limit[HL_MAX_CLASSES];   /* tlab_budget / class size */
 /* A leaf lock: nothing else is taken while it is held (hl_meta_alloc runs outside it). */
 static hl_lock reg_lock = HL_LOCK_INIT;
 static struct hl_tlab *live, *pool;
+/* The fast paths leave U to the bins' room (tlab.h's Accounting): counting = on and
+ * stats_batch > 0. */
+static bool u_by_bins;
 
 static uint32_t limit_of(size_t budget, unsigned c)
 {
@@ -42,7 +45,7 @@ static uint32_t limit_of(size_t budget, unsigned c)
 
 static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, uint32_t n);
 
-void hl_tlab_init(void)
+bool hl_tlab_init(void)
 {
     for (unsigned c = 0; c < hl_classes->count; c++) limit[c] = limit_of(hl_cfg.tlab_budget, c);
     uint16_t *slot16 = hl_meta_alloc(hl_classes->granules * sizeof *slot16);
@@ -50,20 +53,48 @@ void hl_tlab_init(void)
         slot16[g] = (uint16_t)hl_tlab_slot(hl_classes->of16[g]);
     hl_tlab_slot16 = slot16;
     if (hl_remote_mode == HL_REMOTE_LIST) hl_remote_adopt = take_collected;
+#ifdef HL_STATS
+    u_by_bins = hl_cfg.counting && hl_cfg.stats_batch > 0;
+#endif
+    if (u_by_bins) hl_stats_unseen_fn = hl_tlab_unseen;
+    return u_by_bins;
 }
 
 static struct hl_tlab *mine(void) { return hl_tlab_of(hl_me.tlab_bins); }
 /* The calling thread has bins of its own (NULL: before its first slow call, interpose.c's ready). */
 static bool own_bins(void) { return hl_me.tlab_bins && hl_me.tlab_bins != none; }
 
-/* A bin's second chain, out of the fast paths' way: a superblock's list of remote frees
- * taken whole (remote_free = list) while the bin still had blocks. Its n blocks count in
- * the bin's room; the bin's slow paths use it first: malloc moves it to the bin without a
- * lock, free gives it back before flushing. After the bins (tlab_spares). */
-struct tlab_spare { void *head; uint32_t n; };
+/* What a bin's slow paths keep out of the fast paths' way, one per class, after the bins
+ * (tlab_spares):
+ * - a second chain (head, n): a superblock's list of remote frees taken whole
+ *   (remote_free = list) while the bin still had blocks. Its n blocks count in the bin's
+ *   room; the bin's slow paths use it first: malloc moves it to the bin without a lock,
+ *   free gives it back before flushing;
+ * - seen: the bin's room when U last counted it (u_by_bins; tlab.h's Accounting). The
+ *   slow paths change both together (move): a refill, a give-back, a collected list or a new
+ *   limit is no block of the program's, and the block a slow path hands out or takes back
+ *   it counts itself. */
+struct tlab_spare { void *head; uint32_t n; int32_t seen; };
 static struct tlab_spare *tlab_spares(struct hl_tlab_bin *bins)
 {
     return (struct tlab_spare *)(bins + hl_classes->count + 1);
+}
+
+/* U counts what the program did with bin c since U last saw it (the fast paths' malloc and
+ * free, each a block of room), at the start of the bin's slow paths; marked seen first, as
+ * the shift may publish, and publishing counts the thread's unseen bins (hl_tlab_unseen). */
+static void see(struct hl_tlab_bin *bins, unsigned c)
+{
+    if (!u_by_bins) return;
+    int32_t *seen = &tlab_spares(bins)[c].seen, was = *seen;
+    HL_OWN_SET(*seen, bins[c].room);
+    hl_stats_shift((int64_t)(bins[c].room - was) * (int64_t)hl_class_size(c));
+}
+/* The slow paths' change of bin c's room by n blocks, which U does not count (above). */
+static void move(struct hl_tlab_bin *bins, unsigned c, int32_t n)
+{
+    HL_OWN_ADD(bins[c].room, n);
+    HL_OWN_ADD(tlab_spares(bins)[c].seen, n);
 }
 
 /* remote.c's hl_remote_adopt: a superblock's collected list of n blocks into the calling
@@ -85,11 +116,12 @@ static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, uint
         spare->head = head;
         spare->n = n;
     }
-    HL_OWN_ADD(b->room, -(int32_t)n);
+    move(bins, (unsigned)(b - bins), -(int32_t)n);
     return true;
 }
 
 static struct hl_tlab_bin *bins_of(struct hl_tlab *t) { return (struct hl_tlab_bin *)(t + 1); }
+
 
 /* The heap to refill from and give back to: the thread's (cpu selection: re-read now). */
 static struct hl_heap *heap_now(void)
@@ -120,7 +152,7 @@ static void note_slow(struct hl_tlab_bin *bin)
     t->budget = t->budget * 2 > ADAPT_MAX ? ADAPT_MAX : t->budget * 2;
     for (unsigned c = 0; c < hl_classes->count; c++) {
         uint32_t lim = limit_of(t->budget, c);
-        HL_OWN_ADD(bin[c].room, (int32_t)(lim - bin[c].limit));
+        move(bin, c, (int32_t)(lim - bin[c].limit));
         __atomic_store_n(&bin[c].limit, lim, __ATOMIC_RELAXED);
     }
 }
@@ -142,6 +174,7 @@ static bool setup(void)
         bin[c].head = NULL;
         bin[c].limit = c < hl_classes->count ? limit[c] : 0;
         HL_OWN_SET(bin[c].room, (int32_t)bin[c].limit);
+        if (c < hl_classes->count) HL_OWN_SET(tlab_spares(bin)[c].seen, bin[c].room);
     }
     t->budget = hl_cfg.tlab_budget;
     t->slow = 0;
@@ -202,6 +235,7 @@ void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_
 {
     unsigned c = hl_class_of(size);
     if (!setup() || !hl_me.tlab_bins[c].limit) return plain(size);
+    see(hl_me.tlab_bins, c);
     note_slow(hl_me.tlab_bins);
     struct hl_tlab_bin *b = &hl_me.tlab_bins[c];
     struct tlab_spare *spare = &tlab_spares(hl_me.tlab_bins)[c];
@@ -209,7 +243,7 @@ void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_
     if (first) {                         /* the spare becomes the bin's chain: no lock */
         b->head = *(void **)first;
         spare->head = NULL;
-        HL_OWN_ADD(b->room, 1);
+        move(hl_me.tlab_bins, c, 1);
         return hl_stats_malloc(first, hl_class_size(c));
     }
     struct hl_heap *h = heap_now();
@@ -234,7 +268,7 @@ void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
     hl_heap_unlock(h);
     if (!first) return NULL;
-    HL_OWN_ADD(b->room, -((int32_t)n - 1));
+    move(hl_me.tlab_bins, c, -((int32_t)n - 1));
     return hl_stats_malloc(first, hl_class_size(c));
 }
 
@@ -257,12 +291,13 @@ void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
         return;
     }
     struct hl_tlab_bin *b = &hl_me.tlab_bins[sb->cls];
+    see(hl_me.tlab_bins, sb->cls);
     if (b->room <= 0) note_slow(hl_me.tlab_bins);       /* (which may make room) */
     struct tlab_spare *spare = &tlab_spares(hl_me.tlab_bins)[sb->cls];
     if (b->room <= 0 && spare->head) {   /* full: the spare goes back first */
         void *chain = spare->head;
         spare->head = NULL;
-        HL_OWN_ADD(b->room, (int32_t)spare->n);
+        move(hl_me.tlab_bins, sb->cls, (int32_t)spare->n);
         give_back(heap_now(), chain, after);             /* (may fill the spare again) */
     }
     if (b->room <= 0) {                  /* full: the newest blocks go back, p stays */
@@ -272,12 +307,12 @@ void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
         for (uint32_t i = 1; i < k; i++) last = *(void **)last;
         b->head = *(void **)last;
         *(void **)last = NULL;
-        HL_OWN_ADD(b->room, (int32_t)k);
+        move(hl_me.tlab_bins, sb->cls, (int32_t)k);
         give_back(heap_now(), chain, after);
     }
     *(void **)p = b->head;
     b->head = p;
-    HL_OWN_ADD(b->room, -1);
+    move(hl_me.tlab_bins, sb->cls, -1);
     hl_stats_free(sb->size);
 }
 
@@ -292,8 +327,10 @@ void hl_tlab_thread_exit(hl_after_free_fn after)
     struct tlab_spare *spare = tlab_spares(bin);
     for (unsigned c = 0; c < hl_classes->count; c++) {
         void *chain = bin[c].head, *more = spare[c].head;
+        see(bin, c);
         bin[c].head = spare[c].head = NULL;
         HL_OWN_SET(bin[c].room, (int32_t)bin[c].limit);
+        HL_OWN_SET(spare[c].seen, bin[c].room);
         if (chain) give_back(h, chain, after);
         if (more) give_back(h, more, after);
     }
@@ -317,6 +354,31 @@ size_t hl_tlab_bytes(void)
             bytes += (size_t)(__atomic_load_n(&bin[c].limit, __ATOMIC_RELAXED) -
                               (uint32_t)__atomic_load_n(&bin[c].room, __ATOMIC_RELAXED))
                      * hl_class_size(c);
+    }
+    hl_lock_release(&reg_lock);
+    return bytes;
+}
+
+int64_t hl_tlab_unseen(bool mine)
+{
+    int64_t bytes = 0;
+    if (mine) {                          /* the thread's own: no lock, marked seen */
+        struct hl_tlab_bin *bin = hl_me.tlab_bins;
+        for (unsigned c = 0; own_bins() && c < hl_classes->count; c++) {
+            int32_t *seen = &tlab_spares(bin)[c].seen;
+            bytes += (int64_t)(bin[c].room - *seen) * (int64_t)hl_class_size(c);
+            HL_OWN_SET(*seen, bin[c].room);
+        }
+        return bytes;
+    }
+    hl_lock_acquire(&reg_lock);
+    for (struct hl_tlab *t = live; t; t = t->next) {
+        struct hl_tlab_bin *bin = bins_of(t);
+        struct tlab_spare *side = tlab_spares(bin);
+        for (unsigned c = 0; c < hl_classes->count; c++)
+            bytes += (int64_t)(__atomic_load_n(&bin[c].room, __ATOMIC_RELAXED) -
+                               __atomic_load_n(&side[c].seen, __ATOMIC_RELAXED))
+                     * (int64_t)hl_class_size(c);
     }
     hl_lock_release(&reg_lock);
     return bytes;

@@ -8,8 +8,14 @@
  * free pushes while the count is under the limit; an empty bin refills from the heap and a
  * full one gives half back, each a batch under one lock acquisition.
  *
- * Accounting. A block in a TLAB is free memory: U (hl_stats_malloc / hl_stats_free) counts it
- * when the program gets it and uncounts it when the program frees it into the TLAB; A does
+ * Accounting. A block in a TLAB is free memory: U counts it when the program gets it and
+ * uncounts it when the program frees it into the TLAB; A does not change. The bin's room
+ * already moves by one block each way, so the fast paths leave U to it (counting = on with
+ * stats_batch > 0): what U has not yet seen of a bin is (room - seen) x class size, which
+ * its slow paths publish (tlab.c's see) and hoardlab_stats adds for every bin (hl_tlab_unseen),
+ * so U read is exact and its peak, taken at publication, exact to within what the threads'
+ * bins hold. With stats_batch = 0 (U exact at every call) the fast paths count U themselves
+ * (the `exact` build, hl_stats_malloc / hl_stats_free). A does
  * not change. The heap it came from, though, still counts it in u (and its superblock in
  * `used`): it is out of its superblock. So u >= U, by at most the threads' TLAB bytes, which
  * the `tlab_bytes` gauge reports (hl_tlab_bytes).
@@ -78,14 +84,18 @@ static inline struct hl_tlab *hl_tlab_of(struct hl_tlab_bin *bins)
     return (struct hl_tlab *)bins - 1;
 }
 
-/* After the heaps (hl_heaps_init), with tlab = on: the limits from tlab_budget. */
-void hl_tlab_init(void);
+/* After the heaps (hl_heaps_init), with tlab = on: the limits from tlab_budget. True when
+ * the fast paths leave U to the bins (Accounting above): the caller installs the paths
+ * built for that. */
+bool hl_tlab_init(void);
 
 /* The slow halves, out of line. The heap to use is the caller's, through hl_heap_mine. */
 void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t));
 void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *));
 
-/* Both fast paths take `counted` last (stats.h: built twice). The slow halves and plain
+/* Both fast paths take `exact` and `counted` last (stats.h: built twice, and hoard.c builds
+ * the counted one a third time with exact = true). Counted, they count the call; exact, U as
+ * well (else the bin's room is U's record: Accounting above). The slow halves and plain
  * always count.
  *
  * malloc of a block of class c = hl_class_of(size): the bin's first block, else the slow half,
@@ -94,21 +104,24 @@ void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *));
 static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size,
                                                                   hl_refill_fn refill,
                                                                   void *(*plain)(size_t),
-                                                                  bool counted)
+                                                                  bool exact, bool counted)
 {
-    /* Counted, the class is needed for its size, and the table of classes gives both; else
+    /* Exact, the class is needed for its size, and the table of classes gives both; else
      * the bin's offset comes straight from its own table (one instruction fewer). Its index
      * (size + 15) / 16 is written ((size - 1) >> 4) + 1 (equal for size >= 1), which reuses
      * the entry's size - 1 (entry.h). */
+    exact = exact && counted;
     size_t g = ((size - 1) >> 4) + 1;
-    size_t c = counted ? hl_classes->of16[g] : 0;
-    struct hl_tlab_bin *b = counted ? &hl_me.tlab_bins[c]
-                                    : hl_tlab_bin_at(hl_me.tlab_bins, hl_tlab_slot16[g]);
+    size_t c = exact ? hl_classes->of16[g] : 0;
+    struct hl_tlab_bin *b = exact ? &hl_me.tlab_bins[c]
+                                  : hl_tlab_bin_at(hl_me.tlab_bins, hl_tlab_slot16[g]);
     void *p = b->head;
     if (hl_unlikely(!p)) return hl_tlab_malloc_slow(size, refill, plain);
     b->head = *(void **)p;
     HL_OWN_ADD(b->room, 1);
-    return hl_stats_malloc_if(counted, p, hl_class_size(c));
+    if (exact) return hl_stats_malloc(p, hl_class_size(c));
+    HL_COUNT_IF(counted, mallocs, 1);
+    return p;
 }
 
 /* free: into the bin while the block's superblock is the TLAB's heap's and the bin is under
@@ -119,7 +132,7 @@ static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size,
  * writes the shared array. */
 static inline __attribute__((always_inline)) void hl_tlab_free(void *p, hl_after_free_fn after,
                                                                void (*plain)(void *),
-                                                               bool counted)
+                                                               bool exact, bool counted)
 {
     struct hl_sb *sb = hl_sb_of(p);
     struct hl_tlab_bin *bins = hl_me.tlab_bins;
@@ -130,7 +143,8 @@ static inline __attribute__((always_inline)) void hl_tlab_free(void *p, hl_after
         if (hl_likely(HL_OWN_ADD(b->room, -1) >= 0)) {
             *(void **)p = b->head;
             b->head = p;
-            hl_stats_free_if(counted, sb->size);
+            if (exact && counted) hl_stats_free(sb->size);
+            else HL_COUNT_IF(counted, frees, 1);
             return;
         }
         HL_OWN_SET(b->room, 0);          /* it was: full, the class bypasses the TLAB, or
@@ -143,6 +157,9 @@ static inline __attribute__((always_inline)) void hl_tlab_free(void *p, hl_after
  * bins to the pool. Later calls of that thread (TLS teardown) bypass the TLAB. */
 void hl_tlab_thread_exit(hl_after_free_fn after);
 size_t hl_tlab_bytes(void);             /* free bytes in every live thread's TLAB */
+/* What U has not seen of the bins (Accounting above), in bytes: stats.c's
+ * hl_stats_unseen_fn. */
+int64_t hl_tlab_unseen(bool mine);
 void hl_tlab_fork(int phase);           /* HL_FORK_*: the registry of TLABs */
 
 #pragma GCC visibility pop

@@ -143,11 +143,15 @@ static void after_free(struct hl_heap *h, struct hl_sb *sb)
 HL_FREE_PAIR(, hl_hoard_free, hl_heap_free_fast, after_free)
 HL_MALLOC_PAIR(, hl_hoard_malloc, hl_heap_malloc_fast, refill)
 
-/* tlab = on: the TLAB in front of the heap (tlab.h), the heap's paths behind it. */
-HL_MALLOC_PAIR(static, tlab_malloc, hl_tlab_malloc, refill, hl_hoard_malloc)
-HL_FREE_PAIR(static, tlab_free, hl_tlab_free, after_free, hl_hoard_free)
-static const struct hl_paths tlab_paths[2] = {
+/* tlab = on: the TLAB in front of the heap (tlab.h), the heap's paths behind it; counted,
+ * U is the bins' (tlab.h's Accounting), and with stats_batch = 0 every call's (exact). */
+HL_MALLOC_PAIR(static, tlab_malloc, hl_tlab_malloc, refill, hl_hoard_malloc, false)
+HL_FREE_PAIR(static, tlab_free, hl_tlab_free, after_free, hl_hoard_free, false)
+HL_MALLOC_BUILD(static, tlab_malloc_exact, hl_tlab_malloc, true, refill, hl_hoard_malloc, true)
+HL_FREE_BUILD(static, tlab_free_exact, hl_tlab_free, true, after_free, hl_hoard_free, true)
+static const struct hl_paths tlab_paths[3] = {
     HL_PATHS(tlab_malloc_uncounted, tlab_free_uncounted), HL_PATHS(tlab_malloc, tlab_free),
+    HL_PATHS(tlab_malloc_exact, tlab_free_exact),
 };
 
 /* The row's malloc and free are the heap's (Figure 2); with tlab = on, init puts the TLAB's
@@ -168,8 +172,8 @@ int hl_hoard_init(void)
     hl_heap_after_free = after_free;
     hl_heaps_init(true, false);
     if (hl_cfg.tlab) {
-        hl_tlab_init();
-        hl_paths = &tlab_paths[hl_cfg.counting];
+        bool u_by_bins = hl_tlab_init();
+        hl_paths = &tlab_paths[!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2];
     }
     return 0;
 }

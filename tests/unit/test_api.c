@@ -239,7 +239,9 @@ static void threads_allocate_and_free_remotely(void **state)
 
 /* U's bound (stats.h): a thread that only mallocs and one that only frees each publish what
  * they spent past stats_batch, so U and its peak stay within threads x stats_batch (plus a
- * block) of the truth while both live. If a thread that only frees never published, each
+ * block) of the truth while both live; under a TLAB, plus what each thread's bin of the
+ * class holds unseen (tlab.h's Accounting): its budget, or with tlab_adaptive at most the
+ * blocks. If a thread that only frees never published, each
  * round of the producer below would raise the published U, and its peak, by another `live`. */
 #define U_BLOCKS 20000
 static void *u_blocks[U_BLOCKS];
@@ -263,6 +265,8 @@ static void stats_in_use_stays_bounded_across_threads(void **state)
     pthread_t t;
     struct hoardlab_stats base, s;
     uint64_t live = 0, slack = 2 * hl_cfg.stats_batch + 4096;
+    if (hl_cfg.tlab)
+        slack += 2 * (hl_cfg.tlab_adaptive ? (uint64_t)U_BLOCKS * 64 : hl_cfg.tlab_budget);
     assert_int_equal(pthread_barrier_init(&u_turn, NULL, 2), 0);
     assert_int_equal(pthread_create(&t, NULL, consumer, NULL), 0);
     hoardlab_stats_reset_peaks();
