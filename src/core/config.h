@@ -67,7 +67,7 @@
   X(large_follow,    allocator,    REAL,  "1/2",      0.0, 4.0, NULL,                          \
     "all if large_reuse=follow",                                                               \
     "large_reuse=follow: A of large objects <= (1 + this) x their live bytes' recent peak "    \
-    "(decaying 1/16 of the way per free), or large_cache if more")                             \
+    "(decaying 1/256 of the way per free), or large_cache if more")                            \
   X(arena_reserve,   allocator,    SIZE,  "256G",     64 * HL_MB, 64.0 * 1024 * 1024 * HL_MB, NULL, "all", \
     "address space reserved for strategy blocks (no memory until used); halved if refused")    \
   X(size_classes,    size_classes, ENUM,  "geometric",0, 0, hl_class_tables, "all",            \

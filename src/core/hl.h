@@ -152,10 +152,11 @@ void *hl_os_alloc(size_t size, size_t align, enum hl_os_use use);
 void hl_os_free(void *p, size_t size, enum hl_os_use use);
 void *hl_os_map(size_t size, size_t align);   /* the same, counted by the caller */
 /* The system calls, each a possible injected fault: mmap(NULL, size, read/write, private,
- * anonymous | flags), munmap, mremap(MREMAP_MAYMOVE), madvise. Return values as the kernel's. */
+ * anonymous | flags), munmap, mremap(MREMAP_MAYMOVE, and MREMAP_FIXED at dest unless dest
+ * is NULL), madvise. Return values as the kernel's. */
 void *hl_os_mmap(size_t size, int flags);
 int hl_os_munmap(void *p, size_t size);
-void *hl_os_mremap(void *p, size_t from, size_t to);
+void *hl_os_mremap(void *p, size_t from, size_t to, void *dest);
 int hl_os_madvise(void *p, size_t size, int advice);
 void hl_os_place(void *p, size_t size); /* NUMA placement by the `numa` key */
 void hl_os_set_numa(int mode);          /* the `numa` key (enum hl_numa_mode), from config.c */

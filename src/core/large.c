@@ -16,12 +16,14 @@
  *     target; the peak, as U is a peak in the Hoard paper's A/U), at least large_cache. A
  *     free under the peak makes room rather than evicting, so the live set's ups and downs do
  *     not unmap memory the next up faults in again; the peak decays towards the live bytes by
- *     1/16 of the difference per free, so the cache shrinks back within a few dozen frees once
- *     the program's large live set has shrunk. Eviction takes only the excess, from the
+ *     1/256 of the difference per free, so the cache shrinks back within a few hundred frees
+ *     once the program's large live set has shrunk. Eviction takes only the excess, from the
  *     oldest mapping's tail, after every free and every allocation that took new pages. Any cached mapping may serve any request: the smallest of at
  *     least n pages, its tail cut off and kept in the cache as a mapping of its own (no system
- *     call, the pages stay resident), else the largest smaller one, grown with mremap (only
- *     the new pages fault in; calloc clears only the old ones). A freed block merges with the
+ *     call, the pages stay resident), else the largest smaller one, grown with mremap, and
+ *     the new part filled with the other cached mappings' pages, moved there by mremap
+ *     (fill_from_cache: only what the cache cannot fill faults in; calloc clears only the
+ *     old pages). A freed block merges with the
  *     cached mappings right before and after it (two address tables, below), so trimmed
  *     pieces grow back into whole buffers. Each handed-out mapping is exactly the request's
  *     pages, so U and A stay close.
@@ -199,12 +201,15 @@ size_t hl_large_bound(size_t live, size_t peak)
     }
 }
 
-/* The recent peak after a free: it decays towards the live bytes by 1/16 of the difference
- * per free, so after a burst of frees (the program's large live set shrank for good) the
- * bound comes down within a few dozen frees: after 40, to under 8% of the difference. */
+/* The recent peak after a free: it decays towards the live bytes by 1/256 of the difference
+ * per free, so after the program's large live set shrank for good the bound comes down within
+ * a few hundred frees: after 700, to under 8% of the difference. Slow enough that a live set
+ * going up and down (largebuf's, between 70 and 118 MiB over a few dozen replacements) keeps
+ * its peak: with 1/16 largebuf evicted and faulted in again 45k pages at 1 thread, with 1/64
+ * 33k, 1/256 20k, 1/1024 18k (tcmalloc 16k), at A/live 1.37, 1.40, 1.39, 1.33. */
 size_t hl_large_decay(size_t peak, size_t live)
 {
-    return peak <= live ? live : peak - (peak - live) / 16;
+    return peak <= live ? live : peak - (peak - live) / 256;
 }
 
 size_t hl_large_bound_now(void) { return hl_large_bound(hl_large_live(), hl_large_peak()); }
@@ -400,18 +405,45 @@ void hl_large_fork(int phase)
 
 /* ---- blocks ---------------------------------------------------------------------------------- */
 
-/* mremap(MREMAP_MAYMOVE). ThreadSanitizer intercepts mmap and munmap but not mremap: the range
- * a move vacates keeps the shadow of the accesses made there, and a block mapped at that address
- * later is reported as racing with them (seen in rel-tsan-stress). Under it mremap "fails",
- * and both callers take their path without it (a fresh mapping, or a copy). */
-static void *remap(void *base, size_t from, size_t to)
+/* mremap(MREMAP_MAYMOVE), and with dest MREMAP_FIXED there. ThreadSanitizer intercepts mmap
+ * and munmap but not mremap: the range a move vacates keeps the shadow of the accesses made
+ * there, and a block mapped at that address later is reported as racing with them (seen in
+ * rel-tsan-stress). Under it mremap "fails", and every caller takes its path without it (a
+ * fresh mapping, fresh pages, or a copy). */
+static void *remap_to(void *base, size_t from, size_t to, void *dest)
 {
 #ifdef __SANITIZE_THREAD__
-    (void)base, (void)from, (void)to;
+    (void)base, (void)from, (void)to, (void)dest;
     return MAP_FAILED;
 #else
-    return hl_os_mremap(base, from, to);
+    return hl_os_mremap(base, from, to, dest);
 #endif
+}
+static void *remap(void *base, size_t from, size_t to) { return remap_to(base, from, to, NULL); }
+
+/* `follow`: [dest, dest + len) of a mapping just grown, filled with cached pages instead of
+ * fresh ones: the nearest cached mapping (a larger one cut, its rest kept cached), then the
+ * next, each moved there by mremap, which moves page tables (no copy, no page fault; the
+ * kernel unmaps the fresh pages it replaces). Stops when the cache is empty or a move fails
+ * (a cached mapping merged from two kernel mappings cannot move as one). The bytes filled,
+ * from dest on: dirty, and already counted in A, where dest's were counted again. */
+static size_t fill_from_cache(char *dest, size_t len)
+{
+    size_t filled = 0;
+    while (filled < len) {
+        size_t got = len - filled;
+        char *m = cache_take_nearest(&got);
+        if (!m) break;
+        size_t take = got < len - filled ? got : len - filled;
+        if (remap_to(m, take, take, dest + filled) == MAP_FAILED) {
+            cache_put(m, got);
+            break;
+        }
+        hl_os_account(HL_OS_HELD, -(ptrdiff_t)take);
+        if (got > take) cache_put(m + take, got - take);
+        filled += take;
+    }
+    return filled;
 }
 
 /* The block at offset of the mapping at base, or NULL (errno ENOMEM) when the page map could
@@ -444,7 +476,9 @@ static void *follow(size_t size, size_t need, size_t offset, bool zero)
             base = NULL;
         } else {
             hl_os_account(HL_OS_HELD, (ptrdiff_t)(need - got));
-            dirty = got - offset;                         /* the new pages come zeroed */
+            size_t filled = fill_from_cache(to + got, need - got);
+            dirty = got + filled - offset;                /* the fresh pages come zeroed */
+            new_pages = got + filled < need;
             base = to;
             got = need;
         }

@@ -77,9 +77,10 @@ int hl_os_munmap(void *p, size_t size)
     return munmap(p, size);
 }
 
-void *hl_os_mremap(void *p, size_t from, size_t to)
+void *hl_os_mremap(void *p, size_t from, size_t to, void *dest)
 {
     if (hl_fault_now(HL_CALL_MREMAP)) { errno = ENOMEM; return MAP_FAILED; }
+    if (dest) return mremap(p, from, to, MREMAP_MAYMOVE | MREMAP_FIXED, dest);
     return mremap(p, from, to, MREMAP_MAYMOVE);
 }
 
