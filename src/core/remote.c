@@ -168,7 +168,10 @@ static void push_block(struct hl_sb *sb, void *p)
         HL_COUNT(cas_retries, 1);
         HL_COUNT(cas_free_retries, 1);
     }
-    if (!(old & ANNOUNCED)) announce(sb);
+    if (!(old & ANNOUNCED)) {            /* the list was empty: p is its last block; the */
+        atomic_store_explicit(&sb->remote_tail, p, memory_order_relaxed);  /* announce's */
+        announce(sb);                    /* release CAS publishes it to the collector */
+    }
     /* The owner read before the push: if sb moved since, its new owner collects it, and
      * collecting a heap that has nothing pending costs an exchange. Heaps are never freed. */
     if (hl_unlikely(n == help)) collect_for(owner);
@@ -253,8 +256,10 @@ static void collect_lists(struct hl_heap *h, struct hl_sb *sb)
         if (!owns(h, sb)) {
             announce(sb);
         } else {
+            /* The tail first: until the exchange empties the list no push can set another. */
+            void *tail = atomic_load_explicit(&sb->remote_tail, memory_order_relaxed);
             uintptr_t list = atomic_exchange_explicit(&sb->remote, 0, memory_order_acq_rel);
-            void *head = TOP(list), *tail = head;
+            void *head = TOP(list);
             uint32_t n = (uint32_t)(list >> COUNT_SHIFT);
             /* Taken whole, the list is not walked: its blocks are read when handed out. */
             if (!HL_INVARIANT_CHECKS && n < COUNT_MAX && hl_remote_adopt &&
@@ -263,7 +268,13 @@ static void collect_lists(struct hl_heap *h, struct hl_sb *sb)
                 sb = next;
                 continue;
             }
+            if (!HL_INVARIANT_CHECKS && n < COUNT_MAX) {     /* its count and tail: no walk */
+                returned(h, sb, head, tail, n);
+                sb = next;
+                continue;
+            }
             n = 1;
+            tail = head;
             while (next_of(tail)) {
                 tail = next_of(tail);
                 if (hl_unlikely(++n > sb->capacity)) {

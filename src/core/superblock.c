@@ -38,6 +38,7 @@ struct hl_sb *hl_sb_new(unsigned c)
     atomic_store_explicit(&sb->owner, NULL, memory_order_relaxed);
     atomic_store_explicit(&sb->remote, 0, memory_order_relaxed);
     sb->inbox_next = NULL;
+    atomic_store_explicit(&sb->remote_tail, NULL, memory_order_relaxed);
     sb->parked = 0;
     hl_sb_format(sb, c);
     return sb;

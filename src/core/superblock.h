@@ -38,9 +38,12 @@ struct hl_sb {
     /* remote_free = list (remote.c): blocks other threads freed, not yet back in the free
      * list (still counted in `used`), pushed with one CAS each; bit 0: sb is announced in a
      * heap's inbox (linked through inbox_next). On its own cache line: other threads write
-     * it while the owner works on the fields above. */
+     * it while the owner works on the fields above. remote_tail: the list's last block, set
+     * by the push that found it empty (the one that announces), so the collector need not
+     * walk the list to find it. */
     _Alignas(HL_CACHE_LINE) _Atomic uintptr_t remote;
     struct hl_sb *inbox_next;
+    _Atomic(void *) remote_tail;
 };
 
 #define HL_SB_MAGIC 0x48534231u          /* "HSB1" */
