@@ -34,6 +34,8 @@
 
 /* The rows built on hoard's code (src/strategies/hoard*.c), where hoard's keys act. */
 #define HL_HOARD_ROWS "hoard, hoard2026, hoard202607"
+/* The rows with the key `tlab` (tlab.h's HL_TLAB_PATHS). */
+#define HL_TLAB_ROWS "ownership, " HL_HOARD_ROWS
 
 #define HL_OPTIONS(X)                                                                          \
   X(strategy,        allocator,    ENUM,  HL_DEFAULT_STRATEGY, 0, 0, NULL, "all",              \
@@ -115,10 +117,11 @@
     "ownership, hoard: a free by a thread other than the owner's: lock the owner heap (the "   \
     "paper), push onto the superblock's atomic list, or post to the owner heap's queue")       \
   X(tlab,            tlab,         BOOL,  "off",      0, 1, NULL,                              \
-    HL_HOARD_ROWS,                                                                             \
-    "hoard: a thread-local allocation buffer per size class in front of the heap (Hoard 2026)") \
+    HL_TLAB_ROWS,                                                                              \
+    "hoard, ownership: a thread-local allocation buffer per size class in front of the heap "  \
+    "(Hoard 2026)")                                                                            \
   X(tlab_budget,     tlab,         SIZE,  "64K",      0, 64 * HL_MB, NULL,                     \
-    HL_HOARD_ROWS " if tlab=on",                                                               \
+    HL_TLAB_ROWS " if tlab=on",                                                                \
     "hoard tlab: free bytes a thread's TLAB may hold per size class before it overflows")      \
   X(global_shards,   heaps,        INT,   "1",        1, 64, NULL,                             \
     HL_HOARD_ROWS,                                                                             \
@@ -129,19 +132,19 @@
     "(#88), node x shards_per_node + cpu mod shards_per_node, stealing within the node first " \
     "(#89), or the thread id's (#95); then two random shards, then all")                       \
   X(tlab_foreign,    tlab,         ENUM,  "home",     0, 0, hl_tlab_foreigns,                  \
-    HL_HOARD_ROWS " if tlab=on",                                                               \
+    HL_TLAB_ROWS " if tlab=on",                                                                \
     "hoard tlab: a freed block whose superblock the TLAB's heap does not own goes to its "     \
     "owner heap (home: today's, and Hoard #103) or into the freeing thread's TLAB (adopt)")    \
   X(tlab_adaptive,   tlab,         BOOL,  "off",      0, 1, NULL,                              \
-    HL_HOARD_ROWS " if tlab=on",                                                               \
+    HL_TLAB_ROWS " if tlab=on",                                                                \
     "hoard tlab: a thread's budget starts at tlab_budget and doubles after every 16 slow "     \
     "paths, up to 16 MiB (Hoard #98)")                                                         \
   X(tlab_refill,     tlab,         ENUM,  "half",     0, 0, hl_tlab_batches,                   \
-    HL_HOARD_ROWS " if tlab=on",                                                               \
+    HL_TLAB_ROWS " if tlab=on",                                                                \
     "hoard tlab: blocks an empty bin takes under one lock: half its limit, at most 64 "        \
     "(half), or min(64, budget / (8 x class size)), at least 1 (batch: Hoard #99)")            \
   X(tlab_flush,      tlab,         ENUM,  "half",     0, 0, hl_tlab_batches,                   \
-    HL_HOARD_ROWS " if tlab=on",                                                               \
+    HL_TLAB_ROWS " if tlab=on",                                                                \
     "hoard tlab: blocks a full bin gives back under one lock: half its limit, at most 64 "     \
     "(half), or up to 64 (batch: Hoard #111)")                                                 \
   X(remote_queue_cap, heaps,       INT,   "0",        0, 1 << 20, NULL,                        \

@@ -317,8 +317,9 @@ void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
 }
 
 
-void hl_tlab_thread_exit(hl_after_free_fn after)
+void hl_tlab_thread_exit(void)
 {
+    hl_after_free_fn after = hl_heap_after_free;
     if (!own_bins()) return;
     struct hl_tlab *t = mine();
     struct hl_tlab_bin *bin = hl_me.tlab_bins;
@@ -382,6 +383,36 @@ int64_t hl_tlab_unseen(bool mine)
     }
     hl_lock_release(&reg_lock);
     return bytes;
+}
+
+const struct hl_paths *hl_tlab_start(const struct hl_paths paths[3])
+{
+    bool u_by_bins = hl_tlab_init();
+    return &paths[!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2];
+}
+
+void hl_tlab_heaps_thread_exit(struct hl_thread *t)
+{
+    hl_tlab_thread_exit();
+    hl_heaps_thread_exit(t);
+}
+
+/* Fork: the heaps' locks, then the TLAB registry's (a leaf lock). */
+void hl_tlab_heaps_fork(int phase)
+{
+    if (phase == HL_FORK_PREPARE) {
+        hl_heaps_fork(phase);
+        hl_tlab_fork(phase);
+    } else {
+        hl_tlab_fork(phase);
+        hl_heaps_fork(phase);
+    }
+}
+
+void hl_tlab_heaps_stats(struct hoardlab_stats *s)
+{
+    hl_heaps_stats(s);
+    s->tlab_bytes += hl_tlab_bytes();
 }
 
 /* Fork: in the child only the forking thread lives on; its TLAB stays registered, the other

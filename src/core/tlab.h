@@ -41,7 +41,7 @@
 #ifndef HL_TLAB_H
 #define HL_TLAB_H
 
-#include "heap.h"
+#include "heappaths.h"
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 
@@ -153,14 +153,42 @@ static inline __attribute__((always_inline)) void hl_tlab_free(void *p, hl_after
     hl_tlab_free_slow(p, after, plain);
 }
 
-/* A thread exits: every block of its TLAB back to its superblock's current owner, then its
- * bins to the pool. Later calls of that thread (TLS teardown) bypass the TLAB. */
-void hl_tlab_thread_exit(hl_after_free_fn after);
+/* A thread exits: every block of its TLAB back to its superblock's current owner (and the
+ * row's hl_heap_after_free), then its bins to the pool. Later calls of that thread (TLS
+ * teardown) bypass the TLAB. */
+void hl_tlab_thread_exit(void);
 size_t hl_tlab_bytes(void);             /* free bytes in every live thread's TLAB */
 /* What U has not seen of the bins (Accounting above), in bytes: stats.c's
  * hl_stats_unseen_fn. */
 int64_t hl_tlab_unseen(bool mine);
 void hl_tlab_fork(int phase);           /* HL_FORK_*: the registry of TLABs */
+
+/* ---- a heap row with the key `tlab` (ownership, hoard and its rows) ----------------------
+ * HL_TLAB_PATHS(name, refill, plain_malloc, after, plain_free) builds the row's malloc and
+ * free behind the TLAB three ways (stats.h): uncounted, counted with U left to the bins, and
+ * exact (every call counts U: stats_batch = 0), as name_paths[3]; the row's init, after
+ * hl_heaps_init and with tlab = on, installs the one that counting and stats_batch ask for
+ * with hl_paths = hl_tlab_start(name_paths). HL_TLAB_HEAP_ROW is HL_HEAP_ROW with the TLAB's
+ * thread exit (its blocks go back first), fork and tlab_bytes; each does nothing for a
+ * thread without bins, so a row uses it whether tlab is on or not. */
+#define HL_TLAB_PATHS(name, refill, plain_malloc, after, plain_free)                          \
+    HL_MALLOC_PAIR(static, name##_malloc, hl_tlab_malloc, refill, plain_malloc, false)        \
+    HL_FREE_PAIR(static, name##_free, hl_tlab_free, after, plain_free, false)                 \
+    HL_MALLOC_BUILD(static, name##_malloc_exact, hl_tlab_malloc, true, refill, plain_malloc,  \
+                    true)                                                                     \
+    HL_FREE_BUILD(static, name##_free_exact, hl_tlab_free, true, after, plain_free, true)     \
+    static const struct hl_paths name##_paths[3] = {                                          \
+        HL_PATHS(name##_malloc_uncounted, name##_free_uncounted),                             \
+        HL_PATHS(name##_malloc, name##_free), HL_PATHS(name##_malloc_exact, name##_free_exact), \
+    };
+const struct hl_paths *hl_tlab_start(const struct hl_paths paths[3]);
+void hl_tlab_heaps_thread_exit(struct hl_thread *t);
+void hl_tlab_heaps_fork(int phase);
+void hl_tlab_heaps_stats(struct hoardlab_stats *s);
+#define HL_TLAB_HEAP_ROW                                                                      \
+    .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,                       \
+    .thread_exit = hl_tlab_heaps_thread_exit, .fork = hl_tlab_heaps_fork,                     \
+    .stats = hl_tlab_heaps_stats
 
 #pragma GCC visibility pop
 

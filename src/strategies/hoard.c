@@ -143,16 +143,8 @@ static void after_free(struct hl_heap *h, struct hl_sb *sb)
 HL_FREE_PAIR(, hl_hoard_free, hl_heap_free_fast, after_free)
 HL_MALLOC_PAIR(, hl_hoard_malloc, hl_heap_malloc_fast, refill)
 
-/* tlab = on: the TLAB in front of the heap (tlab.h), the heap's paths behind it; counted,
- * U is the bins' (tlab.h's Accounting), and with stats_batch = 0 every call's (exact). */
-HL_MALLOC_PAIR(static, tlab_malloc, hl_tlab_malloc, refill, hl_hoard_malloc, false)
-HL_FREE_PAIR(static, tlab_free, hl_tlab_free, after_free, hl_hoard_free, false)
-HL_MALLOC_BUILD(static, tlab_malloc_exact, hl_tlab_malloc, true, refill, hl_hoard_malloc, true)
-HL_FREE_BUILD(static, tlab_free_exact, hl_tlab_free, true, after_free, hl_hoard_free, true)
-static const struct hl_paths tlab_paths[3] = {
-    HL_PATHS(tlab_malloc_uncounted, tlab_free_uncounted), HL_PATHS(tlab_malloc, tlab_free),
-    HL_PATHS(tlab_malloc_exact, tlab_free_exact),
-};
+/* tlab = on: the TLAB in front of the heap (tlab.h), the heap's paths behind it. */
+HL_TLAB_PATHS(tlab, refill, hl_hoard_malloc, after_free, hl_hoard_free)
 
 /* The row's malloc and free are the heap's (Figure 2); with tlab = on, init puts the TLAB's
  * in front (counted or not, as init.c chose the row's), so neither setting pays a test of the
@@ -171,36 +163,8 @@ int hl_hoard_init(void)
     hl_heap_floor = u_floor;
     hl_heap_after_free = after_free;
     hl_heaps_init(true, false);
-    if (hl_cfg.tlab) {
-        bool u_by_bins = hl_tlab_init();
-        hl_paths = &tlab_paths[!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2];
-    }
+    if (hl_cfg.tlab) hl_paths = hl_tlab_start(tlab_paths);
     return 0;
-}
-
-/* A thread exits: its TLAB's blocks back to their owners, then its heap (thread mode). */
-void hl_hoard_thread_exit(struct hl_thread *t)
-{
-    hl_tlab_thread_exit(after_free);
-    hl_heaps_thread_exit(t);
-}
-
-/* Fork: the heaps' locks, then the TLAB registry's (a leaf lock). */
-void hl_hoard_fork(int phase)
-{
-    if (phase == HL_FORK_PREPARE) {
-        hl_heaps_fork(phase);
-        hl_tlab_fork(phase);
-    } else {
-        hl_tlab_fork(phase);
-        hl_heaps_fork(phase);
-    }
-}
-
-void hl_hoard_stats(struct hoardlab_stats *s)
-{
-    hl_heaps_stats(s);
-    s->tlab_bytes += hl_tlab_bytes();
 }
 
 const struct hl_strategy hl_strategy_hoard = {
@@ -208,6 +172,5 @@ const struct hl_strategy hl_strategy_hoard = {
     .summary = "Hoard: per-processor heaps with an emptiness threshold and a global heap",
     .init = hl_hoard_init,
     HL_ROW_PATHS(hl_hoard_malloc, hl_hoard_free),
-    .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,
-    .thread_exit = hl_hoard_thread_exit, .fork = hl_hoard_fork, .stats = hl_hoard_stats,
+    HL_TLAB_HEAP_ROW,
 };

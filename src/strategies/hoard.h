@@ -15,11 +15,9 @@ void *hl_hoard_malloc_in(struct hl_heap *h, size_t size);   /* Figure 2 malloc, 
 /* Figure 2's malloc and free, built four ways (stats.h) */
 HL_DECLARE_PAIR(hl_hoard_malloc, hl_hoard_free)
 
-/* The members of `hoard`'s row that `hoard2026` (hoard2026.c) shares. */
+/* The member of `hoard`'s row that `hoard2026` (hoard2026.c) shares, beside tlab.h's
+ * HL_TLAB_HEAP_ROW. */
 int hl_hoard_init(void);
-void hl_hoard_thread_exit(struct hl_thread *t);
-void hl_hoard_fork(int phase);
-void hl_hoard_stats(struct hoardlab_stats *s);
 
 #pragma GCC visibility pop
 

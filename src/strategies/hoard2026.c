@@ -12,6 +12,5 @@ const struct hl_strategy hl_strategy_hoard2026 = {
     .init = hl_hoard_init,
     /* with tlab = on (its default) init puts the TLAB's paths in front, as for `hoard` */
     HL_ROW_PATHS(hl_hoard_malloc, hl_hoard_free),
-    .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,
-    .thread_exit = hl_hoard_thread_exit, .fork = hl_hoard_fork, .stats = hl_hoard_stats,
+    HL_TLAB_HEAP_ROW,
 };

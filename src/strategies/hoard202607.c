@@ -18,6 +18,5 @@ const struct hl_strategy hl_strategy_hoard202607 = {
                 "remote_queue_cap=256",
     .init = hl_hoard_init,
     HL_ROW_PATHS(hl_hoard_malloc, hl_hoard_free),
-    .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,
-    .thread_exit = hl_hoard_thread_exit, .fork = hl_hoard_fork, .stats = hl_hoard_stats,
+    HL_TLAB_HEAP_ROW,
 };

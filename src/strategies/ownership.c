@@ -6,17 +6,7 @@
  *
  * Its neighbours: `private` differs only in where free puts a block (the freeing thread's
  * heap); `hoard` adds only the emptiness threshold and the global heap. */
-#include "heappaths.h"
-
-static void after_free(struct hl_heap *h, struct hl_sb *sb);
-
-static int ownership_init(void)
-{
-    hl_heap_floor = NULL;
-    hl_heap_after_free = after_free;
-    hl_heaps_init(false, false);
-    return 0;
-}
+#include "tlab.h"
 
 HL_MALLOC_PAIR(static, ownership_malloc, hl_heap_malloc_fast, hl_heaps_refill_from_os)
 
@@ -35,10 +25,24 @@ static void after_free(struct hl_heap *h, struct hl_sb *sb)
 
 HL_FREE_PAIR(static, ownership_free, hl_heap_free_fast, after_free)
 
+/* tlab = on: a thread-local buffer in front of the heap, as under hoard (tlab.h): with
+ * remote_free = list or queue, a malloc it serves takes no lock, and nothing else differs
+ * from `hoard` with tlab = on but Hoard's threshold and global heap. */
+HL_TLAB_PATHS(tlab, hl_heaps_refill_from_os, ownership_malloc, after_free, ownership_free)
+
+static int ownership_init(void)
+{
+    hl_heap_floor = NULL;
+    hl_heap_after_free = after_free;
+    hl_heaps_init(false, false);
+    if (hl_cfg.tlab) hl_paths = hl_tlab_start(tlab_paths);
+    return 0;
+}
+
 const struct hl_strategy hl_strategy_ownership = {
     .name = "ownership",
     .summary = "private heaps with ownership: a freed block returns to its owner heap",
     .init = ownership_init,
     HL_ROW_PATHS(ownership_malloc, ownership_free),
-    HL_HEAP_ROW,
+    HL_TLAB_HEAP_ROW,
 };

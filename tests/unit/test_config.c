@@ -221,7 +221,7 @@ static void no_op_key_from_environment(void **state)
     const char *env[] = { "HOARD_STRATEGY=serial", "HOARD_TLAB=on", NULL };
     struct outcome r = load(NULL, env);
     EXPECT_FAIL(r, "environment: HOARD_TLAB", "key 'tlab'", "no effect", "'serial'",
-                "acts only under: hoard, hoard2026");
+                "acts only under: ownership, hoard, hoard2026");
 }
 
 static void no_op_key_from_file_names_its_line(void **state)
