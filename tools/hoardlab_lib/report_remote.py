@@ -22,6 +22,13 @@ def _mem(r):
     return V.memory_of(r)[0]
 
 
+def _row(r):
+    """The table's row of a run: its strategy, and `+tlab` where the sweep turned the TLAB on
+    (hoard:tlab=on is not hoard: its mallocs take no lock)."""
+    return r["strategy"] + ("+tlab" if str(r.get("knob.tlab")).lower() in ("on", "1", "true")
+                            else "")
+
+
 def _per_free(rows, counter):
     """Spread over runs of counter / frees (the run's own hoardlab counters)."""
     return V.spread_of([r["hoardlab." + counter] / r["hoardlab.frees"] for r in rows
@@ -55,11 +62,11 @@ def remote_free_section(rows, rounds, ncores=2):
     head = ["strategy", "remote_free"] + ["%s ops/s" % w for w in WORKLOADS] + \
            ["xfree A/U", "locks/free", "CAS/free"] + ["%s A" % w for w in BLOWUP] + ["growth"]
     rs, best = [], {}
-    strategies = sorted({r["strategy"] for r in keyed})
+    strategies = sorted({_row(r) for r in keyed})
     for s in strategies:
         vals = [v for v in ("lock", "list", "queue")
-                if any(r["strategy"] == s and str(r["knob.remote_free"]) == v for r in keyed)]
-        of = {v: [r for r in keyed if r["strategy"] == s and str(r["knob.remote_free"]) == v]
+                if any(_row(r) == s and str(r["knob.remote_free"]) == v for r in keyed)]
+        of = {v: [r for r in keyed if _row(r) == s and str(r["knob.remote_free"]) == v]
               for v in vals}
         ref = {}
         for v in vals:
@@ -138,7 +145,7 @@ def _targets(okr, keyed, best, t, tm=None):
             out.append("- xfree at t=%d: %s `%s` is %sx `lock`; target (%s): at least %dx — %s"
                        % (t, s, v, R.iv(q), issue, times, R.mark(V.check(q, ">=", times))))
         for w in BLOWUP:
-            a = {vv: V.spread_of([_mem(r) for r in keyed if r["strategy"] == s and
+            a = {vv: V.spread_of([_mem(r) for r in keyed if _row(r) == s and
                                   str(r["knob.remote_free"]) == vv and r["workload"] == w and
                                   r["threads"] == tm]) for vv in ("lock", v)}
             if a["lock"] and a[v]:
