@@ -315,7 +315,7 @@ void hl_stats_at_exit(void);            /* HOARD_STATS output */
 void hl_stats_sum(struct hoardlab_stats *out);   /* api.c's hoardlab_stats, after init */
 void hl_stats_reset_peaks(void);
 /* U's change that no credit holds yet, in bytes: tlab.c's bins (hl_tlab_unseen), set by
- * hl_tlab_init when the TLAB's fast paths leave U to them; NULL otherwise. mine: the calling
+ * hl_tlab_start when the TLAB's fast paths leave U to them; NULL otherwise. mine: the calling
  * thread's bins, which it marks seen (stats.c publishes it with the thread's credit); else
  * every live thread's, read only. */
 extern int64_t (*hl_stats_unseen_fn)(bool mine);

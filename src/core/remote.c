@@ -261,15 +261,13 @@ static void collect_lists(struct hl_heap *h, struct hl_sb *sb)
             uintptr_t list = atomic_exchange_explicit(&sb->remote, 0, memory_order_acq_rel);
             void *head = TOP(list);
             uint32_t n = (uint32_t)(list >> COUNT_SHIFT);
-            /* Taken whole, the list is not walked: its blocks are read when handed out. */
-            if (!HL_INVARIANT_CHECKS && n < COUNT_MAX && hl_remote_adopt &&
-                hl_remote_adopt(h, sb, head, n)) {
-                HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)n * sb->size);
-                sb = next;
-                continue;
-            }
-            if (!HL_INVARIANT_CHECKS && n < COUNT_MAX) {     /* its count and tail: no walk */
-                returned(h, sb, head, tail, n);
+            /* Its count and tail known, the list is not walked: taken whole into a TLAB (its
+             * blocks are read when handed out), or back into sb at once. */
+            if (!HL_INVARIANT_CHECKS && n < COUNT_MAX) {
+                if (hl_remote_adopt && hl_remote_adopt(h, sb, head, n))
+                    HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)n * sb->size);
+                else
+                    returned(h, sb, head, tail, n);
                 sb = next;
                 continue;
             }

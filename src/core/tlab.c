@@ -45,7 +45,9 @@ static uint32_t limit_of(size_t budget, unsigned c)
 
 static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, uint32_t n);
 
-bool hl_tlab_init(void)
+/* After the heaps, with tlab = on: the limits from tlab_budget; true when the fast paths
+ * leave U to the bins. */
+static bool init(void)
 {
     for (unsigned c = 0; c < hl_classes->count; c++) limit[c] = limit_of(hl_cfg.tlab_budget, c);
     uint16_t *slot16 = hl_meta_alloc(hl_classes->granules * sizeof *slot16);
@@ -80,15 +82,19 @@ static struct tlab_spare *tlab_spares(struct hl_tlab_bin *bins)
     return (struct tlab_spare *)(bins + hl_classes->count + 1);
 }
 
-/* U counts what the program did with bin c since U last saw it (the fast paths' malloc and
- * free, each a block of room), at the start of the bin's slow paths; marked seen first, as
- * the shift may publish, and publishing counts the thread's unseen bins (hl_tlab_unseen). */
-static void see(struct hl_tlab_bin *bins, unsigned c)
+/* What the program did with bin c since U last saw it (the fast paths' malloc and free, each
+ * a block of room), in bytes; the bin is marked seen. */
+static int64_t take_unseen(struct hl_tlab_bin *bins, unsigned c)
 {
-    if (!u_by_bins) return;
     int32_t *seen = &tlab_spares(bins)[c].seen, was = *seen;
     HL_OWN_SET(*seen, bins[c].room);
-    hl_stats_shift((int64_t)(bins[c].room - was) * (int64_t)hl_class_size(c));
+    return (int64_t)(bins[c].room - was) * (int64_t)hl_class_size(c);
+}
+/* U counts it at the start of the bin's slow paths (marked seen before the shift, which may
+ * publish, and publishing counts the thread's unseen bins: hl_tlab_unseen). */
+static void see(struct hl_tlab_bin *bins, unsigned c)
+{
+    if (u_by_bins) hl_stats_shift(take_unseen(bins, c));
 }
 /* The slow paths' change of bin c's room by n blocks, which U does not count (above). */
 static void move(struct hl_tlab_bin *bins, unsigned c, int32_t n)
@@ -121,7 +127,6 @@ static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, uint
 }
 
 static struct hl_tlab_bin *bins_of(struct hl_tlab *t) { return (struct hl_tlab_bin *)(t + 1); }
-
 
 /* The heap to refill from and give back to: the thread's (cpu selection: re-read now). */
 static struct hl_heap *heap_now(void)
@@ -364,12 +369,8 @@ int64_t hl_tlab_unseen(bool mine)
 {
     int64_t bytes = 0;
     if (mine) {                          /* the thread's own: no lock, marked seen */
-        struct hl_tlab_bin *bin = hl_me.tlab_bins;
-        for (unsigned c = 0; own_bins() && c < hl_classes->count; c++) {
-            int32_t *seen = &tlab_spares(bin)[c].seen;
-            bytes += (int64_t)(bin[c].room - *seen) * (int64_t)hl_class_size(c);
-            HL_OWN_SET(*seen, bin[c].room);
-        }
+        for (unsigned c = 0; own_bins() && c < hl_classes->count; c++)
+            bytes += take_unseen(hl_me.tlab_bins, c);
         return bytes;
     }
     hl_lock_acquire(&reg_lock);
@@ -387,7 +388,7 @@ int64_t hl_tlab_unseen(bool mine)
 
 const struct hl_paths *hl_tlab_start(const struct hl_paths paths[3])
 {
-    bool u_by_bins = hl_tlab_init();
+    bool u_by_bins = init();
     return &paths[!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2];
 }
 

@@ -15,8 +15,7 @@
  * its slow paths publish (tlab.c's see) and hoardlab_stats adds for every bin (hl_tlab_unseen),
  * so U read is exact and its peak, taken at publication, exact to within what the threads'
  * bins hold. With stats_batch = 0 (U exact at every call) the fast paths count U themselves
- * (the `exact` build, hl_stats_malloc / hl_stats_free). A does
- * not change. The heap it came from, though, still counts it in u (and its superblock in
+ * (the `exact` build, hl_stats_malloc / hl_stats_free). The heap it came from, though, still counts it in u (and its superblock in
  * `used`): it is out of its superblock. So u >= U, by at most the threads' TLAB bytes, which
  * the `tlab_bytes` gauge reports (hl_tlab_bytes).
  *
@@ -84,17 +83,12 @@ static inline struct hl_tlab *hl_tlab_of(struct hl_tlab_bin *bins)
     return (struct hl_tlab *)bins - 1;
 }
 
-/* After the heaps (hl_heaps_init), with tlab = on: the limits from tlab_budget. True when
- * the fast paths leave U to the bins (Accounting above): the caller installs the paths
- * built for that. */
-bool hl_tlab_init(void);
-
 /* The slow halves, out of line. The heap to use is the caller's, through hl_heap_mine. */
 void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t));
 void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *));
 
-/* Both fast paths take `exact` and `counted` last (stats.h: built twice, and hoard.c builds
- * the counted one a third time with exact = true). Counted, they count the call; exact, U as
+/* Both fast paths take `exact` and `counted` last (built three ways by HL_TLAB_PATHS below:
+ * uncounted, counted, and counted with exact = true). Counted, they count the call; exact, U as
  * well (else the bin's room is U's record: Accounting above). The slow halves and plain
  * always count.
  *
