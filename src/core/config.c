@@ -27,6 +27,7 @@ const char *const hl_shard_keys[]   = { "cpu", "node", "thread", NULL };
 const char *const hl_tlab_foreigns[] = { "home", "adopt", NULL };
 const char *const hl_tlab_batches[] = { "half", "batch", NULL };
 const char *const hl_purges[]       = { "off", "free", "dontneed", NULL };
+const char *const hl_free_lists[]   = { "single", "sharded", NULL };
 
 enum kind { BOOL, INT, SIZE, POW2, REAL, ENUM, STR, PCOUNT, OUTPUT };
 static const char *const kind_names[] = { "bool", "int", "size", "pow2", "real", "enum",

@@ -105,6 +105,11 @@
   X(fullness_groups, superblock,   INT,   "4",        1, 64, NULL,                             \
     "ownership, " HL_HOARD_ROWS,                                                               \
     "bins of superblocks by fraction in use; allocation takes from the fullest")               \
+  X(free_lists,      superblock,   ENUM,  "single",   0, 0, hl_free_lists,                     \
+    "ownership, " HL_HOARD_ROWS,                                                               \
+    "a superblock's free blocks on one list (Hoard), or sharded as mimalloc's: malloc pops "   \
+    "`free`, the owner frees onto `local_free`, others push onto `thread_free` (needs "        \
+    "remote_free=list); malloc stays on one superblock per class until it runs dry")           \
   X(accounting,      superblock,   ENUM,  "class",    0, 0, hl_accountings,                    \
     HL_HOARD_ROWS,                                                                             \
     "hoard: u and a of the emptiness threshold per size class of a heap, or per heap over "    \
@@ -190,7 +195,8 @@
 extern const char *const hl_lock_kinds[], *const hl_numa_modes[], *const hl_class_tables[],
                   *const hl_list_orders[], *const hl_heap_selects[], *const hl_remote_frees[],
                   *const hl_accountings[], *const hl_large_reuses[], *const hl_shard_keys[],
-                  *const hl_tlab_foreigns[], *const hl_tlab_batches[], *const hl_purges[];
+                  *const hl_tlab_foreigns[], *const hl_tlab_batches[], *const hl_purges[],
+                  *const hl_free_lists[];
 
 enum hl_lock_kind  { HL_LOCK_SPIN, HL_LOCK_MUTEX };
 enum hl_numa_mode  { HL_NUMA_OFF, HL_NUMA_LOCAL, HL_NUMA_INTERLEAVE };
@@ -204,6 +210,7 @@ enum hl_shard_key  { HL_SHARD_CPU, HL_SHARD_NODE, HL_SHARD_THREAD };
 enum hl_tlab_foreign{ HL_FOREIGN_HOME, HL_FOREIGN_ADOPT };
 enum hl_tlab_batch { HL_TLAB_HALF, HL_TLAB_BATCH };
 enum hl_purge      { HL_PURGE_OFF, HL_PURGE_FREE, HL_PURGE_DONTNEED };
+enum hl_free_lists { HL_FREE_LISTS_SINGLE, HL_FREE_LISTS_SHARDED };
 
 #define HL_CTYPE_BOOL   int
 #define HL_CTYPE_INT    long

@@ -16,13 +16,13 @@ void hl_heap_init(void)
 
 struct hl_heap *hl_heap_new(unsigned index, bool shared)
 {
-    unsigned n = hl_classes->count, lists = hl_heap_groups + 2;
+    unsigned n = hl_classes->count, lists = hl_heap_groups + 3;     /* hl_heap_cur's slot too */
     size_t head = hl_align_up(sizeof(struct hl_heap) + n * sizeof(struct hl_heap_class),
                               sizeof(void *));
     struct hl_heap *h = hl_meta_alloc(head + (size_t)n * lists * sizeof(struct hl_sb *));
     struct hl_sb **heads = (struct hl_sb **)((char *)h + head);
     for (unsigned c = 0; c < n; c++) {
-        h->cls[c].list = heads + (size_t)c * lists;
+        h->cls[c].list = heads + (size_t)c * lists + 1;
         h->cls[c].acct = hl_cfg.accounting == HL_ACCOUNT_HEAP ? &h->total : &h->cls[c].own;
     }
     hl_lock_init(&h->lock);
@@ -153,6 +153,12 @@ void hl_heap_detach(struct hl_heap *h, struct hl_sb *sb)
     struct hl_heap_class *k = &h->cls[sb->cls];
     struct hl_account *ac = k->acct;
     hl_heap_list_unlink(h, sb);
+    if (hl_unlikely(hl_sb_sharded)) {
+        if (*hl_heap_cur(k) == sb) *hl_heap_cur(k) = NULL;
+        /* whoever takes sb next pops its free list once (then sharded.c takes over): it
+         * must hold a block if sb has a free one */
+        if (!sb->free_head) hl_sb_swap_local(sb);
+    }
     ac->u -= hl_sb_in_use(sb);
     ac->a -= hl_sb_bytes(sb);
     if (hl_heap_floor) ac->u_floor = hl_heap_floor(h, ac->a);

@@ -170,7 +170,15 @@ static inline bool hl_heap_policy_due(const struct hl_heap *h, const struct hl_s
     return HL_INVARIANT_CHECKS || ac->u < ac->u_floor || sb->used == 0;
 }
 
-/* One block of sb, which h owns and which is not full. */
+/* free_lists = sharded (sharded.h): the superblock class c allocates from until it runs dry,
+ * kept in the slot before the class's list heads (hl_heap_new); NULL: none yet. It stays in
+ * its fullness group as any other; leaving the heap (hl_heap_detach) clears it. */
+static inline struct hl_sb **hl_heap_cur(const struct hl_heap_class *k) { return &k->list[-1]; }
+
+/* One block of sb, which h owns and which is not full. (free_lists = sharded: sb's local_free
+ * is empty or its free list is not; sharded.c's hl_sharded_alloc swaps them, and so does
+ * hl_heap_detach for a superblock that leaves its heap, whose next owner pops it once before
+ * sharded.c does.) */
 static inline void *hl_heap_alloc_from(struct hl_heap *h, struct hl_sb *sb)
 {
     void *p = hl_heap_take_block(h, sb);
@@ -204,9 +212,17 @@ static inline void *hl_heap_alloc(struct hl_heap *h, unsigned c)
 }
 
 /* Block p back into its superblock sb, which h owns; sb moves to the front of its fullness
- * group (§3.1 move-to-front). */
+ * group (§3.1 move-to-front). The general paths' free: with free_lists = sharded, onto
+ * local_free and no move to the front, as sharded.h's fast path. */
 static inline void hl_heap_free(struct hl_heap *h, struct hl_sb *sb, void *p)
 {
+    if (hl_unlikely(hl_sb_sharded)) {
+        hl_sb_push_local(sb, p);
+        h->cls[sb->cls].acct->u -= sb->size;
+        if (hl_unlikely(sb->used == 0)) h->nempty++;
+        if (hl_heap_must_regroup(sb)) hl_heap_regroup(h, sb);
+        return;
+    }
     hl_heap_put_block(h, sb, p);
     if (hl_unlikely(hl_heap_must_regroup(sb))) hl_heap_regroup(h, sb);
     else hl_heap_to_front(h, sb);
@@ -289,6 +305,10 @@ extern int hl_remote_mode;
 void hl_remote_init(void);                          /* hl_heaps_init: the key, the limits */
 void hl_remote_free(struct hl_sb *sb, void *p);     /* p: a block of sb; counts the free */
 void hl_remote_collect(struct hl_heap *h);          /* h locked: take back what is pending */
+/* list, free_lists = sharded: sb's pending list (its thread_free), which h owns (h locked),
+ * taken with one atomic operation and returned into sb (h's policy may then give sb away);
+ * the number of blocks. */
+uint32_t hl_remote_take(struct hl_heap *h, struct hl_sb *sb);
 /* list: a superblock's whole list of n pending blocks (head .. NULL), which h owns (h
  * locked), offered before it goes back into the superblock; true when taken as it is, still
  * counted in the superblock's `used` and h's u (tlab.c: into the collecting thread's TLAB,

@@ -46,6 +46,10 @@
  * only under the old owner's lock) and forwards what is no longer its own to the current
  * owner's inbox, lock-free, so no lock is taken inside another and nothing is stranded.
  *
+ * free_lists = sharded (sharded.h) uses the list as its thread_free: the owner also takes a
+ * superblock's list itself (hl_remote_take), without the inbox, when the superblock it
+ * allocates from runs dry; announcing stays, so the lists of the others are collected as above.
+ *
  * Both lists only ever gain by CAS push and lose everything at once by exchange, so there
  * is no ABA. Fork: no lock is involved; a thread other than the forking one dies in the
  * child in the middle of a push at worst, which leaves its block pending for ever there (a
@@ -247,6 +251,22 @@ static bool owns(const struct hl_heap *h, const struct hl_sb *sb)
     return atomic_load_explicit(&sb->owner, memory_order_relaxed) == h;
 }
 
+/* The last block of sb's pending list from head, counting them in *n. */
+static void *tail_of(const struct hl_sb *sb, void *head, uint32_t *n)
+{
+    void *tail = head;
+    *n = 1;
+    while (next_of(tail)) {
+        tail = next_of(tail);
+        if (hl_unlikely(++*n > sb->capacity)) {
+            hl_say("remote list of superblock %p has more blocks than it holds: a block was "
+                   "freed twice", (void *)sb);
+            abort();
+        }
+    }
+    return tail;
+}
+
 /* list: the announced superblocks. One that left h keeps its ANNOUNCED bit and moves on to
  * its owner's inbox; h's own give their whole list back. */
 static void collect_lists(struct hl_heap *h, struct hl_sb *sb)
@@ -271,20 +291,48 @@ static void collect_lists(struct hl_heap *h, struct hl_sb *sb)
                 sb = next;
                 continue;
             }
-            n = 1;
-            tail = head;
-            while (next_of(tail)) {
-                tail = next_of(tail);
-                if (hl_unlikely(++n > sb->capacity)) {
-                    hl_say("remote list of superblock %p has more blocks than it holds: a "
-                           "block was freed twice", (void *)sb);
-                    abort();
-                }
-            }
+            tail = tail_of(sb, head, &n);
             returned(h, sb, head, tail, n);
         }
         sb = next;
     }
+}
+
+/* free_lists = sharded: collect_lists, where an owner may have taken a list already
+ * (hl_remote_take: empty, or holding later pushes whose remote_tail is stale), so each list
+ * is walked, back into its superblock. */
+static void collect_taken(struct hl_heap *h, struct hl_sb *sb)
+{
+    while (sb) {
+        struct hl_sb *next = sb->inbox_next;
+        if (!owns(h, sb)) {
+            announce(sb);
+        } else {
+            uintptr_t list = atomic_exchange_explicit(&sb->remote, 0, memory_order_acq_rel);
+            void *head = TOP(list);
+            if (head) {
+                uint32_t n;
+                void *tail = tail_of(sb, head, &n);
+                returned(h, sb, head, tail, n);
+            }
+        }
+        sb = next;
+    }
+}
+
+uint32_t hl_remote_take(struct hl_heap *h, struct hl_sb *sb)
+{
+    /* One atomic operation: the list and its count go, ANNOUNCED stays as it was, since sb
+     * may sit in an inbox (h's, or an old owner's that forwards it to h), where collect_lists
+     * finds the list empty or holding later pushes. A push that finds ANNOUNCED set does not
+     * set remote_tail, so collect_lists walks under sharded. */
+    uintptr_t list = atomic_fetch_and_explicit(&sb->remote, ANNOUNCED, memory_order_acq_rel);
+    void *head = TOP(list);
+    if (!head) return 0;
+    uint32_t n;
+    void *tail = tail_of(sb, head, &n);
+    returned(h, sb, head, tail, n);
+    return n;
 }
 
 /* queue: the posted blocks back into their superblocks, or on to their current owner; each
@@ -315,8 +363,12 @@ static void collect_blocks(struct hl_heap *h, void *p)
 void hl_remote_collect(struct hl_heap *h)
 {
     uintptr_t all = atomic_exchange_explicit(&h->inbox, 0, memory_order_acquire);
-    if (hl_remote_mode == HL_REMOTE_LIST) collect_lists(h, (struct hl_sb *)all);
-    else collect_blocks(h, (void *)all);
+    if (hl_remote_mode == HL_REMOTE_LIST) {
+        if (hl_unlikely(hl_sb_sharded)) collect_taken(h, (struct hl_sb *)all);
+        else collect_lists(h, (struct hl_sb *)all);
+    } else {
+        collect_blocks(h, (void *)all);
+    }
 }
 
 void hl_remote_thread_exit(struct hl_thread *t)

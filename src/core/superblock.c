@@ -7,12 +7,23 @@
 size_t hl_sb_size;
 uintptr_t hl_sb_mask;
 int hl_sb_fifo;
+int hl_sb_sharded;
 
 void hl_sb_init(void)
 {
     hl_sb_size = hl_cfg.superblock_size;
     hl_sb_mask = ~(uintptr_t)(hl_sb_size - 1);
     hl_sb_fifo = hl_cfg.free_list == HL_LIST_FIFO;
+    hl_sb_sharded = hl_cfg.free_lists == HL_FREE_LISTS_SHARDED;
+    /* sharded's combinations (docs/config.md, sharded.h): its thread_free list is the
+     * superblock's list of remote_free = list, and its lists are LIFO as mimalloc's. */
+    if (hl_sb_sharded && hl_cfg.remote_free != HL_REMOTE_LIST)
+        hl_die("free_lists = sharded: other threads' frees go onto the superblock's thread_free "
+               "list, which is remote_free = list's; set remote_free = list (not %s)",
+               hl_remote_frees[hl_cfg.remote_free]);
+    if (hl_sb_sharded && hl_sb_fifo)
+        hl_die("free_lists = sharded keeps LIFO lists (mimalloc's); free_list = fifo does not "
+               "combine with it: set free_list = lifo");
     if (hl_sb_capacity_of(hl_classes->count - 1) == 0)
         hl_die("superblock_size %zu holds no block of %zu bytes; lower large_threshold",
                hl_sb_size, hl_class_size(hl_classes->count - 1));
@@ -20,7 +31,7 @@ void hl_sb_init(void)
 
 void hl_sb_format(struct hl_sb *sb, unsigned c)
 {
-    sb->free_head = sb->free_tail = NULL;
+    sb->free_head = sb->free_tail = sb->local_free = NULL;
     sb->size = (uint32_t)hl_class_size(c);
     sb->capacity = hl_sb_capacity_of(c);
     sb->used = sb->carved = 0;
@@ -91,6 +102,12 @@ void hl_sb_check_free(const struct hl_sb *sb, const void *p)
                    "superblock %p)", p, (void *)sb);
             abort();
         }
+    for (const void *q = sb->local_free; q && n <= sb->carved; q = *(void *const *)q, n++)
+        if (q == p) {
+            hl_say("check failed: free(%p): double free (block is on the local_free list of "
+                   "superblock %p)", p, (void *)sb);
+            abort();
+        }
 }
 
 void hl_sb_check(const struct hl_sb *sb)
@@ -109,8 +126,10 @@ void hl_sb_check(const struct hl_sb *sb)
         if (++n > sb->carved) break;
         last = p;
     }
+    for (const void *p = sb->local_free; p && n <= sb->carved; p = *(void *const *)p, n++)
+        hl_sb_check_block(sb, p, "local_free list");
     if (n != sb->carved - sb->used || (hl_sb_fifo && sb->free_head && sb->free_tail != last)) {
-        hl_say("check failed: superblock %p (class %u): %u blocks on its free list, but "
+        hl_say("check failed: superblock %p (class %u): %u blocks on its free lists, but "
                "carved %u - used %u = %u", (void *)sb, sb->cls, n, sb->carved, sb->used,
                sb->carved - sb->used);
         abort();

@@ -1,7 +1,8 @@
 /* superblock.h — the superblock: an S-aligned region of S bytes from the OS whose header sits
  * at its start, so the header of any block is found by masking the block's address. All its
  * blocks are of one size class. Free blocks form a singly linked list through their first
- * word (LIFO or FIFO by the `free_list` key); blocks never handed out yet are carved lazily,
+ * word (LIFO or FIFO by the `free_list` key; with free_lists = sharded, two: sharded.h);
+ * blocks never handed out yet are carved lazily,
  * so a completely empty superblock is re-formatted for another class in O(1).
  *
  * The header is plain data: whoever holds the owner heap's lock may touch it (heap.c). Only
@@ -35,6 +36,9 @@ struct hl_sb {
     uintptr_t tlab_slot;
     uint32_t magic;                      /* HL_SB_MAGIC while formatted (checks build) */
     uint8_t parked;                      /* purge.c: empty in the global heap, kept or purged */
+    /* free_lists = sharded (sharded.h): the owner's own frees, kept off `free_head` (the list
+     * malloc pops) until that runs dry and this one is swapped in. Out of `used` already. */
+    void *local_free;
     /* remote_free = list (remote.c): blocks other threads freed, not yet back in the free
      * list (still counted in `used`), pushed with one CAS each; bit 0: sb is announced in a
      * heap's inbox (linked through inbox_next). On its own cache line: other threads write
@@ -53,6 +57,7 @@ struct hl_sb {
 extern size_t hl_sb_size;                /* S, set by hl_sb_init */
 extern uintptr_t hl_sb_mask;             /* ~(S - 1) */
 extern int hl_sb_fifo;                   /* free_list == fifo */
+extern int hl_sb_sharded;                /* free_lists == sharded (sharded.h) */
 
 void hl_sb_init(void);                   /* after config: S and the free-list order */
 
@@ -117,6 +122,22 @@ static inline void hl_sb_push(struct hl_sb *sb, void *p)
     sb->used--;
 }
 
+/* free_lists = sharded: the owner's own free goes onto local_free (LIFO), not the free list
+ * malloc pops; used - 1 as hl_sb_push. */
+static inline void hl_sb_push_local(struct hl_sb *sb, void *p)
+{
+    *(void **)p = sb->local_free;
+    sb->local_free = p;
+    sb->used--;
+}
+
+/* free_lists = sharded, free list empty: local_free becomes the free list (mimalloc's swap). */
+static inline void hl_sb_swap_local(struct hl_sb *sb)
+{
+    sb->free_head = sb->local_free;
+    sb->local_free = NULL;
+}
+
 /* A chain of n blocks (head .. tail, linked through their first word) back into sb at once. */
 static inline void hl_sb_push_chain(struct hl_sb *sb, void *head, void *tail, uint32_t n)
 {
@@ -157,7 +178,7 @@ static inline size_t hl_sb_usable(const void *p)
 }
 
 /* Checks build, owner's lock held: p is a block of sb, handed out, and not already on its
- * free list (double free). */
+ * free list or local_free (double free). */
 void hl_sb_check_free(const struct hl_sb *sb, const void *p);
 /* Checks build: header fields and free-list length agree (O(capacity)). */
 void hl_sb_check(const struct hl_sb *sb);

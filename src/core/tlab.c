@@ -15,6 +15,7 @@
  *   tlab_flush     blocks an overflowing bin gives back: half its limit (half), or as many
  *                  as it holds (batch); at least 1, at most 64. */
 #include <string.h>
+#include "sharded.h"
 #include "tlab.h"
 
 /* Threads without bins of their own point here: heap NULL, no blocks, limit 0, so both fast
@@ -234,6 +235,29 @@ static void give_back(struct hl_heap *h, void *chain, hl_after_free_fn after)
     }
 }
 
+/* Up to want blocks of class c from h (locked) for bin b: the first into *first if it is
+ * NULL, the rest onto b's chain; how many. Each the fullest superblock's (Hoard), or with
+ * free_lists = sharded the current superblock's (sharded.h); built once for each. */
+static inline __attribute__((always_inline)) uint32_t fill(struct hl_heap *h, unsigned c,
+                                                           hl_refill_fn refill,
+                                                           struct hl_tlab_bin *b, void **first,
+                                                           uint32_t want, bool sharded)
+{
+    uint32_t n = 0;
+    while (n < want) {
+        void *p = sharded ? hl_sharded_alloc(h, c, refill) : hl_heap_alloc_sb(h, c);
+        if (!p && (sharded || !(p = refill(h, c)))) break;
+        if (!*first) {
+            *first = p;
+        } else {
+            *(void **)p = b->head;
+            b->head = p;
+        }
+        n++;
+    }
+    return n;
+}
+
 /* The slow halves (tlab.h). A strategy calls the TLAB's paths only with tlab = on (hoard's
  * init installs them then), so neither tests the key. */
 void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t))
@@ -252,24 +276,15 @@ void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_
         return hl_stats_malloc(first, hl_class_size(c));
     }
     struct hl_heap *h = heap_now();
-    uint32_t want = refill_n(b->limit), n = 0;
+    uint32_t want = refill_n(b->limit), n;
     hl_heap_lock(h);
     if (hl_remote_pending(h)) hl_remote_collect(h);     /* the owner's slow path collects */
     if ((first = b->head)) {             /* a collected list came into the bin: */
         b->head = *(void **)first;       /* its first block, and room + 1 below (n = 0) */
         want = 0;
     }
-    while (n < want) {
-        void *p = hl_heap_alloc_sb(h, c);
-        if (!p && !(p = refill(h, c))) break;
-        if (!first) {
-            first = p;
-        } else {
-            *(void **)p = b->head;
-            b->head = p;
-        }
-        n++;
-    }
+    n = hl_unlikely(hl_sb_sharded) ? fill(h, c, refill, b, &first, want, true)
+                                   : fill(h, c, refill, b, &first, want, false);
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
     hl_heap_unlock(h);
     if (!first) return NULL;

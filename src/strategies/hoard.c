@@ -18,6 +18,7 @@
  *   tlab            a thread-local buffer per size class in front of the heap (core tlab.c);
  *   global_shards   the global heap as n heaps, each with its lock (core globalheap.c);
  *   heap_select=cpu the heap of the CPU the thread runs on (core heapselect.c).
+ * And mimalloc's free-list sharding (free_lists = sharded: core sharded.h), the threshold kept.
  * `hoard2026` (hoard2026.c) is this code with those on by default. */
 #include <stdlib.h>
 #include "hoard.h"
@@ -145,6 +146,9 @@ HL_MALLOC_PAIR(, hl_hoard_malloc, hl_heap_malloc_fast, refill)
 
 /* tlab = on: the TLAB in front of the heap (tlab.h), the heap's paths behind it. */
 HL_TLAB_PATHS(tlab, refill, hl_hoard_malloc, after_free, hl_hoard_free)
+/* free_lists = sharded: the same with the sharded lists (sharded.h), with or without the TLAB. */
+HL_SHARDED_PATHS(sharded, refill, after_free)
+HL_TLAB_PATHS(tlab_sharded, refill, sharded_malloc, after_free, sharded_free)
 
 /* The row's malloc and free are the heap's (Figure 2); with tlab = on, init puts the TLAB's
  * in front (counted or not, as init.c chose the row's), so neither setting pays a test of the
@@ -163,7 +167,8 @@ int hl_hoard_init(void)
     hl_heap_floor = u_floor;
     hl_heap_after_free = after_free;
     hl_heaps_init(true, false);
-    if (hl_cfg.tlab) hl_paths = hl_tlab_start(tlab_paths);
+    if (hl_sb_sharded) hl_paths = hl_sharded_start(sharded_paths);
+    if (hl_cfg.tlab) hl_paths = hl_tlab_start(hl_sb_sharded ? tlab_sharded_paths : tlab_paths);
     return 0;
 }
 

@@ -5,6 +5,7 @@
 #include "globalheap.h"
 #include "heappaths.h"
 #include "purge.h"
+#include "sharded.h"
 #include "tlab.h"
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */

@@ -6,6 +6,7 @@
  *
  * Its neighbours: `private` differs only in where free puts a block (the freeing thread's
  * heap); `hoard` adds only the emptiness threshold and the global heap. */
+#include "sharded.h"
 #include "tlab.h"
 
 HL_MALLOC_PAIR(static, ownership_malloc, hl_heap_malloc_fast, hl_heaps_refill_from_os)
@@ -29,13 +30,17 @@ HL_FREE_PAIR(static, ownership_free, hl_heap_free_fast, after_free)
  * remote_free = list or queue, a malloc it serves takes no lock, and nothing else differs
  * from `hoard` with tlab = on but Hoard's threshold and global heap. */
 HL_TLAB_PATHS(tlab, hl_heaps_refill_from_os, ownership_malloc, after_free, ownership_free)
+/* free_lists = sharded (sharded.h), with or without the TLAB. */
+HL_SHARDED_PATHS(sharded, hl_heaps_refill_from_os, after_free)
+HL_TLAB_PATHS(tlab_sharded, hl_heaps_refill_from_os, sharded_malloc, after_free, sharded_free)
 
 static int ownership_init(void)
 {
     hl_heap_floor = NULL;
     hl_heap_after_free = after_free;
     hl_heaps_init(false, false);
-    if (hl_cfg.tlab) hl_paths = hl_tlab_start(tlab_paths);
+    if (hl_sb_sharded) hl_paths = hl_sharded_start(sharded_paths);
+    if (hl_cfg.tlab) hl_paths = hl_tlab_start(hl_sb_sharded ? tlab_sharded_paths : tlab_paths);
     return 0;
 }
 

@@ -238,11 +238,13 @@ static void drain(void)
     while (bin64->head) drained[nd++] = hl_malloc(64);
 }
 
-/* Skips unless collected lists can be taken; else: the bin emptied, mine[] from a refill (of
+/* Skips unless collected lists can be taken (free_lists = sharded walks them back into their
+ * superblock: sharded.h); else: the bin emptied, mine[] from a refill (of
  * superblocks the thread's heap owns) freed by another thread, `used` recorded. */
 static void hand_over(void)
 {
-    if (!hl_cfg.tlab || hl_remote_mode != HL_REMOTE_LIST || hl_cfg.heap_select != HL_SELECT_THREAD)
+    if (!hl_cfg.tlab || hl_remote_mode != HL_REMOTE_LIST || hl_cfg.heap_select != HL_SELECT_THREAD
+        || hl_sb_sharded)
         skip();
     expect_settled();                    /* nothing else pending */
     hl_free(hl_malloc(64));              /* the thread's bins */

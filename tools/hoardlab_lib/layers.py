@@ -52,7 +52,7 @@ from .common import REPO, ToolError
 LAYERS = [
     ("base", ["hl", "msg", "fault", "os", "lock", "bootstrap", "config", "registry"]),
     ("parts", ["arena", "pagemap", "meta", "large", "sizeclass", "thread", "stats",
-               "superblock", "purge", "heap", "selector", "heapselect", "remote", "heappaths", "globalheap", "tlab", "singleheap",
+               "superblock", "purge", "heap", "selector", "heapselect", "remote", "heappaths", "sharded", "globalheap", "tlab", "singleheap",
                "hazard", "lfstack", "lfqueue"]),
     ("strategies", ["strategies/*"]),
     ("instruments", ["observe", "census", "trace", "checks"]),

@@ -1,0 +1,106 @@
+/* sharded.c — the slow halves of free_lists = sharded (sharded.h has the fast ones and the
+ * design): the current superblock's local_free and thread_free, and the choice of the next. */
+#include "sharded.h"
+
+/* Bytes of never-used blocks carved onto the free list at once (mimalloc's page extend), so
+ * that the fast path, which pops the free list only, serves fresh blocks too. */
+#define EXTEND_BYTES 4096
+
+static uint32_t batch_of(const struct hl_sb *sb)
+{
+    uint32_t n = EXTEND_BYTES / sb->size;
+    return n ? n : 1;
+}
+
+/* sb's free lists hold fewer than half a batch (carved - used counts free_head and
+ * local_free) while blocks are uncarved: a batch of them after the free list's blocks (a short
+ * walk), in address order; carved grows, used does not. Without it a malloc-free loop on a
+ * superblock whose local_free holds one block would swap that block in at every malloc. */
+static void extend_if_short(struct hl_sb *sb)
+{
+    uint32_t n = batch_of(sb), left = sb->capacity - sb->carved;
+    if (!left || sb->carved - sb->used >= (n + 1) / 2) return;
+    if (n > left) n = left;
+    char *first = (char *)sb + HL_SB_HEADER + (size_t)sb->carved * sb->size, *b = first;
+    for (uint32_t i = 1; i < n; i++, b += sb->size) *(void **)b = b + sb->size;
+    *(void **)b = NULL;
+    void **link = &sb->free_head;
+    while (*link) link = (void **)*link;
+    *link = first;
+    sb->carved += n;
+}
+
+/* sb, h's current superblock of class k, has an empty free list: the second list swapped
+ * in, else the third taken, then fresh blocks if they are few. False if sb left h meanwhile
+ * (h's policy ran on what came back: hl_heap_detach cleared the current superblock). */
+static bool refill_lists(struct hl_heap *h, struct hl_heap_class *k, struct hl_sb *sb)
+{
+    if (sb->local_free) hl_sb_swap_local(sb);
+    else if (hl_remote_take(h, sb) && *hl_heap_cur(k) != sb) return false;
+    extend_if_short(sb);
+    return true;
+}
+
+void *hl_sharded_alloc(struct hl_heap *h, unsigned c, hl_refill_fn refill)
+{
+    struct hl_heap_class *k = &h->cls[c];
+    for (;;) {
+        struct hl_sb *sb = *hl_heap_cur(k);
+        if (sb && (sb->free_head || (refill_lists(h, k, sb) && sb->free_head)))
+            return hl_heap_alloc_from(h, sb);
+        /* Used up (so in the FULL list) or gone: the next, by Hoard's rule: the fullest with
+         * room, else an empty one of the class, each with its lists as they are (a block is
+         * on one of them, or uncarved: used < capacity). */
+        sb = k->groups ? k->list[63 - __builtin_clzll(k->groups)] : k->list[HL_LIST_EMPTY];
+        if (!sb) break;
+        *hl_heap_cur(k) = sb;
+    }
+    /* An empty superblock of another class, or the refill's: one list (hl_heap_detach). */
+    void *p = hl_heap_alloc_empty(h, c);
+    if (!p && !(p = refill(h, c))) return NULL;
+    struct hl_sb *sb = hl_sb_of(p);
+    *hl_heap_cur(k) = sb;
+    extend_if_short(sb);
+    return p;
+}
+
+void *hl_sharded_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill)
+{
+    h->collect_in = HL_COLLECT_EVERY;
+    if (hl_remote_pending(h)) hl_remote_collect(h);     /* the other superblocks' thread_free */
+    void *p = hl_sharded_alloc(h, c, refill);
+    if (HL_INVARIANT_CHECKS) hl_heap_check(h, -1);
+    hl_heap_unlock(h);
+    return hl_likely(p != NULL) ? hl_stats_malloc(p, hl_class_size(c)) : NULL;
+}
+
+void *hl_sharded_malloc_general(unsigned c, hl_refill_fn refill)
+{
+    struct hl_heap *h = hl_heap_mine();
+    hl_heap_lock(h);
+    return hl_sharded_malloc_retry(h, c, refill);
+}
+
+void *hl_sharded_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p)
+{
+    size_t size = sb->size;
+    hl_heap_regroup(h, sb);
+    if (hl_remote_pending(h)) hl_remote_collect(h);     /* on its way to full: blocks back */
+    hl_heap_unlock(h);
+    return hl_stats_malloc(p, size);
+}
+
+void hl_sharded_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size,
+                            hl_after_free_fn after)
+{
+    if (hl_heap_must_regroup(sb)) hl_heap_regroup(h, sb);
+    if (hl_heap_policy_due(h, sb)) after(h, sb);         /* (may give sb away: heap.c) */
+    if (hl_remote_pending(h)) hl_remote_collect(h);
+    hl_heap_unlock(h);
+    hl_stats_free(size);
+}
+
+const struct hl_paths *hl_sharded_start(const struct hl_paths paths[2])
+{
+    return &paths[hl_cfg.counting != 0];
+}
