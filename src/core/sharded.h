@@ -7,8 +7,9 @@
  *                remote_free = list (remote.c), which sharded therefore requires.
  * Per heap and class, malloc allocates from one current superblock (heap.h's hl_heap_cur):
  * its fast path pops free_head only; when that is empty the slow path (sharded.c) swaps
- * local_free in, else takes thread_free with one atomic operation (hl_remote_take), else
- * carves; only a superblock with no block left makes it pick the next, by Hoard's rule (the
+ * local_free in, else takes thread_free with one atomic operation (hl_remote_take), and
+ * carves a 4 KiB batch of never-used blocks when what it has is short (mimalloc's extend);
+ * only a superblock with no block left makes it pick the next, by Hoard's rule (the
  * fullest with room, a recycled empty one, then the strategy's refill: global heap, OS). A
  * free does not move its superblock to the front of its group (the current one is used up
  * first). Owner's frees and malloc still take the heap's lock, as the heap rows' fast paths
