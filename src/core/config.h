@@ -100,7 +100,7 @@
     HL_HOARD_ROWS "; ownership if remote_free=list",                                           \
     "f: a heap may hold this fraction of its memory free before it gives a superblock away")   \
   X(release_threshold, superblock, INT,   "4",        0, 1 << 20, NULL,                        \
-    HL_HOARD_ROWS "; ownership if remote_free=queue",                                          \
+    HL_HOARD_ROWS "; ownership if remote_free=queue|batch",                                    \
     "K: superblocks a heap may hold free regardless of f")                                     \
   X(fullness_groups, superblock,   INT,   "4",        1, 64, NULL,                             \
     "ownership, " HL_HOARD_ROWS,                                                               \
@@ -115,7 +115,8 @@
   X(remote_free,     heaps,        ENUM,  "lock",     0, 0, hl_remote_frees,                   \
     "ownership, " HL_HOARD_ROWS,                                                               \
     "ownership, hoard: a free by a thread other than the owner's: lock the owner heap (the "   \
-    "paper), push onto the superblock's atomic list, or post to the owner heap's queue")       \
+    "paper), push onto the superblock's atomic list, post to the owner heap's queue, or send " \
+    "a hashed bucket of the freeing thread whole when it holds remote_batch_bytes (snmalloc)") \
   X(tlab,            tlab,         BOOL,  "off",      0, 1, NULL,                              \
     HL_TLAB_ROWS,                                                                              \
     "hoard, ownership: a thread-local allocation buffer per size class in front of the heap "  \
@@ -151,6 +152,11 @@
     "ownership, " HL_HOARD_ROWS " if remote_free=queue",                                       \
     "remote_free=queue: blocks an owner heap's inbox may hold uncollected; a free that finds " \
     "it full takes the owner's lock instead (Hoard #98: 256); 0 = unbounded")                  \
+  X(remote_batch_bytes, heaps,     SIZE,  "64K",      1 * HL_KB, 16 * HL_MB, NULL,             \
+    "ownership, " HL_HOARD_ROWS " if remote_free=batch",                                       \
+    "remote_free=batch: bytes of blocks a bucket of the freeing thread's remote cache (16 "    \
+    "buckets, hashed by owner heap) holds before it is sent whole in one CAS (snmalloc's "     \
+    "remote cache: 16 x 64K = 1 MiB a thread)")                                                \
   X(purge,           superblock,   ENUM,  "off",      0, 0, hl_purges,                         \
     HL_HOARD_ROWS,                                                                             \
     "hoard: pages of empty superblocks parked in the global heap go back to the OS with "      \
@@ -197,7 +203,7 @@ enum hl_numa_mode  { HL_NUMA_OFF, HL_NUMA_LOCAL, HL_NUMA_INTERLEAVE };
 enum hl_class_table{ HL_CLASSES_GEOMETRIC, HL_CLASSES_POW2, HL_CLASSES_POW2X4 };
 enum hl_list_order { HL_LIST_LIFO, HL_LIST_FIFO };
 enum hl_heap_select{ HL_SELECT_THREAD, HL_SELECT_HASH, HL_SELECT_CPU, HL_SELECT_HOME };
-enum hl_remote_free{ HL_REMOTE_LOCK, HL_REMOTE_LIST, HL_REMOTE_QUEUE };
+enum hl_remote_free{ HL_REMOTE_LOCK, HL_REMOTE_LIST, HL_REMOTE_QUEUE, HL_REMOTE_BATCH };
 enum hl_accounting { HL_ACCOUNT_CLASS, HL_ACCOUNT_HEAP };
 enum hl_large_reuse{ HL_LARGE_UNMAP, HL_LARGE_FIXED, HL_LARGE_FOLLOW };
 enum hl_shard_key  { HL_SHARD_CPU, HL_SHARD_NODE, HL_SHARD_THREAD };

@@ -64,10 +64,10 @@ struct hl_heap {
     uint32_t nsb, nempty;                /* superblocks held; of those, completely empty */
     uint64_t acquisitions, contended;    /* this heap's lock, written under it */
     struct hl_heap *all_next;            /* heapselect.c: every heap, newest first */
-    /* remote_free = list | queue (remote.c): what other threads freed into this heap and it
+    /* remote_free = list | queue | batch (remote.c): what other threads freed into this heap and it
      * has not collected; a line of its own, since other threads write it. */
     _Alignas(HL_CACHE_LINE) _Atomic uintptr_t inbox;
-    _Atomic size_t inbox_bytes;          /* queue: bytes posted to inbox, not yet collected */
+    _Atomic size_t inbox_bytes;          /* queue, batch: bytes posted to inbox, not yet collected */
     _Atomic uint32_t inbox_blocks;       /* queue: blocks of them, kept only with remote_queue_cap */
     _Alignas(HL_CACHE_LINE) struct hl_heap_class cls[];   /* hl_classes->count */
 };

@@ -9,6 +9,10 @@
  *   queue  the block goes into a small buffer of the freeing thread, one per destination heap
  *          (direct-mapped by heap number); a full buffer, or one whose slot another heap
  *          needs, is posted to the owner heap's `inbox` as a chain in one CAS.
+ *   batch  snmalloc's message passing: the block goes into one of the freeing thread's 16
+ *          buckets, hashed by owner heap; a bucket is sent whole, one CAS onto the heap's
+ *          `inbox`, when it holds remote_batch_bytes, on the thread's malloc slow path and at
+ *          its exit ("batch" below says how it differs from queue and what is locked).
  *
  * remote_queue_cap = N > 0 bounds the queue (Hoard #98's bounded queue): a free that finds
  * N or more blocks posted to the owner's inbox and not yet collected takes the `lock` path
@@ -81,6 +85,14 @@ static uint32_t queue_cap;               /* remote_queue_cap; 0: unbounded */
 struct outbox { struct hl_heap *heap; void *head, *tail; uint32_t n; size_t bytes; };
 static HL_TLS struct outbox outbox[SLOTS];
 
+/* batch: the freeing thread's remote cache, BUCKETS buckets hashed by owner heap, each sent
+ * whole when it holds batch_bytes (remote_batch_bytes). Its `heap` is the heap of its first
+ * block; the others may be of any heap that hashes to it (forwarded at collection). */
+#define BUCKET_BITS 4
+#define BUCKETS (1u << BUCKET_BITS)
+static size_t batch_bytes;
+static HL_TLS struct outbox bucket[BUCKETS];
+
 void hl_remote_init(void)
 {
     hl_remote_mode = hl_cfg.remote_free;
@@ -89,7 +101,9 @@ void hl_remote_init(void)
         double n = (double)hl_sb_capacity_of(c) * hl_cfg.empty_fraction;
         help_at[c] = n < 1 ? 1 : n > COUNT_MAX ? (uint32_t)COUNT_MAX : (uint32_t)n;
     }
-    queue_cap = (uint32_t)hl_cfg.remote_queue_cap;
+    /* (hoard202607's own defaults set it: it must not bound batch) */
+    queue_cap = hl_remote_mode == HL_REMOTE_QUEUE ? (uint32_t)hl_cfg.remote_queue_cap : 0;
+    batch_bytes = hl_cfg.remote_batch_bytes;
     help_bytes = (hl_cfg.release_threshold ? (size_t)hl_cfg.release_threshold : 1) * hl_sb_size;
 }
 
@@ -179,6 +193,62 @@ static void push_block(struct hl_sb *sb, void *p)
 
 static void free_locked(struct hl_sb *sb, void *p);
 
+/* ---- batch: the freeing thread's remote cache (snmalloc) -----------------------------------
+ *
+ * How it differs from queue. queue's buffers are direct-mapped by heap number (8 of them) and
+ * hold one heap's blocks: a free whose slot holds another heap's posts that buffer first (an
+ * eviction), so a thread freeing to 9 heaps in turn posts at every free. batch's 16 buckets
+ * are hashed by heap (Fibonacci hashing of its number) and never evicted: a bucket keeps the
+ * blocks of every heap that hashes to it and is sent to the heap of its first block, which
+ * forwards the runs of other heaps' blocks to their owners when it collects (collect_blocks:
+ * a CAS per run; snmalloc's receiver forwards too). queue posts at a fixed count (32 blocks
+ * whatever their size), batch at a byte budget (remote_batch_bytes, 64 KiB: 1024 blocks of
+ * 64 bytes, 16 of 4 KiB), so a message carries the blocks of many superblocks and its CAS is
+ * amortised over as much memory at every size. queue posts on the heap paths' malloc slow
+ * path only, batch on the TLAB's too (tlab.c), so a thread that allocates at all sends what
+ * it holds within a refill. remote_queue_cap acts with queue only (config.h's `acts` refuses
+ * it with batch at start-up): batch bounds pending memory in bytes, per owner heap
+ * (help_bytes, as queue) and per freeing thread (BUCKETS x remote_batch_bytes).
+ *
+ * What is locked, and why. The sender takes no lock (its buckets are its own; a send is one
+ * CAS onto the inbox, a lock-free stack), and the owner takes its inbox with one exchange.
+ * The blocks go back into their superblocks under the owner heap's lock, as under list and
+ * queue, because snmalloc's premise, "only the owner touches its slabs' free lists", does
+ * not hold for a hoard heap: (1) a heap is shared by every thread that selects it
+ * (heap_select = hash, cpu, home), each of which allocates from its superblocks; (2) hoard
+ * moves a superblock to the global heap, and a heap takes it from there or it is re-formatted
+ * for another class once empty, under the lock of the heap it leaves, so a superblock may be
+ * another heap's a moment after its owner was read; (3) a TLAB's give-back and remote_free =
+ * lock's frees reach a superblock under its owner's lock. (heap_select = thread removes (1)
+ * only.) So the lock is taken once per collection, for messages of ~1000 blocks, never per
+ * block. What can skip the superblock does: with tlab = on each run of blocks of one
+ * superblock the heap owns may go into the collecting thread's TLAB whole (hl_remote_adopt,
+ * as a list does under list), still counted in its superblock's `used`, so the refill that
+ * follows does not take those blocks out of a superblock again, and a bin's spare chain is
+ * handed out later without the lock. */
+
+/* Fibonacci hashing of the heap's number: neighbouring numbers land far apart. */
+static inline unsigned bucket_of(const struct hl_heap *h)
+{
+    return (h->index * 2654435769u) >> (32 - BUCKET_BITS);
+}
+
+/* p (size bytes, a block of a superblock h owned when read) into its bucket; the bucket goes
+ * whole to its first block's heap once it holds batch_bytes, or at once for a thread past its
+ * exit hook. No lock is held (hl_remote_free's callers), so the send may help (post). */
+static void batch_free(struct hl_heap *h, void *p, size_t size)
+{
+    struct outbox *b = &bucket[bucket_of(h)];
+    if (b->n == 0) {
+        b->heap = h;
+        b->tail = p;
+    }
+    *(void **)p = b->head;               /* the last block's link is set when sent */
+    b->head = p;
+    b->n++;
+    if ((b->bytes += size) >= batch_bytes || hl_me.state != 1) post(b, true);
+}
+
 void hl_remote_free(struct hl_sb *sb, void *p)
 {
     if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
@@ -191,6 +261,10 @@ void hl_remote_free(struct hl_sb *sb, void *p)
         return;
     }
     struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_relaxed);
+    if (hl_remote_mode == HL_REMOTE_BATCH) {
+        batch_free(h, p, size);
+        return;
+    }
     if (queue_cap &&
         atomic_load_explicit(&h->inbox_blocks, memory_order_relaxed) >= queue_cap) {
         free_locked(sb, p);
@@ -212,6 +286,8 @@ void hl_remote_flush(void)
 {
     for (unsigned i = 0; i < SLOTS; i++)
         if (outbox[i].n) post(&outbox[i], false);
+    for (unsigned i = 0; i < BUCKETS; i++)        /* batch */
+        if (bucket[i].n) post(&bucket[i], false);
 }
 
 /* ---- collection, under the lock of h ------------------------------------------------------ */
@@ -301,6 +377,16 @@ static void collect_blocks(struct hl_heap *h, void *p)
         bytes += (size_t)n * sb->size;
         blocks += n;
         if (owns(h, sb)) {
+            /* batch, tlab = on: the run into the collecting thread's TLAB, whole, still
+             * counted in sb's `used` (as list's lists: collect_lists); its end cut first. */
+            if (hl_remote_mode == HL_REMOTE_BATCH && hl_remote_adopt && !HL_INVARIANT_CHECKS) {
+                *(void **)tail = NULL;
+                if (hl_remote_adopt(h, sb, p, n)) {
+                    HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)n * sb->size);
+                    p = next;
+                    continue;
+                }
+            }
             returned(h, sb, p, tail, n);
         } else {                         /* its superblock left h: on to the owner */
             struct hl_heap *to = atomic_load_explicit(&sb->owner, memory_order_acquire);

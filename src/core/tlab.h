@@ -29,7 +29,9 @@
  * list's class may take the list whole, unwalked (tlab.c's take_collected): as its chain if
  * empty, else as a second, spare chain that its next slow path uses without a lock. The
  * blocks were out of their superblock while pending and stay so in the TLAB: `used` and u
- * do not change, and nobody reads a block's link until malloc hands it out.
+ * do not change, and nobody reads a block's link until malloc hands it out. Under
+ * remote_free = batch the same goes for each run of one superblock's blocks in a collected
+ * message (remote.c).
  *
  * Threads. A thread's bins are set up on its first free or malloc that would use them (state
  * 1 only), given back when it exits (hl_tlab_thread_exit, after which its calls bypass the

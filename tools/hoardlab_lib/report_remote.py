@@ -4,7 +4,9 @@ the workload that isolates remote frees (xfree), on larson and prodcons, and in 
 blowup workloads. Targets of issue 18 are checked from the numbers, never assumed."""
 from . import report as R, verdicts as V
 
-WORKLOADS = ("xfree", "larson", "prodcons")
+# By the sweep's workload label: xfree-deep is xfree with batches of thousands of blocks and
+# ~100 in flight (issue 34), a row of its own.
+WORKLOADS = ("xfree", "xfree-deep", "larson", "prodcons")
 BLOWUP = ("blowup-prodcons", "blowup-roundrobin")
 
 
@@ -51,7 +53,8 @@ def remote_free_section(rows, rounds, ncores=2):
     out = ["## Remote frees (`remote_free`)", "",
            "Each strategy with every value of `remote_free`: `lock` (the paper: lock the owner "
            "heap for every remote free), `list` (one CAS onto the superblock's remote list) and "
-           "`queue` (thread-local batches posted to the owner heap's queue); docs/remote-free.md "
+           "`queue` (thread-local batches posted to the owner heap's queue), `batch` (snmalloc's "
+           "remote cache: hashed buckets sent whole at a byte budget); docs/remote-free.md "
            "says when pending frees are collected. Time at P: t=%s (xfree: %s threads, a "
            "producer and a consumer per t), medians over repetitions; in "
            "brackets, the ratio to `lock` of the same strategy. Memory: A (peak bytes held) on "
@@ -64,7 +67,7 @@ def remote_free_section(rows, rounds, ncores=2):
     rs, best = [], {}
     strategies = sorted({_row(r) for r in keyed})
     for s in strategies:
-        vals = [v for v in ("lock", "list", "queue")
+        vals = [v for v in ("lock", "list", "queue", "batch")
                 if any(_row(r) == s and str(r["knob.remote_free"]) == v for r in keyed)]
         of = {v: [r for r in keyed if _row(r) == s and str(r["knob.remote_free"]) == v]
               for v in vals}
@@ -73,14 +76,14 @@ def remote_free_section(rows, rounds, ncores=2):
             rr = of[v]
             cells = [s, v]
             for w in WORKLOADS:
-                x = _sp(rr, "throughput", workload=w, threads=t)
+                x = _sp(rr, "throughput", workload_label=w, threads=t)
                 ref.setdefault(w, x if v == "lock" else None)
                 if w == "xfree" and x:
                     best.setdefault(s, {})[v] = x
                 rel = V.ratio(x, ref.get(w)) if v != "lock" else None
                 cells.append("–" if not x else R.pm(x) + (" (%s)" % R.pm(rel, "%.2f")
                                                         if rel else ""))
-            xr = [r for r in rr if r["workload"] == "xfree" and r["threads"] == t]
+            xr = [r for r in rr if r["workload_label"] == "xfree" and r["threads"] == t]
             fr = _sp(xr, "hoardlab.fragmentation")
             lk, cas = _per_free(xr, "lock_acquisitions"), _per_free(xr, "cas_attempts")
             cells += [R.pm(fr, "%.2f") if fr else "–", R.pm(lk, "%.2f") if lk else "–",
@@ -103,7 +106,7 @@ def remote_free_section(rows, rounds, ncores=2):
         rr = [r for r in prod if r["variant"] == v]
         cells = [v, "–"]
         for w in WORKLOADS:
-            x = _sp(rr, "throughput", workload=w, threads=t)
+            x = _sp(rr, "throughput", workload_label=w, threads=t)
             cells.append(R.pm(x) if x else "–")
         cells += ["–", "–", "–"]
         for w in BLOWUP:
@@ -126,11 +129,11 @@ def _targets(okr, keyed, best, t, tm=None):
     interval: a target whose ratio's interval reaches its threshold is within noise)."""
     out = []
     tm = tm or t
-    mi3 = _sp([r for r in okr if r["variant"] == "mimalloc3"], "throughput", workload="xfree",
+    mi3 = _sp([r for r in okr if r["variant"] == "mimalloc3"], "throughput", workload_label="xfree",
               threads=t)
     for s, times, issue in TARGETS:
         mine = best.get(s, {})
-        fast = {v: x for v, x in mine.items() if v in ("list", "queue")}
+        fast = {v: x for v, x in mine.items() if v in ("list", "queue", "batch")}
         if not fast:
             continue
         v = max(fast, key=lambda k: fast[k].med)
