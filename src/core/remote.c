@@ -12,7 +12,9 @@
  *   batch  snmalloc's message passing: the block goes into one of the freeing thread's 16
  *          buckets, hashed by owner heap; a bucket is sent whole, one CAS onto the heap's
  *          `inbox`, when it holds remote_batch_bytes, on the thread's malloc slow path and at
- *          its exit ("batch" below says how it differs from queue and what is locked).
+ *          its exit; a bucket is built as runs of one superblock's blocks, each saying its
+ *          length and end in its first block, so the owner reads two words a run ("batch"
+ *          below says how it differs from queue and what is locked).
  *
  * remote_queue_cap = N > 0 bounds the queue (Hoard #98's bounded queue): a free that finds
  * N or more blocks posted to the owner's inbox and not yet collected takes the `lock` path
@@ -87,11 +89,28 @@ static HL_TLS struct outbox outbox[SLOTS];
 
 /* batch: the freeing thread's remote cache, BUCKETS buckets hashed by owner heap, each sent
  * whole when it holds batch_bytes (remote_batch_bytes). Its `heap` is the heap of its first
- * block; the others may be of any heap that hashes to it (forwarded at collection). */
+ * block; the others may be of any heap that hashes to it (forwarded at collection). A bucket's
+ * chain is a sequence of runs, each of blocks of one superblock (newest first): the run's
+ * first block's second word says where the run ends and how long it is (RUN_LAST, RUN_N), so
+ * the owner settles a run without reading its other blocks (BatchIt, ISMM 2024). Every block
+ * is 16-aligned and at least 16 bytes (sizeclass.c), so it has that second word. */
 #define BUCKET_BITS 4
 #define BUCKETS (1u << BUCKET_BITS)
+#define RUN_SHIFT 48
+#define RUN_MAX ((uint32_t)0xffff)
+#define RUN_LAST(w) ((void *)((w) & (((uintptr_t)1 << RUN_SHIFT) - 1)))
+#define RUN_N(w) ((uint32_t)((w) >> RUN_SHIFT))
+struct bucket {
+    struct hl_heap *heap;                /* its first block's heap: where it is sent */
+    void *head, *tail;                   /* the chain: newest block, oldest block */
+    struct hl_sb *run_sb;                /* the open run (at head): its superblock, */
+    void *run_last;                      /* its oldest block and */
+    uint32_t run_n, n;                   /* its length; the bucket's blocks */
+    size_t bytes;
+};
 static size_t batch_bytes;
-static HL_TLS struct outbox bucket[BUCKETS];
+static HL_TLS struct bucket bucket[BUCKETS];
+static HL_TLS uint32_t bucket_used;      /* bit i: bucket i holds blocks (for the flush) */
 
 void hl_remote_init(void)
 {
@@ -200,8 +219,10 @@ static void free_locked(struct hl_sb *sb, void *p);
  * eviction), so a thread freeing to 9 heaps in turn posts at every free. batch's 16 buckets
  * are hashed by heap (Fibonacci hashing of its number) and never evicted: a bucket keeps the
  * blocks of every heap that hashes to it and is sent to the heap of its first block, which
- * forwards the runs of other heaps' blocks to their owners when it collects (collect_blocks:
- * a CAS per run; snmalloc's receiver forwards too). queue posts at a fixed count (32 blocks
+ * forwards the runs of other heaps' blocks to their owners when it collects (collect_runs:
+ * a CAS per run; snmalloc's receiver forwards too). queue's owner walks every block of a
+ * post to find each superblock's run (collect_blocks), a cache miss per block; batch's reads
+ * two words per run (struct bucket). queue posts at a fixed count (32 blocks
  * whatever their size), batch at a byte budget (remote_batch_bytes, 64 KiB: 1024 blocks of
  * 64 bytes, 16 of 4 KiB), so a message carries the blocks of many superblocks and its CAS is
  * amortised over as much memory at every size. queue posts on the heap paths' malloc slow
@@ -233,20 +254,49 @@ static inline unsigned bucket_of(const struct hl_heap *h)
     return (h->index * 2654435769u) >> (32 - BUCKET_BITS);
 }
 
-/* p (size bytes, a block of a superblock h owned when read) into its bucket; the bucket goes
- * whole to its first block's heap once it holds batch_bytes, or at once for a thread past its
- * exit hook. No lock is held (hl_remote_free's callers), so the send may help (post). */
-static void batch_free(struct hl_heap *h, void *p, size_t size)
+/* The open run's length and end into its first block (the bucket's head). */
+static void close_run(struct bucket *b)
 {
-    struct outbox *b = &bucket[bucket_of(h)];
+    ((uintptr_t *)b->head)[1] = (uintptr_t)b->run_last | (uintptr_t)b->run_n << RUN_SHIFT;
+    b->run_n = 0;
+}
+
+/* The bucket whole to its heap, one CAS; may_help: no lock is held (post). Out of line:
+ * the free that fills a bucket is one in a thousand. */
+static __attribute__((noinline)) void send_bucket(struct bucket *b, bool may_help)
+{
+    close_run(b);
+    struct hl_heap *h = b->heap;
+    bool help = send(h, b->head, b->tail, b->n, b->bytes);
+    bucket_used &= ~(1u << (b - bucket));
+    b->head = NULL;
+    b->n = 0;
+    b->bytes = 0;
+    if (help && may_help) collect_for(h);
+}
+
+/* p (size bytes, a block of sb, which h owned when read) into its bucket, opening a run when
+ * sb is not the open run's; the bucket goes whole to its first block's heap once it holds
+ * batch_bytes, or at once for a thread past its exit hook. No lock is held (hl_remote_free's
+ * callers), so the send may help. */
+static void batch_free(struct hl_heap *h, struct hl_sb *sb, void *p, size_t size)
+{
+    struct bucket *b = &bucket[bucket_of(h)];
     if (b->n == 0) {
         b->heap = h;
         b->tail = p;
+        bucket_used |= 1u << (b - bucket);
+    } else if (b->run_sb != sb || b->run_n == RUN_MAX) {
+        close_run(b);
     }
-    *(void **)p = b->head;               /* the last block's link is set when sent */
+    if (b->run_n++ == 0) {
+        b->run_sb = sb;
+        b->run_last = p;
+    }
+    *(void **)p = b->head;               /* the oldest block's link is set when sent */
     b->head = p;
     b->n++;
-    if ((b->bytes += size) >= batch_bytes || hl_me.state != 1) post(b, true);
+    if ((b->bytes += size) >= batch_bytes || hl_me.state != 1) send_bucket(b, true);
 }
 
 void hl_remote_free(struct hl_sb *sb, void *p)
@@ -262,7 +312,7 @@ void hl_remote_free(struct hl_sb *sb, void *p)
     }
     struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_relaxed);
     if (hl_remote_mode == HL_REMOTE_BATCH) {
-        batch_free(h, p, size);
+        batch_free(h, sb, p, size);
         return;
     }
     if (queue_cap &&
@@ -284,10 +334,12 @@ void hl_remote_free(struct hl_sb *sb, void *p)
 
 void hl_remote_flush(void)
 {
+    if (hl_remote_mode == HL_REMOTE_BATCH) {
+        while (bucket_used) send_bucket(&bucket[__builtin_ctz(bucket_used)], false);
+        return;
+    }
     for (unsigned i = 0; i < SLOTS; i++)
         if (outbox[i].n) post(&outbox[i], false);
-    for (unsigned i = 0; i < BUCKETS; i++)        /* batch */
-        if (bucket[i].n) post(&bucket[i], false);
 }
 
 /* ---- collection, under the lock of h ------------------------------------------------------ */
@@ -377,16 +429,6 @@ static void collect_blocks(struct hl_heap *h, void *p)
         bytes += (size_t)n * sb->size;
         blocks += n;
         if (owns(h, sb)) {
-            /* batch, tlab = on: the run into the collecting thread's TLAB, whole, still
-             * counted in sb's `used` (as list's lists: collect_lists); its end cut first. */
-            if (hl_remote_mode == HL_REMOTE_BATCH && hl_remote_adopt && !HL_INVARIANT_CHECKS) {
-                *(void **)tail = NULL;
-                if (hl_remote_adopt(h, sb, p, n)) {
-                    HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)n * sb->size);
-                    p = next;
-                    continue;
-                }
-            }
             returned(h, sb, p, tail, n);
         } else {                         /* its superblock left h: on to the owner */
             struct hl_heap *to = atomic_load_explicit(&sb->owner, memory_order_acquire);
@@ -398,10 +440,50 @@ static void collect_blocks(struct hl_heap *h, void *p)
     if (queue_cap) atomic_fetch_sub_explicit(&h->inbox_blocks, blocks, memory_order_relaxed);
 }
 
+/* batch: the runs sent to h (batch_free), each settled from its first block's second word
+ * without reading its other blocks: back into its superblock, into the collecting thread's
+ * TLAB whole (tlab = on: hl_remote_adopt, as list's lists, still counted in the superblock's
+ * `used`), or, if its superblock left h, on to the current owner as a message of one run. The
+ * run's last block is read for the link to the next run. */
+static void collect_runs(struct hl_heap *h, void *p)
+{
+    size_t bytes = 0;
+    while (p) {
+        uintptr_t meta = ((uintptr_t *)p)[1];
+        void *last = RUN_LAST(meta), *next = next_of(last);
+        uint32_t n = RUN_N(meta);
+        struct hl_sb *sb = hl_sb_of(p);
+        if (HL_INVARIANT_CHECKS) {       /* the run is as long as it says, within sb */
+            uint32_t k = 1;
+            for (void *q = p; q != last && k <= sb->capacity; q = next_of(q))
+                k += hl_sb_of(next_of(q)) == sb ? 1 : sb->capacity;
+            if (k != n) {
+                hl_say("remote batch: a run of superblock %p holds other blocks than the %u "
+                       "it says: a block was freed twice", (void *)sb, n);
+                abort();
+            }
+        }
+        bytes += (size_t)n * sb->size;
+        if (!owns(h, sb)) {              /* its superblock left h: on to the owner */
+            send(atomic_load_explicit(&sb->owner, memory_order_acquire), p, last, n,
+                 (size_t)n * sb->size);
+        } else {
+            *(void **)last = NULL;
+            if (hl_remote_adopt && hl_remote_adopt(h, sb, p, n))
+                HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)n * sb->size);
+            else
+                returned(h, sb, p, last, n);
+        }
+        p = next;
+    }
+    atomic_fetch_sub_explicit(&h->inbox_bytes, bytes, memory_order_relaxed);
+}
+
 void hl_remote_collect(struct hl_heap *h)
 {
     uintptr_t all = atomic_exchange_explicit(&h->inbox, 0, memory_order_acquire);
     if (hl_remote_mode == HL_REMOTE_LIST) collect_lists(h, (struct hl_sb *)all);
+    else if (hl_remote_mode == HL_REMOTE_BATCH) collect_runs(h, (void *)all);
     else collect_blocks(h, (void *)all);
 }
 
