@@ -5,7 +5,7 @@
 
 #include "run.h"
 
-/* ---- record.c ---------------------------------------------------------------------------------- */
+/* ---- record.c ------------------------------------------------------------------------------- */
 
 /* The record's head, from `{` through "params" (what a record says before its results); a
  * workload that must write its own record (signal-malloc's watchdog) starts with it. */

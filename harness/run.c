@@ -7,7 +7,7 @@
 #include "run.h"
 #include "topology.h"
 
-/* ---- the measured phase -------------------------------------------------------------------- */
+/* ---- the measured phase --------------------------------------------------------------------- */
 
 void hb_begin(struct hb_run *r)
 {
@@ -30,7 +30,7 @@ void hb_end(struct hb_run *r)
     r->loaded = hb_hoardlab_stats(&r->end);
 }
 
-/* ---- threads --------------------------------------------------------------------------------- */
+/* ---- threads -------------------------------------------------------------------------------- */
 
 void hb_pin_self(const struct hb_run *r, int i)
 {
@@ -73,7 +73,7 @@ void hb_parallel(struct hb_run *r, int n, void (*fn)(struct hb_run *r, int i, vo
     free(tid);
 }
 
-/* ---- --spawn-first ------------------------------------------------------------------------ */
+/* ---- --spawn-first -------------------------------------------------------------------------- */
 
 /* Michael 2004 §4.2.1: allocators that skip synchronisation until the process has created a
  * thread would otherwise time their single-threaded shortcut; one thread created and exited

@@ -58,7 +58,7 @@ struct hb_run {
     bool loaded;                        /* libhoardlab answered at hb_end() */
 };
 
-/* ---- run.c: the measured phase, threads, pinning ------------------------------------------ */
+/* ---- run.c: the measured phase, threads, pinning -------------------------------------------- */
 
 /* The measured phase. The driver calls hb_begin() before run() and hb_end() after it unless
  * the workload did; a workload with a set-up phase calls hb_begin() again after it (this also
@@ -75,7 +75,7 @@ void hb_pin_self(const struct hb_run *r, int i);
 /* --spawn-first: create and join n threads, one after another, each one malloc and free. */
 void hb_spawn_first(long long n);
 
-/* ---- params.c: the parameters -------------------------------------------------------------- */
+/* ---- params.c: the parameters --------------------------------------------------------------- */
 
 /* A parameter's effective value; asking for one the workload has not (or of another kind) is
  * a bug in the workload: a message and abort(). */
@@ -90,7 +90,7 @@ void hb_params_scale(struct hb_run *r); /* --scale: scaled parameters, integers 
 bool hb_parse_int(const char *s, long long *out);   /* a whole non-negative number */
 bool hb_parse_real(const char *s, double *out);     /* a finite non-negative number */
 
-/* ---- blocks.c: stamped blocks -------------------------------------------------------------- */
+/* ---- blocks.c: stamped blocks --------------------------------------------------------------- */
 
 /* Stamps: a block gets values derived from its address and a salt (all of a small block, both
  * ends of a large one); hb_check() verifies them. A salt may be per thread (blocks one thread

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include "util.h"
 
-/* ---- latency.c: latency sampling of malloc and free --------------------------------------- */
+/* ---- latency.c: latency sampling of malloc and free ----------------------------------------- */
 
 /* Workloads allocate the blocks they measure with hb_malloc/hb_free (hb_alloc/hb_release
  * use them): on average one call in --latency-every (randomised gaps, so no workload period
@@ -45,7 +45,7 @@ double hb_lat_ns_per_tick(void);        /* after hb_lat_end() */
 /* {"samples", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"} of one histogram in ticks. */
 void hb_lat_summary(struct hb_json *j, const char *key, const struct hb_hist *h);
 
-/* ---- series.c: memory over time ------------------------------------------------------------ */
+/* ---- series.c: memory over time ------------------------------------------------------------- */
 
 /* A sampler thread, started once, records from hb_begin() to hb_end() every interval: A,
  * U, libhoardlab's own bytes, and the smaps_rollup split of the resident set. */

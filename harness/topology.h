@@ -3,7 +3,7 @@
 #ifndef HB_TOPOLOGY_H
 #define HB_TOPOLOGY_H
 
-/* ---- topology.c ------------------------------------------------------------------------------ */
+/* ---- topology.c ----------------------------------------------------------------------------- */
 
 /* Load the topology; on failure one line on stderr, and 1 core, 64-byte lines. */
 void hb_topology_init(void);

@@ -84,7 +84,7 @@ long hb_peak_rss_kb(void)
     return kb;
 }
 
-/* ---- libhoardlab, when it is loaded ------------------------------------------------------- */
+/* ---- libhoardlab, when it is loaded --------------------------------------------------------- */
 
 bool hb_hoardlab_stats(struct hoardlab_stats *s)
 {
@@ -113,7 +113,7 @@ const char *hb_hoardlab_strategy(void)
     return fn ? fn() : NULL;
 }
 
-/* ---- signals --------------------------------------------------------------------------------- */
+/* ---- signals -------------------------------------------------------------------------------- */
 
 void hb_on_sigusr1(void (*handler)(int), struct sigaction *old)
 {

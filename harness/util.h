@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include "hoardlab.h"
 
-/* ---- util.c: failing, the clock, RSS, libhoardlab's statistics, signals ------------------ */
+/* ---- util.c: failing, the clock, RSS, libhoardlab's statistics, signals --------------------- */
 
 /* A failed check: one line "hlbench: ..." on stderr, exit status 1. */
 _Noreturn void hb_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -37,7 +37,7 @@ const char *hb_hoardlab_strategy(void); /* the active strategy's name, NULL with
 struct sigaction;
 void hb_on_sigusr1(void (*handler)(int), struct sigaction *old);
 
-/* ---- random numbers (inline) ------------------------------------------------------------ */
+/* ---- random numbers (inline) ---------------------------------------------------------------- */
 
 static inline uint64_t hb_mix(uint64_t x)      /* splitmix64 finaliser */
 {
@@ -66,7 +66,7 @@ static inline uint64_t hb_range(struct hb_rng *g, uint64_t lo, uint64_t hi)
     return lo + hb_rand(g) % (hi - lo + 1);
 }
 
-/* ---- json.c: a JSON writer ---------------------------------------------------------------- */
+/* ---- json.c: a JSON writer ------------------------------------------------------------------ */
 
 struct hb_json {
     char *buf;
@@ -89,7 +89,7 @@ void hb_json_bool(struct hb_json *j, const char *key, bool v);
 void hb_json_null(struct hb_json *j, const char *key);
 void hb_json_raw(struct hb_json *j, const char *key, const char *text);
 
-/* ---- histogram.c: latency histograms ------------------------------------------------------ */
+/* ---- histogram.c: latency histograms -------------------------------------------------------- */
 
 /* Values below 2*HB_HIST_SUB exact; each power of two above split into HB_HIST_SUB buckets;
  * values from HB_HIST_LIMIT up share the last bucket (the exact max is kept apart). */
