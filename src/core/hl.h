@@ -108,13 +108,8 @@ extern void (*hl_front_free_fn)(void *p);
 extern void *(*hl_entry_exit_malloc)(size_t size);
 extern void (*hl_entry_exit_free)(void *p);
 
-/* Layers, bottom up (README "Layers"): a file uses only files of its own layer or below.
- *   base         msg, fault, os, lock, bootstrap, config, registry (the table)
- *   parts        arena, pagemap, meta, large, sizeclass, thread, stats, superblock, heap,
- *                heapselect, remote, tlab, singleheap, hazard
- *   instruments  observe, census, trace, checks
- *   front        interpose (front.h), export, fork, init, api
- * The strategies (src/strategies/) sit between parts and instruments. */
+/* The layers, bottom up, are written once: LAYERS in tools/hoardlab_lib/layers/order.py
+ * (README "Layers" shows them; `hoardlab layers` checks them). */
 
 /* ---- msg.c: messages ------------------------------------------------------------------------ */
 
