@@ -339,7 +339,7 @@ static void list_remove_empty(struct lf_class *sc)
     }
 }
 
-/* ---- processor heaps: Partial slot, UpdateActive ------------------------------------------ */
+/* ---- processor heaps: Partial slots, UpdateActive ----------------------------------------- */
 
 /* HeapGetPartial: the heap's Partial slots, from the one parked longest, then the class list. */
 static struct lf_desc *heap_get_partial(struct lf_heap *h)
