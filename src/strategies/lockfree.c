@@ -76,14 +76,16 @@ struct lf_class {
 } HL_CACHE_ALIGNED;
 
 /* The Partial slots are a ring of nslots: HeapPutPartial exchanges a superblock into the slot
- * `put` names (advancing it), HeapGetPartial takes the first one found from there on, i.e. the
- * one parked longest. Out of line from the heap, so that Active's line and the fast path
- * (&set->ph[c]) stay what they were with one slot. */
+ * `put` names (advancing it), HeapGetPartial takes the first one it finds from `take` on, i.e.
+ * the one parked longest, and moves `take` past it. `take` is only a hint (a put's exchange may
+ * land after a get passed its slot: that superblock is then displaced to the list by a later
+ * put, never lost), kept so that a get does not scan empty slots. Out of line from the heap, so
+ * that Active's line and the fast path (&set->ph[c]) stay what they were with one slot. */
 struct lf_heap {
     _Atomic uintptr_t active;            /* descriptor | credits, or 0 */
     _Atomic(struct lf_desc *) *partial;  /* nslots slots */
     struct lf_class *sc;
-    _Atomic unsigned put;                /* nslots > 1: the slot the next HeapPutPartial takes */
+    _Atomic unsigned put, take;          /* nslots > 1: puts and gets so far (mod nslots: slots) */
 };
 
 struct lf_set { struct lf_heap ph[1]; };   /* one heap per size class; hl_me.heap points here */
@@ -341,19 +343,27 @@ static void list_remove_empty(struct lf_class *sc)
 
 /* ---- processor heaps: Partial slots, UpdateActive ----------------------------------------- */
 
-/* HeapGetPartial: the heap's Partial slots, from the one parked longest, then the class list. */
+/* HeapGetPartial: the heap's Partial slots put since the last get, the one parked longest
+ * first, then the class list. */
 static struct lf_desc *heap_get_partial(struct lf_heap *h)
 {
-    unsigned i = nslots > 1 ? atomic_load_explicit(&h->put, RLX) % nslots : 0;
-    for (unsigned k = 0; k < nslots; k++, i = i + 1 < nslots ? i + 1 : 0) {
+    bool ring = nslots > 1;
+    unsigned put = ring ? atomic_load_explicit(&h->put, RLX) : 1;
+    unsigned take = ring ? atomic_load_explicit(&h->take, RLX) : 0, n = put - take;
+    if (n > nslots) { n = nslots; take = put - nslots; }
+    unsigned i = take % nslots;
+    for (; n; n--, take++, i = i + 1 < nslots ? i + 1 : 0) {
         _Atomic(struct lf_desc *) *slot = &h->partial[i];
         struct lf_desc *d = atomic_load_explicit(slot, ACQ);
         while (d) {
             bool ok = atomic_compare_exchange_weak_explicit(slot, &d, NULL, AR, ACQ);
             count_cas(false, ok);
-            if (ok) return d;
+            if (!ok) continue;
+            if (ring) atomic_store_explicit(&h->take, take + 1, RLX);
+            return d;
         }
     }
+    if (ring) atomic_store_explicit(&h->take, put, RLX);
     return list_get(h->sc, false);
 }
 
