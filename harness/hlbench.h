@@ -28,6 +28,8 @@ extern const struct hb_workload hb_workloads[];   /* terminated by a row with na
     "random order; many stay live (SmartHeap)")                                                \
   X("larson", hb_larson, 1, "server simulation: threads replace random slots of their table "  \
     "with new random-sized blocks; successor threads inherit the table (Larson)")              \
+  X("larson-replace", hb_larson_replace, 1, "larson as Larson's program runs it: each thread "  \
+    "creates its successor and exits; blocks 8..1000 B, 5000 per thread")                     \
   X("active-false", hb_active_false, 1, "each thread allocates a small object, writes it "      \
     "many times, frees it (actively induced false sharing)")                                   \
   X("passive-false", hb_passive_false, 1, "one thread hands a small object to each thread, "    \

@@ -162,6 +162,10 @@
   X(partial_list,    lockfree,     ENUM,  "fifo",     0, 0, hl_list_orders,                    \
     "lockfree",                                                                                \
     "lockfree: order of a size class's list of PARTIAL superblocks (Michael 2004 prefers fifo)") \
+  X(partial_slots,   lockfree,     INT,   "1",        1, 64, NULL, "lockfree",                 \
+    "lockfree: Partial slots per processor heap and size class, a ring taken oldest first; "   \
+    "a superblock goes to the class list only when they are full (Michael 2004: 1, 'multiple " \
+    "slots can be used if desired')")                                                          \
   X(census,          observe,      BOOL,  "off",      0, 1, NULL, "all",                       \
     "count allocator-induced false sharing: blocks on a cache line another thread holds")      \
   X(trace,           observe,      STR,   "",         0, 0, NULL, "all",                       \
