@@ -13,7 +13,8 @@ import time
 import pytest
 
 from conftest import REPO
-from hoardlab_lib import programs, report_programs, tidy
+from hoardlab_lib import programs, tidy
+from hoardlab_lib.report import programs as report_programs
 from hoardlab_lib.common import ToolError
 from hoardlab_lib.sweep import Sweep
 

@@ -4,7 +4,8 @@ more cores; the section's absence when the sweep did not measure its inputs; the
 recovered from the steps' knobs."""
 import itertools
 
-from hoardlab_lib import report, report_history as H
+from hoardlab_lib import report
+from hoardlab_lib.report import history as H
 
 _ids = itertools.count()
 PROD = ("glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc")

@@ -2,25 +2,18 @@
 import argparse
 import json
 import os
-import random
 import re
 import subprocess
 import sys
-import time
 
-from . import check, common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
-from . import compare as comparemod, cost as costmod, layers as layersmod, nodes, programs
-from . import attribute, selftest, slurm, soak as soakmod
-from .build import MEASURED_TARGETS, do_build, incremental_build, build_state, install_deps
+from . import attribute, check, common, compare as comparemod, cost as costmod, fmt
+from . import layers as layersmod, orchestrate, runner, selftest, slurm, soak as soakmod
+from . import sweep as sweepmod, tidy
+from .build import MEASURED_TARGETS, do_build, incremental_build, install_deps
 from .common import REPO, ToolError, build_dir, require, log
 
 
 # --- build ---------------------------------------------------------------------------------
-
-def build_for(a, bdir, targets=MEASURED_TARGETS):
-    return build_state(bdir, targets) if a.no_build else \
-        incremental_build(bdir, targets, getattr(a, "jobs", None))
-
 
 def cmd_build(a):
     do_build(build_dir(a.build_dir), a.jobs)
@@ -31,7 +24,7 @@ def cmd_build(a):
 
 def cmd_run(a):
     bdir = build_dir(a.build_dir)
-    build_for(a, bdir, MEASURED_TARGETS[:3])
+    orchestrate.build_for(a, bdir, MEASURED_TARGETS[:3])
     base, knobs = common.parse_allocator_spec(a.allocator)
     knobs.update(common.parse_key_values(a.knob or [], "--knob"))
     check.allocator(bdir, base, knobs, [n for n, _ in common.hlconfig_strategies(bdir)]
@@ -59,12 +52,12 @@ def cmd_run(a):
         hl = rec.get("hoardlab") or {}
         print("%s under %s%s: %d threads, %.3f s, %s ops/s, peak RSS %s KiB" % (
             rec.get("workload"), base, (" " + tidy.knobs_text(knobs)) if knobs else "",
-            rec.get("threads", 0), rec.get("wall_s") or 0, report.si(rec.get("throughput")),
+            rec.get("threads", 0), rec.get("wall_s") or 0, fmt.si(rec.get("throughput")),
             rec.get("peak_rss_kb")))
         if hl:
             print("  A %s MiB, U %s MiB, A/U %s, locks %s (contended %s), remote frees %s, "
-                  "census blocks %s" % (report.mib(hl.get("held_bytes_peak")),
-                                        report.mib(hl.get("in_use_peak")),
+                  "census blocks %s" % (fmt.mib(hl.get("held_bytes_peak")),
+                                        fmt.mib(hl.get("in_use_peak")),
                                         "%.2f" % hl["fragmentation"] if hl.get("fragmentation")
                                         else "–", hl.get("lock_acquisitions"),
                                         hl.get("lock_contended"), hl.get("remote_frees"),
@@ -74,169 +67,12 @@ def cmd_run(a):
 
 # --- sweep -------------------------------------------------------------------------------------
 
-def strategies_or_none(bdir):
-    if os.path.exists(common.artifact(bdir, "hlconfig")):
-        return [n for n, _ in common.hlconfig_strategies(bdir)]
-    return None
-
-
-def out_dir_for(name, root):
-    day = time.strftime("%Y-%m-%d", time.gmtime())
-    d = os.path.join(root, "%s-%s" % (day, name))
-    if os.path.exists(d):
-        d = os.path.join(root, "%s-%s-%s" % (day, time.strftime("%H%M%S", time.gmtime()), name))
-    n = 2
-    base = d
-    while os.path.exists(d):
-        d = "%s-%d" % (base, n)
-        n += 1
-    return d
-
-
-def validate_sweep(sw, runs, bdir):
-    """Fail before the first run on any mistake the build can see (check.py): a strategy,
-    knob, value, a knob that acts nowhere under its strategy, a workload or parameter, or a
-    missing production library; one line with the file, line and section."""
-    if any(r["kind"] == "hoardlab" for r in runs):
-        require(bdir, "lib")
-    check.sweep(sw, runs, bdir, [n for n, _ in common.hlconfig_strategies(bdir)])
-
-
-def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=False,
-              build=None):
-    """Run the sweep at `path`; returns (report path, runs not ok), or (None, 0) for a dry
-    run."""
-    sw = sweepmod.load(path, strategies=strategies_or_none(bdir))
-    runs = sw.expand()
-    if seed is None:
-        seed = sw.seed if sw.seed is not None else random.SystemRandom().randrange(1 << 31)
-    order = sweepmod.shuffled(runs, seed)
-    validate_sweep(sw, runs, bdir)
-    if dry_run:
-        print("sweep %s: %d runs, shuffle seed %d" % (sw.name, len(runs), seed))
-        for i, r in enumerate(order):
-            print("%4d  %-28s %-20s t=%-3d rep %d  knobs %s" % (
-                i + 1, r["variant"], r["workload_label"], r["threads"], r["repetition"],
-                tidy.knobs_text(r["knobs"]) or "-"))
-        if sw.cost:
-            print("then cost (callgrind): every strategy and the sweep's production allocators")
-        return None, 0
-    hlbench = require(bdir, "hlbench")
-    cost_names = cost_allocators(sw, bdir) if sw.cost else None
-    progs = programs.prepare(runs, bdir, quiet)     # setup and glibc's outputs, untimed
-    outdir = out or out_dir_for(sw.name, root or os.path.join(REPO, "results"))
-    os.makedirs(outdir, exist_ok=True)
-    meta = metamod.collect(bdir, sw, {"shuffle_seed": seed, "runs_planned": len(runs),
-                                      "build": build})
-    if progs:
-        meta["programs"] = progs.meta
-    metamod.write(os.path.join(outdir, "meta.json"), meta)
-    with open(os.path.join(outdir, os.path.basename(path)), "w") as f:
-        f.write(sw.text)
-    log("sweep %s: %d runs, shuffle seed %d -> %s" % (sw.name, len(runs), seed, outdir))
-    prog = runner.Progress(len(order), quiet=quiet)
-    prog.plan(order)
-    rows, rounds, series = [], [], []
-    rec_path = os.path.join(outdir, "records.jsonl")
-    t0 = time.time()
-    interrupted = False
-    try:
-        with open(rec_path, "w") as recf:
-            for i, run in enumerate(order):
-                prog.start(i, run)
-                res = runner.run_one(run, bdir, hlbench)
-                rr, rd = tidy.rows_for(run, res, sw.name, i, bdir, series)
-                rows += rr
-                rounds += rd
-                prog.finish(run, res["elapsed_s"], rr[0]["status"], rr[0]["error"])
-                for rec in res["records"]:
-                    recf.write(json.dumps({"index": run["index"], "order": i,
-                                           "variant": run["variant"], "record": rec}) + "\n")
-                recf.flush()
-    except KeyboardInterrupt:
-        interrupted = True
-        log("\ninterrupted: writing the %d runs done so far" % len(rows))
-    finally:
-        if progs:
-            progs.cleanup()
-    prog.close()
-    rows.sort(key=lambda r: (r["index"], r["record"]))
-    tidy.write_csv(os.path.join(outdir, "runs.csv"), rows, tidy.columns_for(rows, bdir))
-    tidy.write_csv(os.path.join(outdir, "rounds.csv"), rounds, tidy.ROUND_COLUMNS)
-    tidy.write_series(outdir, series)
-    meta["machine"]["loadavg_end"] = metamod.loadavg()
-    if cost_names and not interrupted:      # after the timed runs: callgrind disturbs none
-        meta["cost"] = run_cost(bdir, cost_names, outdir)
-    meta.update(runs_done=len({r["index"] for r in rows}), interrupted=interrupted,
-                duration_s=round(time.time() - t0, 1),
-                runs_not_ok=sum(1 for r in rows if r["status"] != "ok"))
-    metamod.write(os.path.join(outdir, "meta.json"), meta)
-    rpath = make_report(outdir)
-    bad = meta["runs_not_ok"]
-    if bad:
-        log("%d of %d runs did not succeed: listed under 'Failed runs' in the report" %
-            (bad, len(rows)))
-    return rpath, bad + (len(runs) - meta["runs_done"])
-
-
-def cost_allocators(sw, bdir):
-    """`cost = yes`: every compiled-in strategy (the testbed's own overhead, defaults, no
-    knobs) and the sweep's production allocators; checked before the first run."""
-    costmod.check(bdir, "%s: cost = yes" % sw.path)
-    prod = [b for _, b, _ in sw.allocators if common.allocator_kind(b) == "production"]
-    return costmod.allocators(bdir, [s for s, _ in common.hlconfig_strategies(bdir)] + prod)[0]
-
-
-def run_cost(bdir, names, outdir):
-    """cost.json beside runs.csv; what meta.json records of it (or why it is missing)."""
-    log("cost: callgrind, instructions per malloc+free pair: %s" % ", ".join(names))
-    t0 = time.time()
-    try:
-        results = costmod.run(bdir, names)
-    except (ToolError, KeyboardInterrupt) as e:     # the timed runs stand; the report says so
-        err = str(e) or "interrupted"
-        log("cost: %s" % err)
-        return {"error": err}
-    costmod.write(results, os.path.join(outdir, "cost.json"))
-    return {"file": "cost.json", "allocators": names, "pairs": costmod.PAIRS,
-            "cases": [costmod.case_name(*c) for c in costmod.CASES],
-            "valgrind": costmod.valgrind_version(), "duration_s": round(time.time() - t0, 1)}
-
-
-def make_report(outdir, baseline=None):
-    rows = tidy.read_csv(os.path.join(outdir, "runs.csv"))
-    rp = os.path.join(outdir, "rounds.csv")
-    rounds = tidy.read_csv(rp) if os.path.exists(rp) else []
-    series = tidy.read_series(outdir)
-    meta = metamod.read(os.path.join(outdir, "meta.json"))
-    if baseline:
-        meta.setdefault("sweep", {})["baseline"] = baseline
-    kinds = nodes.kinds(rows)       # allocators are compared only within one kind of node
-    if len(kinds) > 1:
-        return nodes.report_by_kind(outdir, rows, rounds, meta, kinds, baseline, make_report,
-                                    series)
-    ncores = report._cores(meta, rows)
-    base = (meta.get("sweep") or {}).get("baseline")
-    if base and not any(r["variant"] == base for r in rows):
-        base = None
-    for f in os.listdir(outdir):        # plots of an earlier report: drawn anew below
-        if f.endswith(".png") and (f.startswith(("speedup-", "relative-throughput-", "rounds-",
-                                                 "series-", "latency-"))
-                                   or f == "memory.png"):
-            os.remove(os.path.join(outdir, f))
-    files, errors = plots.all_plots(rows, rounds, outdir, base, ncores, series)
-    for e in errors:
-        log("plot: " + e)
-    path, _ = report.write(outdir, rows, rounds, meta, files, errors)
-    return path
-
-
 def cmd_sweep(a):
     bdir = build_dir(a.build_dir)
-    build = build_for(a, bdir)
+    build = orchestrate.build_for(a, bdir)
     if slurm.options_used(a):
         return slurm.cmd_sweep(a, bdir, build)
-    path, bad = run_sweep(a.file, bdir, out=a.out, root=a.results, seed=a.seed,
+    path, bad = orchestrate.run_sweep(a.file, bdir, out=a.out, root=a.results, seed=a.seed,
                           quiet=a.quiet, dry_run=a.dry_run, build=build)
     if path:
         print(path)
@@ -246,7 +82,7 @@ def cmd_sweep(a):
 def cmd_report(a):
     if not os.path.exists(os.path.join(a.dir, "runs.csv")):
         raise ToolError("%s: no runs.csv" % a.dir)
-    print(make_report(a.dir, a.baseline))
+    print(orchestrate.make_report(a.dir, a.baseline))
     return 0
 
 
@@ -263,7 +99,7 @@ def cmd_main(a):
     bdir = build_dir(a.build_dir)
     # Only what a sweep runs; `hoardlab build` and `hoardlab test` build everything.
     build = incremental_build(bdir, MEASURED_TARGETS, a.jobs)
-    path, bad = run_sweep(os.path.join(REPO, "configs", "sweeps", "taxonomy.ini"), bdir,
+    path, bad = orchestrate.run_sweep(os.path.join(REPO, "configs", "sweeps", "taxonomy.ini"), bdir,
                           root=a.results, quiet=a.quiet, build=build)
     print("report: %s" % path)
     return 1 if bad else 0
@@ -279,7 +115,7 @@ def cmd_attribute(a):
         return 0
     if not a.target:
         raise ToolError("attribute: name a base and a target (or --from DIR)")
-    build = build_for(a, bdir)
+    build = orchestrate.build_for(a, bdir)
     strategies = [n for n, _ in common.hlconfig_strategies(bdir)]
     p = attribute.plan(bdir, a.base, a.target, common.split_commas(a.order) if a.order
                        else None, strategies)
@@ -294,20 +130,20 @@ def cmd_attribute(a):
         print(attribute.dry_run_text(p))
         if wls:         # the workloads and their parameters, checked as a sweep's are
             sw = sweepmod.Sweep(text, "<attribute>", strategies=strategies)
-            validate_sweep(sw, sw.expand(), bdir)
+            orchestrate.validate_sweep(sw, sw.expand(), bdir)
             print("%d runs: %d configurations x %s" % (len(sw.expand()), len(p.configs),
                                                        ", ".join(w[0] for w in wls)))
         return 0
     if not wls:
         raise ToolError("attribute: name the workloads to run with -w (e.g. -w larson:scale="
                         "0.03), or read a finished run with --from DIR")
-    outdir = a.out or out_dir_for(name, a.results or os.path.join(REPO, "results"))
+    outdir = a.out or orchestrate.out_dir_for(name, a.results or os.path.join(REPO, "results"))
     os.makedirs(outdir, exist_ok=True)
     path = os.path.join(outdir, "attribute.ini")
     with open(path, "w") as f:
         f.write(text)
     attribute.write_plan(p, outdir)
-    _, bad = run_sweep(path, bdir, out=outdir, seed=a.seed, quiet=a.quiet, build=build)
+    _, bad = orchestrate.run_sweep(path, bdir, out=outdir, seed=a.seed, quiet=a.quiet, build=build)
     print(attribute.report(outdir, a.metric), end="")
     print(os.path.join(outdir, "attribution.md"))
     return 1 if bad else 0
@@ -317,7 +153,7 @@ def cmd_attribute(a):
 
 def cmd_cost(a):
     bdir = build_dir(a.build_dir)
-    build_for(a, bdir)
+    orchestrate.build_for(a, bdir)
     names = [n.strip() for n in a.allocators.split(",")] if a.allocators else None
     strategies = [n for n, _ in common.hlconfig_strategies(bdir)]
     for n in names or []:               # a strategy's knobs: checked as `run -a` checks them
@@ -368,7 +204,7 @@ def cmd_config(a):
 
 def cmd_layers(a):
     bdir = build_dir(a.build_dir)
-    build_for(a, bdir, layersmod.TARGETS)
+    orchestrate.build_for(a, bdir, layersmod.TARGETS)
     bad, text = layersmod.report(bdir, known=layersmod.NOTHING_KNOWN if a.strict
                                  else layersmod.KNOWN)
     print(text)
@@ -377,7 +213,7 @@ def cmd_layers(a):
 
 def cmd_soak(a):
     bdir = build_dir(a.build_dir)
-    build_for(a, bdir, soakmod.TARGETS)
+    orchestrate.build_for(a, bdir, soakmod.TARGETS)
     return soakmod.main(a, bdir)
 
 

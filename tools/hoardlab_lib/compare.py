@@ -16,7 +16,7 @@ import statistics
 
 from . import tidy
 from .common import ToolError
-from .report import si
+from .fmt import si
 
 RESAMPLES = 2000
 SEED = 1

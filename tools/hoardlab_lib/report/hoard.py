@@ -4,7 +4,7 @@ explain it: the census by two measures (Table 3), fragmentation A/U with the pol
 with all of hoardlab's memory, per kind of accounting (Table 4), and the empty fraction f
 (Tables 5-6). Any sweep gets the tables its runs can fill; configs/sweeps/paper-scale.ini
 fills all of them at the paper's scale."""
-from . import paper, report as R, verdicts as V
+from .. import fmt as F, paper, verdicts as V
 
 NEAR = 0.25          # Tables 4 and 6: "agrees" when within 25% of the paper's A/U
 FLAT = 1.15          # Table 5: runtime "nearly unchanged" when max/min throughput <= 1.15
@@ -82,13 +82,13 @@ def table3(rows):
             if t >= 2 and w in paper.TABLE3_HOARD and strat == "hoard":
                 checks.append("%s on %s: paper's measure %s, broad %d; paper 0 — %s" % (
                     v, w, "–" if pc is None else pc, b,
-                    R.mark(pc == 0) if pc is not None else "not measured"))
+                    F.mark(pc == 0) if pc is not None else "not measured"))
             if t >= 2 and w in paper.TABLE3_HOARD and strat in ("serial", "concurrent") and \
                     v in (strat, "concurrent"):
-                checks.append("%s on %s: broad %d, expected > 0 — %s" % (v, w, b, R.mark(b > 0)))
+                checks.append("%s on %s: broad %d, expected > 0 — %s" % (v, w, b, F.mark(b > 0)))
         rs.append(cells)
     out += ["Cells: broad / paper's (– where a measure does not apply).", "",
-            R.table(["workload"] + variants, rs), ""]
+            F.table(["workload"] + variants, rs), ""]
     if checks:
         out += ["Against the paper (hoard: 0 on threadtest, shbench, larson, by its measure; "
                 "single heaps should show some by the broad one):", ""] + \
@@ -171,7 +171,7 @@ def _why(m, other, p, by_threads):
             continue
         same_u = o["u"] and m["u"] and abs(o["u"] / m["u"] - 1) <= 0.1
         why.append("A/U is %.2f at %s (U %s MiB)%s" % (
-            o["frag"], _at(o), R.mib(o["u"]),
+            o["frag"], _at(o), F.mib(o["u"]),
             ": at about the same U, A grows with the number of heaps, each keeping "
             "partly-filled superblocks of its own" if same_u else ""))
     if m["frag"] and m["frag"] < p:
@@ -179,7 +179,7 @@ def _why(m, other, p, by_threads):
                    "requested (lowers A/U)")
     else:
         why.append("the K S a heap may keep free (per class, or per heap) weighs more at "
-                   "this U (%s MiB)" % R.mib(m["u"]))
+                   "this U (%s MiB)" % F.mib(m["u"]))
     return "; ".join(why)
 
 
@@ -217,14 +217,14 @@ def table4(rows):
                 agree = V.check_between(m["frag_s"], p * (1 - NEAR), p * (1 + NEAR))
                 other = next((ms[(a, t)] for a in accs if a != acc and ms[(a, t)]), None)
                 by_threads = [ms[(acc, u)] for u in threads if ms[(acc, u)]]
-                rs.append(["%s (%s)" % (w, _at(m)), acc, R.pm(m["u_s"], R.mib),
-                           R.pm(m["a_s"], R.mib), R.pm(m["frag_s"], "%.2f"),
-                           R.pm(m["frag_os_s"], "%.2f") if m["frag_os"] else "–",
-                           "%.2f" % p, R.mark(agree),
+                rs.append(["%s (%s)" % (w, _at(m)), acc, F.pm(m["u_s"], F.mib),
+                           F.pm(m["a_s"], F.mib), F.pm(m["frag_s"], "%.2f"),
+                           F.pm(m["frag_os_s"], "%.2f") if m["frag_os"] else "–",
+                           "%.2f" % p, F.mark(agree),
                            "" if agree else _why(m, other, p, by_threads)])
     if not any_:
         return out + ["Not measured in this sweep.", ""]
-    return out + [R.table(["workload", "accounting", "U MiB", "A MiB", "A/U", "A/U, all",
+    return out + [F.table(["workload", "accounting", "U MiB", "A MiB", "A/U", "A/U, all",
                            "paper A/U (14 processors)", "rule: within %d%%" % (NEAR * 100),
                            "why not (from the measurements)"], rs), "",
                   "The paper's runs were larger than most sweeps' (its larson held 8 MB live); "
@@ -272,14 +272,14 @@ def table56(rows, ncores=None):
                     continue
                 p = p6[paper.F_VALUES.index(f)] if p6 and f in paper.F_VALUES else None
                 verdict = "" if p is None or not m["frag"] else \
-                    " — " + R.mark(V.check_between(m["frag_s"], p * (1 - NEAR), p * (1 + NEAR)))
+                    " — " + F.mark(V.check_between(m["frag_s"], p * (1 - NEAR), p * (1 + NEAR)))
                 tm = mt.get(f) or m
-                cells.append("%s%s, A/U %s%s" % (R.pm(tm["thr_s"]), " at t=%d" % tm["t"]
+                cells.append("%s%s, A/U %s%s" % (F.pm(tm["thr_s"]), " at t=%d" % tm["t"]
                                                  if tm["t"] != m["t"] else "",
-                                                 R.pm(m["frag_s"], "%.2f")
+                                                 F.pm(m["frag_s"], "%.2f")
                                                  if m["frag"] else "–", verdict))
             rs.append(["%s (%s)" % (w, at), acc] + cells +
-                      ["%s / %s" % ("–" if not p5 else ", ".join(R.si(x) for x in p5),
+                      ["%s / %s" % ("–" if not p5 else ", ".join(F.si(x) for x in p5),
                                     "–" if not p6 else ", ".join("%.2f" % x for x in p6))])
             tv = [(mt.get(f) or m)["thr_s"] for f, m in ms.items() if (mt.get(f) or m)["thr"]]
             if len(tv) >= 2:
@@ -290,20 +290,20 @@ def table56(rows, ncores=None):
                                   if (mt.get(f) or m)["spread"]])
                 checks.append("%s, accounting %s: throughput max/min over f = %s; paper: "
                               "nearly unchanged (rule: <= %.2f) — %s%s" % (
-                                  w, acc, R.iv(spread), FLAT,
-                                  R.mark(V.check(spread, "<=", FLAT)),
+                                  w, acc, F.iv(spread), FLAT,
+                                  F.mark(V.check(spread, "<=", FLAT)),
                                   " (run-to-run noise here: %.2f)" % noise if noise else ""))
             if w == "larson" and ms.get("1/4") and ms.get("1/2") and ms["1/4"]["frag"] and \
                     ms["1/2"]["frag"]:
                 rise = V.ratio(ms["1/2"]["frag_s"], ms["1/4"]["frag_s"])
                 checks.append("larson, accounting %s: A/U at f=1/2 is %s x that at f=1/4 "
                               "(%.2f -> %.2f); paper: rises (1.22 -> 1.61; rule: >= %.2f) — %s"
-                              % (acc, R.iv(rise), ms["1/4"]["frag"], ms["1/2"]["frag"], RISE,
-                                 R.mark(V.check(rise, ">=", RISE))))
+                              % (acc, F.iv(rise), ms["1/4"]["frag"], ms["1/2"]["frag"], RISE,
+                                 F.mark(V.check(rise, ">=", RISE))))
     if not rs:
         return []
     paper_col = "paper (f=%s): runtime s or ops/s / A/U" % ", ".join(paper.F_VALUES)
-    out += [R.table(["workload", "accounting"] + ["f = %s" % f for f in fs] + [paper_col], rs),
+    out += [F.table(["workload", "accounting"] + ["f = %s" % f for f in fs] + [paper_col], rs),
             "", "Paper runtimes are seconds (larson: operations per second) on 14 processors; "
             "compare the trend across f, not the values.", ""]
     return out + ["- " + c for c in checks] + [""]

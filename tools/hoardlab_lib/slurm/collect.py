@@ -1,16 +1,16 @@
 """`hoardlab collect DIR` for a sweep on Slurm: which tasks are done, queued, running,
 missing or failed (the parts, squeue, scontrol), --resume (submit the missing and failed
 ones again), --wait, and the merge of the parts into a local sweep's files and report. See
-slurm.py."""
+__init__.py."""
 import json
 import os
 import shutil
 import time
 
-from . import meta as metamod, nodes, runner, tidy
-from .common import ToolError, log
-from .slurm import (call, check_build, paths, read_json, read_plan, submit)
-from .slurm_task import read_part
+from .. import meta as metamod, nodes, orchestrate, runner, tidy
+from ..common import ToolError, log
+from .plan import call, check_build, paths, read_json, read_plan, submit
+from .task import read_part
 
 POLL_S = 2.0                # squeue, while waiting for the array
 SQUEUE_PATIENCE = 300       # seconds squeue may fail in a row while waiting
@@ -181,7 +181,6 @@ def _worst_load(statuses, key):
 def merge(outdir, plan, tasks):
     """The tasks' parts as a local sweep's folder: runs.csv, rounds.csv, records.jsonl,
     meta.json (`machine`: a node of the kind most runs ran on; `nodes`, `slurm`), report."""
-    from .cli import make_report
     rows, rounds, recs, series = [], [], [], []
     for t in tasks:
         for o, e in sorted(t["got"].items()):
@@ -241,4 +240,4 @@ def merge(outdir, plan, tasks):
     meta.update(runs_done=len({r["index"] for r in rows}), interrupted=bool(incomplete),
                 runs_not_ok=sum(1 for r in rows if r.get("status") != "ok"))
     metamod.write(os.path.join(outdir, "meta.json"), meta)
-    return make_report(outdir)
+    return orchestrate.make_report(outdir)

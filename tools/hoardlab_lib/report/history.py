@@ -7,7 +7,7 @@ to each element in the forward and the reverse order (attribute.py's computation
 The claims are from ../shared/papers/hoard-after-pr88-2026.md: the authors' own statements,
 mostly from 64-192-core machines. A claim made at 8 threads or more, or about NUMA nodes, is
 shown with this machine's number but decided as "two cores cannot decide"."""
-from . import attribute as A, report as R, verdicts as V
+from .. import attribute as A, fmt as F, verdicts as V
 
 # The later elements, each alone on hoard2026: (label in the shipped sweep, pull request,
 # what it adds, knobs as runs.csv writes them: key=value;key=value sorted).
@@ -123,7 +123,7 @@ def _claim_row(rows, var, tp, pr, text, comps, op, cannot):
             cells.append("%s: not measured" % what)
             holds.append("missing")
             continue
-        cells.append("%s: %s" % (what, R.pm(q, "%.2f")))
+        cells.append("%s: %s" % (what, F.pm(q, "%.2f")))
         holds.append(V.check(q, op, 1.0))
     measured = [h for h in holds if h != "missing"]
     if not measured:
@@ -131,7 +131,7 @@ def _claim_row(rows, var, tp, pr, text, comps, op, cannot):
     elif cannot:
         verdict = "%s (%s)" % (CANNOT, cannot)
     else:
-        verdict = R.mark(V.all_hold(*measured))
+        verdict = F.mark(V.all_hold(*measured))
         if len(measured) < len(holds):
             verdict += " (on what was measured)"
     return [pr, text, "; ".join(cells), verdict]
@@ -191,18 +191,18 @@ def attribution_lines(rows, var, tp):
     variant_of = {"base": var["hoard"], "target": var["hoard202607"]}
     wls = sorted({r["workload"] for r in V.ok(rows) if r["variant"].startswith("hist-")})
     for wl in wls:
-        for metric, name, fmt in (("throughput", "throughput", R.si),
-                                  ("a", "A (peak bytes held)", R.mib)):
+        for metric, name, fmt in (("throughput", "throughput", F.si),
+                                  ("a", "A (peak bytes held)", F.mib)):
             def measure(label, wl=wl, metric=metric):
                 return _spread(rows, variant_of.get(label, "hist-" + label), wl, tp, metric)
             res, total, mb, mt = A.attribution(p, measure)
             if total is None:
                 continue
             out += ["**%s, %d threads, %s**: hoard %s, hoard202607 %s, ratio %s" % (
-                wl, tp, name, R.pm(mb, fmt), R.pm(mt, fmt), R.pm(total, "%.2f")), ""]
-            out += [R.table(["element", "forward", "reverse", "orders"],
-                            [[e["name"], R.pm(e["forward"], "%.3f"),
-                              R.pm(e["reverse"], "%.3f"), e["verdict"]] for e in res]), ""]
+                wl, tp, name, F.pm(mb, fmt), F.pm(mt, fmt), F.pm(total, "%.2f")), ""]
+            out += [F.table(["element", "forward", "reverse", "orders"],
+                            [[e["name"], F.pm(e["forward"], "%.3f"),
+                              F.pm(e["reverse"], "%.3f"), e["verdict"]] for e in res]), ""]
     out += ["A cell is the element's ratio to the step before (median over repetitions, with "
             "the interval of a ratio of medians); each column multiplies to hoard202607 / "
             "hoard. *interaction*: the two orders' intervals do not overlap.", ""]
@@ -226,7 +226,7 @@ def history_section(rows, rounds, ncores):
            "%s; not measured: %s." % (tp, ", ".join(elements) or "none", ", ".join(
                label for label, *_ in ELEMENTS if label not in var) or "none"), ""]
     rs = [_claim_row(rows, var, tp, *c) for c in CLAIMS]
-    out += [R.table(["PR", "claim", "measured here (ratio, median ±spread)", "verdict"], rs),
+    out += [F.table(["PR", "claim", "measured here (ratio, median ±spread)", "verdict"], rs),
             "",
             "Verdict: *agrees* when every ratio's interval lies on the claimed side of 1, "
             "**MISMATCH** when one lies wholly on the other side, *within noise* otherwise "
@@ -248,5 +248,5 @@ def history_section(rows, rounds, ncores):
     out += ["- hoard202607 blowup: %s — %s; target O(1) on both blowup workloads — %s" % (
         b["value"], b["evidence"], "not decided (%s not measured)" % ", ".join(
             w for w in BLOWUP if w not in have) if len(have) < len(BLOWUP) else
-        ("undecided" if b["value"] == "undecided" else R.mark(b["value"] == "O(1)"))), ""]
+        ("undecided" if b["value"] == "undecided" else F.mark(b["value"] == "O(1)"))), ""]
     return out + attribution_lines(rows, var, tp)

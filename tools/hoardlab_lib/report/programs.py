@@ -5,10 +5,10 @@ present them. A run that failed, timed out, did not load its allocator or whose 
 differed from glibc's is shown as such in the tables and marked in the plot, never
 dropped; its program is left out of that allocator's geometric mean, and a note says so.
 Then hoardlab's own statistics of the programs' runs (A, U, locks, CAS)."""
-import os
 
-from . import report as R, verdicts as V
-from .programs import is_program
+from .. import fmt as F, plotkit as K, verdicts as V
+from ..programs import is_program
+from . import series
 
 BASELINE = "glibc"
 CAP = 3.0            # programs.png: bars above this ratio are cut and labelled
@@ -121,7 +121,7 @@ def _table(data, cs, vs, key, title, absolute):
         elif base["bad"]:
             first = "**%s**" % bad_text(base)
         else:
-            first = R.pm(base["spread"][key], absolute)
+            first = F.pm(base["spread"][key], absolute)
         cells_ = [name, first]
         for v in others:
             c = data.get((name, v))
@@ -132,14 +132,14 @@ def _table(data, cs, vs, key, title, absolute):
             elif rat[v].get(name) is None:
                 cells_.append("(%s)" % absolute(c[key]))
             else:
-                cells_.append(R.pm(V.ratio(c["spread"][key], base["spread"][key]), "%.2f"))
+                cells_.append(F.pm(V.ratio(c["spread"][key], base["spread"][key]), "%.2f"))
         rows.append(cells_)
     gm = gmeans(rat, vs)
     rows.append(["**geometric mean**", "1"] + [
         "–" if not gm[v][0] else "**%.2f**%s" % (gm[v][0], "" if gm[v][1] == gm[v][2]
                                                   else " (%d of %d)" % gm[v][1:])
         for v in others])
-    out = ["### %s" % title, "", R.table(head, rows), ""]
+    out = ["### %s" % title, "", F.table(head, rows), ""]
     if excl:
         out += ["Left out of the geometric mean: " + "; ".join(
             "%s on %s (%s)" % e for e in excl) + ".", ""]
@@ -163,13 +163,13 @@ def stats_table(prows, cs):
                 return V.median([r.get("hoardlab." + k) for r in rs])
 
             def num(x):
-                return "–" if x is None else R.si(x)
+                return "–" if x is None else F.si(x)
             def sp(k):
                 return V.spread_of([r.get("hoardlab." + k) for r in rs])
             fr = sp("fragmentation")
-            rows.append([name, v, R.pm(sp("held_bytes_peak"), R.mib),
-                         R.pm(sp("in_use_peak"), R.mib),
-                         R.pm(fr, "%.2f") if fr and fr.med else "–", num(med("lock_acquisitions")),
+            rows.append([name, v, F.pm(sp("held_bytes_peak"), F.mib),
+                         F.pm(sp("in_use_peak"), F.mib),
+                         F.pm(fr, "%.2f") if fr and fr.med else "–", num(med("lock_acquisitions")),
                          num(med("lock_contended")), num(med("cas_attempts")),
                          num(med("cas_retries")), num(med("mallocs")),
                          num(V.median([r.get("program.processes") for r in rs]))])
@@ -181,7 +181,7 @@ def stats_table(prows, cs):
             "lock acquisitions, contended ones, CAS operations, CAS retries and mallocs summed "
             "over the run's processes (in server mode only the server runs under the "
             "allocator); medians over the ok repetitions.", "",
-            R.table(["program", "allocator", "A MiB", "U MiB", "A/U", "locks", "contended",
+            F.table(["program", "allocator", "A MiB", "U MiB", "A/U", "locks", "contended",
                      "CAS", "CAS retries", "mallocs", "processes"], rows), ""]
 
 
@@ -226,6 +226,14 @@ def programs_section(rows, meta=None):
     return out
 
 
+def section(rows, meta=None):
+    """The real programs' section and their memory over time ([] when none ran)."""
+    out = programs_section(rows, meta)
+    if out:
+        out += series.memory_over_time_section(program_rows(rows), programs=True)
+    return out
+
+
 def programs_plot(rows, outdir):
     """programs.png: two panels (time, peak RSS), a group of bars per program and one for
     the geometric mean, each bar an allocator's ratio to glibc with the ratio's interval
@@ -237,8 +245,7 @@ def programs_plot(rows, outdir):
     vs = variants(prows)
     if not prows or BASELINE not in vs or len(vs) < 2:
         return []
-    from .plots import _legend, _plt, _save, _yerr
-    plt = _plt()
+    plt = K.plt()
     cs = cases(prows)
     data = cells(prows)
     others = [v for v in vs if v != BASELINE]
@@ -269,7 +276,7 @@ def programs_plot(rows, outdir):
                 elif c is not None and (c["bad"] or name != "geomean"):
                     bad_x.append((x, c))
             ax.bar(xs, [min(y, top) for y in ys], width, label=v, color=cmap(i % 20),
-                   yerr=_yerr(sp), capsize=1.5, error_kw={"lw": 0.7})
+                   yerr=K.yerr(sp), capsize=1.5, error_kw={"lw": 0.7})
             for x, y in zip(xs, ys):
                 if y > top:
                     ax.annotate("%.1f" % y, (x, top), textcoords="offset points",
@@ -287,8 +294,8 @@ def programs_plot(rows, outdir):
         ax.set_ylim(0, top * 1.08)
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3, axis="y")
-    _legend(axes[0])
+    K.legend(axes[0])
     fig.text(0.01, 0.005, "x: no ratio (F failed, T timed out, M output differs from "
              "glibc's, N allocator not loaded, g glibc's own runs failed); geomean over the "
              "programs with ratios", fontsize=7)
-    return [_save(fig, outdir, "programs.png")]
+    return [K.save(fig, outdir, "programs.png")]

@@ -8,7 +8,7 @@ producer heap contends. Anything the sweep did not measure is said to be not mea
 import json
 import os
 
-from . import report as R, verdicts as V
+from .. import fmt as F, verdicts as V
 
 # Michael 2004, Table 1: contention-free speedup over libc malloc (POWER3, POWER4).
 # ownership stands for Ptmalloc's class (private heaps with ownership).
@@ -152,13 +152,13 @@ def _table1(rows, names, fig, fig_s=None):
         cells = [wl]
         for n in cols:
             x = (fig_s or {}).get(p, {}).get(n, {}).get(1)
-            cells.append(R.pm(x, "%.2f") if x else "not measured")
+            cells.append(F.pm(x, "%.2f") if x else "not measured")
             if x:
                 found.setdefault(wl, {})[n] = x
         cells.append(", ".join("%s %.2f / %.2f" % (n, a, b) for n, (a, b) in
                                TABLE1[wl].items()))
         rs.append(cells)
-    out += [R.table(["workload"] + [("ownership (Ptmalloc's class)" if n == "ownership" else n)
+    out += [F.table(["workload"] + [("ownership (Ptmalloc's class)" if n == "ownership" else n)
                                     for n in cols] + ["paper (POWER3 / POWER4)"], rs), "",
             "Median throughput at 1 thread / glibc's median throughput at 1 thread, same "
             "workload (above 1: faster than glibc). The paper's column: lockfree, Hoard and "
@@ -180,9 +180,9 @@ def _figure8(fig, names, fig_s=None):
             pts = (fig_s or {}).get(p, {}).get(n, {})
             if not pts:
                 continue
-            rs.append([panel_name(p), n] + [R.pm(pts[t], "%.2f") if t in pts else "–"
+            rs.append([panel_name(p), n] + [F.pm(pts[t], "%.2f") if t in pts else "–"
                                             for t in ts])
-    return out + [R.table(["panel", "allocator"] + ["t=%d" % t for t in ts], rs), "",
+    return out + [F.table(["panel", "allocator"] + ["t=%d" % t for t in ts], rs), "",
                   "Median throughput at t threads / glibc's median throughput at 1 thread on "
                   "the same workload (the paper's y axis). Plot: `figure8.png`.", ""]
 
@@ -199,9 +199,9 @@ def _latency_claim(rows, names, found, cost, ncores):
                 lfx = ratio["lockfree"]
                 out.append("- Table 1, %s: lockfree %s x glibc; %s; paper: lockfree highest "
                            "(rule: above the others here and above 1) — %s" % (
-                               wl, R.iv(lfx), ", ".join("%s %s" % (n, R.iv(x))
+                               wl, F.iv(lfx), ", ".join("%s %s" % (n, F.iv(x))
                                                         for n, x in sorted(others.items())),
-                               R.mark(V.all_hold(V.check(lfx, ">", 1.0), *[
+                               F.mark(V.all_hold(V.check(lfx, ">", 1.0), *[
                                    V.differ(lfx, x) for x in others.values()]))))
     # linux-scalability at 1 thread: throughput and sampled latency per allocator.
     one = {}
@@ -218,15 +218,15 @@ def _latency_claim(rows, names, found, cost, ncores):
                    for n in paper_set}
             out.append("- linux-scalability at 1 thread (the paper's allocators): %s; paper: "
                        "lockfree the fastest — %s" % (", ".join(
-                           "%s %s ops/s%s" % (n, R.pm(thr_s[names[n]]),
+                           "%s %s ops/s%s" % (n, F.pm(thr_s[names[n]]),
                                               " (p50 pair %d ns)" % p50[n] if p50.get(n) else "")
                            for n, x in sorted(paper_set.items(), key=lambda kv: -kv[1])),
-                           R.mark(V.all_hold(*[V.differ(thr_s[lf], thr_s[names[n]])
+                           F.mark(V.all_hold(*[V.differ(thr_s[lf], thr_s[names[n]])
                                                for n in paper_set if names[n] != lf]))))
         ranked = sorted(thr, key=lambda v: -thr[v])
         out.append("- linux-scalability at 1 thread, every allocator measured: lockfree is "
                    "%d of %d (fastest: %s %s ops/s)" % (ranked.index(lf) + 1, len(ranked),
-                                                       ranked[0], R.si(thr[ranked[0]])))
+                                                       ranked[0], F.si(thr[ranked[0]])))
     if cost.get("lockfree"):
         cmp_ = {n: cost[n] for n in ("hoard", "ownership", "glibc") if cost.get(n)}
         if cmp_:
@@ -234,7 +234,7 @@ def _latency_claim(rows, names, found, cost, ncores):
                        "%.0f; %s; paper: lowest latency of the paper's allocators — %s" % (
                            cost["lockfree"], ", ".join("%s %.0f" % kv for kv in
                                                        sorted(cmp_.items())),
-                           R.mark(cost["lockfree"] < min(cmp_.values()))))
+                           F.mark(cost["lockfree"] < min(cmp_.values()))))
         ranked = sorted(cost, key=cost.get)
         out.append("- instructions per 8 B pair, every allocator counted: lockfree is %d of "
                    "%d (fewest: %s %.0f)" % (ranked.index("lockfree") + 1, len(ranked),
@@ -267,8 +267,8 @@ def _prodcons_claim(rows, names, fig, ncores):
         out.append("- prodcons work=%d: speedup over its own 1 thread at t=%d (P): lockfree "
                    "%s, hoard %s; paper: lockfree keeps scaling where hoard's producer heap "
                    "contends (rule: lockfree's speedup above 1 and at least hoard's) — %s"
-                   % (p[2], s["lockfree"][1], R.iv(lfs), R.iv(hs),
-                      R.mark(V.all_hold(V.check(lfs, ">", 1.0),
+                   % (p[2], s["lockfree"][1], F.iv(lfs), F.iv(hs),
+                      F.mark(V.all_hold(V.check(lfs, ">", 1.0),
                                         V.check(V.ratio(lfs, hs), ">=", 1.0)))))
     if not out:
         return ["- prodcons scaling against hoard: not measured (needs prodcons at 1 and >= 2 "
@@ -293,9 +293,9 @@ def _stall_signal(rows):
         ro = V.median([r.get("extra.ratio_outside") for r in s])
         dead = sum(1 for r in g if V.truthy(r.get("extra.deadlocked")))
         kind = next((r.get("alloc_kind") for r in s + g + gbad), "")
-        rs.append([v, kind, R.pm(V.spread_of([r.get("extra.ratio") for r in s]), "%.2f")
+        rs.append([v, kind, F.pm(V.spread_of([r.get("extra.ratio") for r in s]), "%.2f")
                    if ratio is not None else "not measured",
-                   R.pm(V.spread_of([r.get("extra.ratio_outside") for r in s]), "%.2f")
+                   F.pm(V.spread_of([r.get("extra.ratio_outside") for r in s]), "%.2f")
                    if ro is not None else "not measured", len(s) or "–",
                    ("%d of %d" % (dead, len(g)) if g else "not measured") +
                    (" (%d runs failed)" % len(gbad) if gbad else "")])
@@ -305,15 +305,15 @@ def _stall_signal(rows):
                 checks.append("- signal-malloc: lockfree deadlocked in %d of %d runs; paper "
                               "(§1): a lock-free allocator is async-signal-safe, a lock-based "
                               "one can deadlock in a handler — %s" % (dead, len(g),
-                                                                       R.mark(dead == 0)))
+                                                                       F.mark(dead == 0)))
             if ro is not None:
                 ros = V.spread_of([r.get("extra.ratio_outside") for r in s])
                 checks.append("- stall: lockfree's ratio_outside %s (rule: >= %.2f, the "
                               "other threads do not wait for a paused thread); paper: "
                               "lock-free progress tolerates preemption — %s"
-                              % (R.iv(ros), STALL_TOLERANT,
-                                 R.mark(V.check(ros, ">=", STALL_TOLERANT))))
-    out += [R.table(["allocator", "kind", "stall ratio", "stall ratio_outside", "stall runs",
+                              % (F.iv(ros), STALL_TOLERANT,
+                                 F.mark(V.check(ros, ">=", STALL_TOLERANT))))
+    out += [F.table(["allocator", "kind", "stall ratio", "stall ratio_outside", "stall runs",
                      "signal-malloc deadlocked"], rs), "",
             "stall (2 threads): ratio = the other threads' throughput while thread 0 is paused "
             "inside malloc/free over undelayed; ratio_outside = the same over pauses of the "

@@ -8,75 +8,9 @@ the report's `±p%`. An axis is linear from 0 unless its values span 10x or more
 is labelled at 1, 2 and 5 times the powers of ten, so it never shows a lone "1". Legends sit
 outside the axes, to the right; titles are wrapped, never cut."""
 import os
-import textwrap
 
-from . import verdicts as V
-
-LOG_SPAN = 10.0         # values spanning this factor or more get a log axis
-TITLE_WIDTH = 60        # characters per line of a title
-
-
-
-def _save(fig, outdir, name):
-    """Lay out, write outdir/name as PNG, close the figure; return name."""
-    fig.tight_layout()
-    fig.savefig(os.path.join(outdir, name), dpi=110)
-    _plt().close(fig)
-    return name
-
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
-MARKERS = "os^vD<>pPX*h"
-
-
-def _plain_log(ax):
-    """Log y axis with plain numbers at 1, 2 and 5 x 10^k (0.5, 1, 2, 5, 10), instead of
-    powers of ten or a lone 1."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-    ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: "%g" % y))
-    ax.yaxis.set_minor_formatter(NullFormatter())
-
-
-def _value_axis(ax, values):
-    """Linear from 0 when the positive values span less than LOG_SPAN, else _plain_log."""
-    vs = [v for v in values if v and v > 0]
-    if vs and max(vs) / min(vs) >= LOG_SPAN:
-        _plain_log(ax)
-        return True
-    ax.set_ylim(bottom=0)
-    return False
-
-
-def _yerr(spreads, scale=1.0):
-    """Asymmetric error bars [[below], [above]] of Spreads (0 for a missing one or one
-    without repetitions)."""
-    lo, hi = [], []
-    for s in spreads:
-        if s is None or s.n < 2:
-            lo.append(0.0)
-            hi.append(0.0)
-        else:
-            lo.append(max(0.0, (s.med - s.lo) * scale))
-            hi.append(max(0.0, (s.hi - s.med) * scale))
-    return [lo, hi]
-
-
-def _legend(ax, **kw):
-    """A legend outside the axes, on the right, so that it covers no data."""
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
-              **kw)
-
-
-def _title(ax, text, **kw):
-    """The whole title, wrapped at TITLE_WIDTH characters."""
-    ax.set_title("\n".join(textwrap.wrap(text, TITLE_WIDTH)), **kw)
+from .. import plotkit as K, verdicts as V
+from . import michael, programs, series as S
 
 
 def _speed_workloads(tab):
@@ -84,12 +18,8 @@ def _speed_workloads(tab):
     return sorted({w for (_, w, _) in tab} - set(V.BLOWUP_WORKLOADS))
 
 
-def _fname(s):
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)
-
-
 def speedup_plots(rows, outdir, ncores):
-    plt = _plt()
+    plt = K.plt()
     tab = V.throughput_spreads(rows)
     files = []
     for wl in _speed_workloads(tab):
@@ -111,18 +41,18 @@ def speedup_plots(rows, outdir, ncores):
                 label="ideal (%d cores)" % ncores)
         for i, (v, pts) in enumerate(series.items()):
             ax.errorbar([t for t, _ in pts], [s.med for _, s in pts],
-                        yerr=_yerr([s for _, s in pts]), marker=MARKERS[i % len(MARKERS)],
+                        yerr=K.yerr([s for _, s in pts]), marker=K.MARKERS[i % len(K.MARKERS)],
                         capsize=3, label=v)
         ax.set_xlabel("threads")
         ax.set_ylabel("speedup over 1 thread (same allocator)")
-        _title(ax, "%s: speedup over 1 thread (bars: the ratio's interval over repetitions)"
+        K.title(ax, "%s: speedup over 1 thread (bars: the ratio's interval over repetitions)"
                % wl,
                fontsize=10)
         ax.set_xticks(sorted({t for pts in series.values() for t, _ in pts}))
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-        _legend(ax)
-        f = _save(fig, outdir, "speedup-%s.png" % _fname(wl))
+        K.legend(ax)
+        f = K.save(fig, outdir, "speedup-%s.png" % K.fname(wl))
         files.append(f)
     return files
 
@@ -133,7 +63,7 @@ def relative_plot(rows, outdir, baseline, ncores=None):
     The second file keeps its name, relative-throughput-maxthreads.png."""
     if not baseline:
         return []
-    plt = _plt()
+    plt = K.plt()
     tab = V.throughput_spreads(rows)
     wls = _speed_workloads(tab)
     variants = V.variants([r for r in V.timing_rows(rows)])
@@ -164,20 +94,20 @@ def relative_plot(rows, outdir, baseline, ncores=None):
         for i, v in enumerate(variants):
             xs = [k + (i - (n - 1) / 2) * width for k in range(len(keys))]
             sp = [data[key].get(v) for key in keys]
-            ax.bar(xs, [s.med if s else 0 for s in sp], width, label=v, yerr=_yerr(sp),
+            ax.bar(xs, [s.med if s else 0 for s in sp], width, label=v, yerr=K.yerr(sp),
                    capsize=2, error_kw={"lw": 0.8})
         ax.axhline(1.0, color="k", lw=0.8)
         ax.set_xticks(range(len(keys)))
         ax.set_xticklabels(["%s\nt=%d" % k for k in keys], fontsize=8)
         ax.set_ylabel("throughput / %s" % baseline)
-        _value_axis(ax, allv + [1.0])
-        _title(ax, "throughput relative to %s at %s (bars: the ratio's interval over "
+        K.value_axis(ax, allv + [1.0])
+        K.title(ax, "throughput relative to %s at %s (bars: the ratio's interval over "
                "repetitions)" % (baseline, "1 thread" if which == "1" else
                                  "P threads" if ncores else "the highest thread count"),
                fontsize=10)
-        _legend(ax)
+        K.legend(ax)
         ax.grid(alpha=0.3, axis="y")
-        f = _save(fig, outdir, "relative-throughput-%s.png"
+        f = K.save(fig, outdir, "relative-throughput-%s.png"
                   % ("1thread" if which == "1" else "maxthreads"))
         files.append(f)
     return files
@@ -186,7 +116,7 @@ def relative_plot(rows, outdir, baseline, ncores=None):
 def memory_plot(rows, outdir):
     """Two panels per workload group: memory held (A, else RSS) and A/U, at the highest
     thread count measured, median over repetitions."""
-    plt = _plt()
+    plt = K.plt()
     okr = [r for r in V.ok(rows) if not V.is_census(r)]
     wls = sorted({r["workload_label"] for r in okr})
     variants = V.variants(okr)
@@ -215,18 +145,18 @@ def memory_plot(rows, outdir):
         for i, v in enumerate(variants):
             xs = [k + (i - (n - 1) / 2) * width for k in range(len(keys))]
             sp = [data.get((w, t, v)) for (w, t) in keys]
-            ax.bar(xs, [s.med if s else 0 for s in sp], width, label=v, yerr=_yerr(sp),
+            ax.bar(xs, [s.med if s else 0 for s in sp], width, label=v, yerr=K.yerr(sp),
                    capsize=2, error_kw={"lw": 0.8})
         ax.set_xticks(range(len(keys)))
         ax.set_xticklabels(["%s\nt=%d" % k for k in keys], fontsize=8)
         ax.set_ylabel(ylabel)
-        _value_axis(ax, [s.lo for s in data.values()] + [s.hi for s in data.values()])
+        K.value_axis(ax, [s.lo for s in data.values()] + [s.hi for s in data.values()])
         ax.grid(alpha=0.3, axis="y")
     axes[1].axhline(1.0, color="k", lw=0.8)
-    _title(axes[0], "memory at the highest thread count (median over repetitions; bars: "
+    K.title(axes[0], "memory at the highest thread count (median over repetitions; bars: "
            "min-max)", fontsize=10)
-    _legend(axes[0])
-    f = _save(fig, outdir, "memory.png")
+    K.legend(axes[0])
+    f = K.save(fig, outdir, "memory.png")
     return [f]
 
 
@@ -234,7 +164,7 @@ def rounds_plot(rows, rounds, outdir):
     """Memory held over rounds in each blowup workload (first repetition, highest threads)."""
     if not rounds:
         return []
-    plt = _plt()
+    plt = K.plt()
     okr = [r for r in V.ok(rows) if r["workload"] in V.BLOWUP_WORKLOADS and not V.is_census(r)]
     wls = sorted({r["workload_label"] for r in okr})
     files = []
@@ -253,7 +183,7 @@ def rounds_plot(rows, rounds, outdir):
             if not mem or None in mem:
                 continue
             ax.plot(range(len(mem)), [m / (1 << 20) for m in mem],
-                    marker=MARKERS[i % len(MARKERS)], ms=3, label=v)
+                    marker=K.MARKERS[i % len(K.MARKERS)], ms=3, label=v)
             if not live_drawn and None not in live:
                 ax.plot(range(len(live)), [x / (1 << 20) for x in live], color="k", ls=":",
                         label="live bytes")
@@ -264,11 +194,11 @@ def rounds_plot(rows, rounds, outdir):
             continue
         ax.set_xlabel("round")
         ax.set_ylabel("MiB held from the OS (A; RSS if no stats)")
-        _title(ax, "%s, %d threads: memory over rounds (first repetition)" % (wl, tmax),
+        K.title(ax, "%s, %d threads: memory over rounds (first repetition)" % (wl, tmax),
                fontsize=10)
         ax.grid(alpha=0.3)
-        _legend(ax)
-        f = _save(fig, outdir, "rounds-%s.png" % _fname(wl))
+        K.legend(ax)
+        f = K.save(fig, outdir, "rounds-%s.png" % K.fname(wl))
         files.append(f)
     return files
 
@@ -277,16 +207,15 @@ def figure8_plot(rows, outdir):
     """Michael 2004 Figure 8 (a)-(h): one panel per workload, x = threads, y = speedup over
     contention-free glibc (glibc's median throughput at 1 thread), a line per allocator.
     Drawn when glibc was measured at 1 thread on at least one of the panels' workloads."""
-    from . import report_michael
-    fig8 = report_michael.figure8_ratio_spreads(rows)
+    fig8 = michael.figure8_ratio_spreads(rows)
     if not fig8:
         return []
-    plt = _plt()
-    panels = [p for p in report_michael.FIG8 if p in fig8]
+    plt = K.plt()
+    panels = [p for p in michael.FIG8 if p in fig8]
     ncols = min(4, len(panels))
     nrows = (len(panels) + ncols - 1) // ncols
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.2 * nrows), squeeze=False)
-    names = list(report_michael.PAPER_SET) + list(report_michael.PRODUCTION)
+    names = list(michael.PAPER_SET) + list(michael.PRODUCTION)
     for k, p in enumerate(panels):
         ax = axes[k // ncols][k % ncols]
         for i, n in enumerate(names):
@@ -294,9 +223,9 @@ def figure8_plot(rows, outdir):
             if not pts:
                 continue
             ax.errorbar([t for t, _ in pts], [s.med for _, s in pts],
-                        yerr=_yerr([s for _, s in pts]), marker=MARKERS[i % len(MARKERS)],
+                        yerr=K.yerr([s for _, s in pts]), marker=K.MARKERS[i % len(K.MARKERS)],
                         ms=4, capsize=2, label=n, lw=2.2 if n == "lockfree" else 1.2)
-        ax.set_title(report_michael.panel_name(p), fontsize=9)
+        ax.set_title(michael.panel_name(p), fontsize=9)
         ax.set_xticks(sorted({t for pts in fig8[p].values() for t in pts}))
         ax.set_xlabel("threads", fontsize=8)
         ax.set_ylabel("speedup over contention-free glibc", fontsize=7)
@@ -316,17 +245,16 @@ def figure8_plot(rows, outdir):
 
 def all_plots(rows, rounds, outdir, baseline, ncores, series=()):
     """Every plot; a plotting error is reported, never fatal for the sweep's data."""
-    from . import report_programs, report_series
     files, errors = [], []
-    bench = report_programs.bench_rows(rows)      # real programs: programs.png only
+    bench = programs.bench_rows(rows)      # real programs: programs.png only
     for fn, args in ((speedup_plots, (rows, outdir, ncores)),
                      (relative_plot, (rows, outdir, baseline, ncores)),
                      (memory_plot, (bench, outdir)),
                      (rounds_plot, (rows, rounds, outdir)),
                      (figure8_plot, (rows, outdir)),
-                     (report_series.series_plots, (rows, series, outdir)),
-                     (report_series.latency_plots, (bench, outdir, ncores)),
-                     (report_programs.programs_plot, (rows, outdir))):
+                     (S.series_plots, (rows, series, outdir)),
+                     (S.latency_plots, (bench, outdir, ncores)),
+                     (programs.programs_plot, (rows, outdir))):
         try:
             files += fn(*args)
         except ImportError as e:
@@ -334,3 +262,14 @@ def all_plots(rows, rounds, outdir, baseline, ncores, series=()):
         except Exception as e:     # keep the other plots and the report
             errors.append("%s: %s: %s" % (fn.__name__, type(e).__name__, e))
     return files, errors
+
+
+def plots_section(files, errors):
+    out = ["## Plots", ""]
+    for f in files:
+        out += ["![%s](%s)" % (f, f), ""]
+    for e in errors:
+        out.append("- plot not drawn: %s" % e)
+    if not files and not errors:
+        out.append("No plots (nothing measured).")
+    return out + [""]

@@ -7,8 +7,8 @@ import json
 import math
 import textwrap
 
-from . import report as R, verdicts as V
-from .report_michael import STALL_WORKLOAD
+from .. import fmt as F, plotkit as K, verdicts as V
+from .michael import STALL_WORKLOAD
 
 # series.<column>_<summary> columns of the memory table, with their unit (bytes or kB)
 MEMORY_CELLS = (("A peak", "held_bytes_peak", 1), ("A mean", "held_bytes_mean", 1),
@@ -96,11 +96,11 @@ def memory_over_time_section(rows, programs=False):
         row = [w, V.threads_text(rr, w, t), v]
         for _, col, unit in cells:
             s = V.spread_of([r.get("series." + col) for r in rr])
-            row.append(R.pm(_scaled(s, unit), R.mib))
+            row.append(F.pm(_scaled(s, unit), F.mib))
         rs.append(row)
     head = ["program" if programs else "workload", "threads", "allocator"] + \
         ["MiB " + c for c, _, _ in cells]
-    return out + [R.table(head, rs), ""] + phases_table(sr)
+    return out + [F.table(head, rs), ""] + phases_table(sr)
 
 
 def phases_of(r):
@@ -136,20 +136,20 @@ def phases_table(sr):
         cells, got = [w, V.threads_text(rr, w, t), v], {}
         for title, ph, key, unit in PHASE_CELLS:
             got[title] = _scaled(V.spread_of([phases_of(r)[ph].get(key) for r in rr]), unit)
-            cells.append(R.pm(got[title], R.mib))
+            cells.append(F.pm(got[title], F.mib))
         for a, b in (("A at end", "A spike peak"), ("Private_Dirty at end",
                                                     "RSS spike peak")):
             q = V.ratio(got[a], got[b])
-            cells.append(R.pm(q, "%.2f") if q else "–")
+            cells.append(F.pm(q, "%.2f") if q else "–")
         rs.append(cells)
     head = ["workload", "threads", "allocator"] + [c for c, _, _, _ in PHASE_CELLS] + \
         ["A kept", "Private_Dirty kept (of RSS peak)"]
-    return out + [R.table(head, rs), ""]
+    return out + [F.table(head, rs), ""]
 
 
 def latency_cells(rr, op):
     """The medians (with spread) of one operation's percentiles over the rows rr."""
-    return [R.pm(V.spread_of([r.get("latency.%s_%s" % (op, k)) for r in rr]), ns)
+    return [F.pm(V.spread_of([r.get("latency.%s_%s" % (op, k)) for r in rr]), ns)
             for _, k, _ in PERCENTILES]
 
 
@@ -168,7 +168,7 @@ def latency_section(rows, ncores):
            "it: %s ns. Samples: the median number of timed operations of a run. "
            "latency-<workload>.png draws these percentiles as a CDF."
            % (" or ".join(str(e) for e in every) or "?", " or ".join(clocks) or "a clock",
-              R.pm(over, "%.3g")), ""]
+              F.pm(over, "%.3g")), ""]
     rs = []
     for w in sorted({r["workload_label"] for r in tr}):
         t = V.timing_threads([r["threads"] for r in tr if r["workload_label"] == w], ncores)
@@ -180,8 +180,8 @@ def latency_section(rows, ncores):
                     continue
                 n = V.median([r.get("latency.%s_samples" % op) for r in rr])
                 rs.append([w, V.threads_text(rr, w, t), v, op] + latency_cells(rr, op) +
-                          [R.si(n)])
-    out += [R.table(["workload", "threads", "allocator", "op"] +
+                          [F.si(n)])
+    out += [F.table(["workload", "threads", "allocator", "op"] +
                     [p for p, _, _ in PERCENTILES] + ["samples"], rs), ""]
     return out + stall_table(rows)
 
@@ -220,11 +220,11 @@ def stall_table(rows):
                     for m in STALL_MODES}
             q = V.ratio(tail["delayed"], tail["outside"])
             for m in stall_modes(rr[0]):
-                cells = [R.pm(V.spread_of([r.get(stall_column(m, op, k)) for r in rr]), ns)
+                cells = [F.pm(V.spread_of([r.get(stall_column(m, op, k)) for r in rr]), ns)
                          for _, k, _ in PERCENTILES]
-                rs.append([v, t, op, m] + cells + [R.pm(q, "%.2f") if q and m == "delayed"
+                rs.append([v, t, op, m] + cells + [F.pm(q, "%.2f") if q and m == "delayed"
                                                    else ""])
-    return out + [R.table(["allocator", "threads", "op", "mode"] +
+    return out + [F.table(["allocator", "threads", "op", "mode"] +
                           [p for p, _, _ in PERCENTILES] + ["delayed / outside p99.9"], rs), ""]
 
 
@@ -286,8 +286,7 @@ def series_plots(rows, series, outdir):
     sr = sampled(rows)
     if not sr or not series:
         return []
-    from .plots import MARKERS, _fname, _legend, _plt, _save, _title
-    plt = _plt()
+    plt = K.plt()
     files = []
     by_run = _by_run(series)
     for w in sorted({r["workload_label"] for r in sr}):
@@ -308,26 +307,27 @@ def series_plots(rows, series, outdir):
             for v, col, k, ls, pts in lines:
                 ax.plot([p[0] for p in pts], [p[1] * k / (1 << 20) for p in pts], ls=ls,
                         color=colors[v], lw=1.2, label=v if ls == "-" else None,
-                        marker=MARKERS[list(runs).index(v) % len(MARKERS)], ms=2,
+                        marker=K.MARKERS[list(runs).index(v) % len(K.MARKERS)], ms=2,
                         markevery=max(1, len(pts) // 10))
             ax.set_ylabel(ylabel, fontsize=8)
             ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
-            _legend(ax)
+            K.legend(ax)
         first = next((r for r in sr if (r["index"], r.get("record") or 0) in
                       {ix for ix in runs.values()}), None)
         _phase_lines(axes[:, 0], phases_of(first) if first else [])
         axes[-1, 0].set_xlabel("seconds since the run started")
-        _title(axes[0, 0], "%s, t=%d: memory over time (first repetition; one sample "
+        K.title(axes[0, 0], "%s, t=%d: memory over time (first repetition; one sample "
                "every interval_s)" % (w, t), fontsize=10)
-        files.append(_save(fig, outdir, "series-%s.png" % _fname(w)))
+        files.append(K.save(fig, outdir, "series-%s.png" % K.fname(w)))
     return files
 
 
 def _ns_axis(ax):
     """A log x axis labelled at powers of ten in ns, µs or ms (ns()): '100 ns', '1 µs'; at
     most about six labels, so that they never run into each other."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import (FuncFormatter, LogLocator,  # deferred: slow, optional
+                                   NullFormatter)
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0,), numticks=6))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: ns(x)))
@@ -340,8 +340,7 @@ def latency_plots(rows, outdir, ncores):
     tr = timed(rows)
     if not tr:
         return []
-    from .plots import MARKERS, _fname, _legend, _plt, _save
-    plt = _plt()
+    plt = K.plt()
     # the tail axis: a percentile q at -log10(1 - q), the maximum one step beyond p99.9
     ys = [-math.log10(1 - q) if q else 4.0 for _, _, q in PERCENTILES]
     files = []
@@ -362,16 +361,16 @@ def latency_plots(rows, outdir, ncores):
                     continue
                 xerr = [[s.med - s.lo for s, _ in pts], [s.hi - s.med for s, _ in pts]]
                 ax.errorbar([s.med for s, _ in pts], [y for _, y in pts], xerr=xerr,
-                            marker=MARKERS[i % len(MARKERS)], ms=4, capsize=2, label=v)
+                            marker=K.MARKERS[i % len(K.MARKERS)], ms=4, capsize=2, label=v)
             _ns_axis(ax)
             ax.set_yticks(ys)
             ax.set_yticklabels([p for p, _, _ in PERCENTILES])
             ax.set_xlabel("%s latency (log axis)" % op)
             ax.set_ylabel("sampled percentile")
             ax.grid(alpha=0.3)
-        _legend(axes[0, -1])
+        K.legend(axes[0, -1])
         fig.suptitle("\n".join(textwrap.wrap(
             "%s, t=%d: latency CDF from the sampled percentiles (median over repetitions; "
             "bars: min-max)" % (w, t), 90, break_on_hyphens=False)), fontsize=10)
-        files.append(_save(fig, outdir, "latency-%s.png" % _fname(w)))
+        files.append(K.save(fig, outdir, "latency-%s.png" % K.fname(w)))
     return files

@@ -2,7 +2,7 @@
 the `remote_free` knob per strategy, against each other and the production allocators, on
 the workload that isolates remote frees (xfree), on larson and prodcons, and in memory on the
 blowup workloads. Targets of issue 18 are checked from the numbers, never assumed."""
-from . import report as R, verdicts as V
+from .. import fmt as F, verdicts as V
 
 WORKLOADS = ("xfree", "larson", "prodcons")
 BLOWUP = ("blowup-prodcons", "blowup-roundrobin")
@@ -78,20 +78,20 @@ def remote_free_section(rows, rounds, ncores=2):
                 if w == "xfree" and x:
                     best.setdefault(s, {})[v] = x
                 rel = V.ratio(x, ref.get(w)) if v != "lock" else None
-                cells.append("–" if not x else R.pm(x) + (" (%s)" % R.pm(rel, "%.2f")
+                cells.append("–" if not x else F.pm(x) + (" (%s)" % F.pm(rel, "%.2f")
                                                         if rel else ""))
             xr = [r for r in rr if r["workload"] == "xfree" and r["threads"] == t]
             fr = _sp(xr, "hoardlab.fragmentation")
             lk, cas = _per_free(xr, "lock_acquisitions"), _per_free(xr, "cas_attempts")
-            cells += [R.pm(fr, "%.2f") if fr else "–", R.pm(lk, "%.2f") if lk else "–",
-                      R.pm(cas, "%.2f") if cas else "–"]
+            cells += [F.pm(fr, "%.2f") if fr else "–", F.pm(lk, "%.2f") if lk else "–",
+                      F.pm(cas, "%.2f") if cas else "–"]
             grow = []
             for w in BLOWUP:
                 br = [r for r in rr if r["workload"] == w and r["threads"] == tm]
                 a = V.spread_of([_mem(r) for r in br])
                 ref.setdefault(w, a if v == "lock" else None)
                 rel = V.ratio(a, ref.get(w)) if v != "lock" else None
-                cells.append("–" if not a else R.pm(a, R.mib) + (" (%s)" % R.pm(rel, "%.2f")
+                cells.append("–" if not a else F.pm(a, F.mib) + (" (%s)" % F.pm(rel, "%.2f")
                                                                 if rel else ""))
                 g = _growth(rounds, br)
                 if g:
@@ -104,14 +104,14 @@ def remote_free_section(rows, rounds, ncores=2):
         cells = [v, "–"]
         for w in WORKLOADS:
             x = _sp(rr, "throughput", workload=w, threads=t)
-            cells.append(R.pm(x) if x else "–")
+            cells.append(F.pm(x) if x else "–")
         cells += ["–", "–", "–"]
         for w in BLOWUP:
             a = _sp(rr, _mem, workload=w, threads=tm)
-            cells.append(R.pm(a, R.mib) + " RSS" if a else "–")
+            cells.append(F.pm(a, F.mib) + " RSS" if a else "–")
         cells.append("–")
         rs.append(cells)
-    out += [R.table(head, rs), ""]
+    out += [F.table(head, rs), ""]
     out += _targets(okr, keyed, best, t, tm)
     return out + [""]
 
@@ -138,12 +138,12 @@ def _targets(okr, keyed, best, t, tm=None):
             q = V.ratio(fast[v], mi3)
             out.append("- xfree at t=%d: %s's best fast value `%s` %s frees/s, mimalloc3 %s "
                        "(%sx); target (%s): at or above mimalloc3 — %s"
-                       % (t, s, v, R.pm(fast[v]), R.pm(mi3), R.iv(q), issue,
-                          R.mark(V.check(q, ">=", 1))))
+                       % (t, s, v, F.pm(fast[v]), F.pm(mi3), F.iv(q), issue,
+                          F.mark(V.check(q, ">=", 1))))
         if mine.get("lock"):
             q = V.ratio(fast[v], mine["lock"])
             out.append("- xfree at t=%d: %s `%s` is %sx `lock`; target (%s): at least %dx — %s"
-                       % (t, s, v, R.iv(q), issue, times, R.mark(V.check(q, ">=", times))))
+                       % (t, s, v, F.iv(q), issue, times, F.mark(V.check(q, ">=", times))))
         for w in BLOWUP:
             a = {vv: V.spread_of([_mem(r) for r in keyed if _row(r) == s and
                                   str(r["knob.remote_free"]) == vv and r["workload"] == w and
@@ -151,7 +151,7 @@ def _targets(okr, keyed, best, t, tm=None):
             if a["lock"] and a[v]:
                 q = V.ratio(a[v], a["lock"])
                 out.append("- %s at t=%d: %s `%s` holds %s, `lock` %s (%sx); target (%s): "
-                           "within 1.2x — %s" % (w, tm, s, v, R.pm(a[v], R.mib),
-                                                 R.pm(a["lock"], R.mib), R.iv(q), issue,
-                                                 R.mark(V.check(q, "<=", 1.2))))
+                           "within 1.2x — %s" % (w, tm, s, v, F.pm(a[v], F.mib),
+                                                 F.pm(a["lock"], F.mib), F.iv(q), issue,
+                                                 F.mark(V.check(q, "<=", 1.2))))
     return out + [""] if out else []

@@ -3,7 +3,7 @@ paper's `hoard`, each 2026 element alone as a knob of it (TLAB, 8 global-heap sh
 heap selection), all of them (the `hoard2026` strategy) and the production allocators. An
 ablation table of time and memory, the blowup verdict, issue 12's targets checked from the
 numbers, and the directions of PR 88's own tables beside the directions measured here."""
-from . import report as R, verdicts as V
+from .. import fmt as F, verdicts as V
 
 # (label in the shipped sweep, what it is, strategy, knobs text as runs.csv writes it)
 ELEMENTS = (("hoard", "paper Hoard", "hoard", ""),
@@ -142,14 +142,14 @@ def hoard2026_section(rows, rounds, ncores):
             if ref is None and not any(_sp(rows, var[c], wl, t, _thr)
                                        for c in cols if c in var):
                 continue
-            cells = [wl, t, R.pm(ref) if ref else "not measured"]
+            cells = [wl, t, F.pm(ref) if ref else "not measured"]
             for c in cols:
                 x = _sp(rows, var[c], wl, t, _thr) if c in var else None
                 cells.append("not measured" if x is None else
-                             (R.pm(V.ratio(x, ref), "%.2f") if ref else R.pm(x)))
+                             (F.pm(V.ratio(x, ref), "%.2f") if ref else F.pm(x)))
             rs.append(cells)
     out += ["### Time: throughput relative to paper Hoard", "",
-            R.table(["workload", "threads", "hoard (ops/s)"] + cols, rs), "",
+            F.table(["workload", "threads", "hoard (ops/s)"] + cols, rs), "",
             "Median throughput over repetitions / paper Hoard's at the same workload and "
             "thread count (above 1: faster than paper Hoard); a ratio whose ± reaches 1 is "
             "within noise.", ""]
@@ -171,14 +171,14 @@ def hoard2026_section(rows, rounds, ncores):
                 if rss is None and a is None:
                     cells.append("–")
                     continue
-                txt = "RSS %s" % R.pm(rss, R.mib)
+                txt = "RSS %s" % F.pm(rss, F.mib)
                 if a is not None:
-                    txt += ", A %s%s" % (R.pm(a, R.mib), " (%s)" % R.pm(V.ratio(a, refa), "%.2f")
+                    txt += ", A %s%s" % (F.pm(a, F.mib), " (%s)" % F.pm(V.ratio(a, refa), "%.2f")
                                          if refa and c != "hoard" else "")
                 cells.append(txt)
             rs.append(cells)
     out += ["### Memory: peak RSS and A, MiB", "",
-            R.table(["workload", "threads"] + mcols, rs), "",
+            F.table(["workload", "threads"] + mcols, rs), "",
             "Median over repetitions at the lowest and highest thread count measured. RSS = "
             "peak resident set of the process (comparable across every allocator); A = peak "
             "bytes hoardlab held from the OS (hoardlab allocators only), in brackets / paper "
@@ -198,7 +198,7 @@ def hoard2026_section(rows, rounds, ncores):
         out.append("- %s: blowup %s — %s%s; target O(1) on both blowup workloads — %s" % (
             label, b["value"], b["evidence"], (" (%s)" % b["note"]) if b["note"] else "",
             "not decided (%s not measured)" % ", ".join(miss) if miss else
-            ("undecided" if b["value"] == "undecided" else R.mark(b["value"] == "O(1)"))))
+            ("undecided" if b["value"] == "undecided" else F.mark(b["value"] == "O(1)"))))
     out += ["", "Rule: " + V.RULES["blowup"], ""]
     # --- issue 12's targets -----------------------------------------------------------------
     out += ["### Issue 12's targets, from the numbers", ""]
@@ -219,8 +219,8 @@ def hoard2026_section(rows, rounds, ncores):
                 bx = _sp(rows, bv, wl, t, _thr)
                 q = V.ratio(x, bx)
                 out.append("- %s at t=%d: hoard2026 %s ops/s, best production %s %s (%sx); "
-                           "target: at or above it — %s" % (wl, t, R.pm(x), bv, R.pm(bx),
-                                                            R.iv(q), R.mark(V.check(q, ">=", 1))))
+                           "target: at or above it — %s" % (wl, t, F.pm(x), bv, F.pm(bx),
+                                                            F.iv(q), F.mark(V.check(q, ">=", 1))))
         mi = prod.get("mimalloc")
         for wl in WORKLOADS + BLOWUP:
             wts = [r["threads"] for r in V.ok(rows) if r["workload"] == wl]
@@ -235,8 +235,8 @@ def hoard2026_section(rows, rounds, ncores):
             q = V.ratio(a, m)
             out.append("- %s at t=%d, peak RSS: hoard2026 %s MiB, mimalloc %s MiB (%sx); "
                        "target: at or below mimalloc's — %s" % (
-                           wl, t, R.pm(a, R.mib), R.pm(m, R.mib), R.iv(q),
-                           R.mark(V.check(q, "<=", 1))))
+                           wl, t, F.pm(a, F.mib), F.pm(m, F.mib), F.iv(q),
+                           F.mark(V.check(q, "<=", 1))))
         out.append("")
     # --- against PR 88's tables -------------------------------------------------------------
     out += ["### Against PR 88's tables", "",
@@ -275,12 +275,12 @@ def hoard2026_section(rows, rounds, ncores):
                     word = {True: "better", False: "worse", None: V.WITHIN_NOISE}[
                         V.check(better, ">", 1.0)]
                     dirs.append(word)
-                    cells.append("%s (%s)" % (R.pm(V.ratio(a, b), "%.2f"), word))
+                    cells.append("%s (%s)" % (F.pm(V.ratio(a, b), "%.2f"), word))
                 same = "–" if not dirs else (
                     V.WITHIN_NOISE if dirs[-1] == V.WITHIN_NOISE else
                     "same" if dirs[-1] == pr else ("PR mixed" if pr == "mixed" else "opposite"))
                 rs.append(cells + [same])
-    out += [R.table(["workload", "metric", "vs", "PR 88, Hoard at 16-256 threads"] +
+    out += [F.table(["workload", "metric", "vs", "PR 88, Hoard at 16-256 threads"] +
                     ["here t=%d" % t for t in sorted({1, tp})] + ["direction at t=%d" % tp],
                     rs), ""]
     if h26:
@@ -295,9 +295,9 @@ def hoard2026_section(rows, rounds, ncores):
                 out.append("- PR 88 at 1-8 threads: Hoard %s faster than mimalloc, jemalloc "
                            "and glibc on %s. Here at t=%d (the direction only: faster than "
                            "each), hoard2026 / %s — %s" % (
-                               factor, wl, t, ", ".join("%s %s" % (o, R.iv(V.ratio(xv, y)))
+                               factor, wl, t, ", ".join("%s %s" % (o, F.iv(V.ratio(xv, y)))
                                                         for o, y in sorted(ys.items())),
-                               R.mark(V.all_hold(*[V.differ(xv, y) for y in ys.values()]))))
+                               F.mark(V.all_hold(*[V.differ(xv, y) for y in ys.values()]))))
     out += ["- What %d cores can confirm: the direction of each comparison at 1 and %d "
             "threads, single-thread speed, and memory bounds (the blowup verdict does not "
             "depend on timing). What they cannot: every PR table row is at 16 threads or "

@@ -1,14 +1,14 @@
 """A task of a sweep on Slurm (`hoardlab slurm-task DIR K`, what job.sh runs): check that
 the build is the sweep's, then run the runs of shard K not done yet (an earlier attempt may
 have done some), appending each to parts/task-K.jsonl as it ends; parts/task-K.json says how
-the task went (running, done, stopped, failed, build-mismatch). See slurm.py."""
+the task went (running, done, stopped, failed, build-mismatch). See __init__.py."""
 import json
 import os
 import signal
 
-from . import common, meta as metamod, nodes, runner, tidy
-from .common import ToolError, log, read_json_lines
-from .slurm import BuildMismatch, check_build, paths, read_json, write_json, utc_now
+from .. import common, meta as metamod, nodes, runner, tidy
+from ..common import ToolError, log, read_json_lines
+from .plan import BuildMismatch, check_build, paths, read_json, write_json, utc_now
 
 
 class Stopped(Exception):
