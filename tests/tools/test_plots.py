@@ -39,7 +39,7 @@ def figures(monkeypatch):
         fig.canvas.draw()
         saved.append(fig)
         return name
-    monkeypatch.setattr(plots, "_save", keep)
+    monkeypatch.setattr(plotkit, "save", keep)
     yield saved
     plotkit.plt().close("all")
 

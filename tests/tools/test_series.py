@@ -244,7 +244,7 @@ def figures(monkeypatch):
         fig.canvas.draw()
         saved.append((name, fig))
         return name
-    monkeypatch.setattr(plots, "_save", keep)
+    monkeypatch.setattr(plotkit, "save", keep)
     yield saved
     plotkit.plt().close("all")
 
