@@ -223,33 +223,20 @@ def cmd_test(a):
 
 # --- parser --------------------------------------------------------------------------------
 
-def parser():
-    p = argparse.ArgumentParser(
-        prog="hoardlab", description="hoardlab: build, run, sweep and report on allocator "
-        "strategies (see docs/tool.md)")
-    p.add_argument("--build-dir", help="build directory (default: $HOARDLAB_BUILD_DIR or "
-                   "build/)")
-    common_opts = argparse.ArgumentParser(add_help=False)
-    common_opts.add_argument("--build-dir", default=argparse.SUPPRESS,
-                             help="build directory (default: $HOARDLAB_BUILD_DIR or build/)")
-    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
-    sub.required = True
-    _add = sub.add_parser
+def add_no_build(s):
+    s.add_argument("--no-build", action="store_true",
+                   help="do not run the incremental build first: measure the binaries "
+                   "as they are (meta.json records whether they were out of date)")
+    s.add_argument("--build", action="store_true", help=argparse.SUPPRESS)  # the default
 
-    def add_parser(*args, **kw):
-        return _add(*args, parents=[common_opts], **kw)
-    sub.add_parser = add_parser
 
-    def add_no_build(s):
-        s.add_argument("--no-build", action="store_true",
-                       help="do not run the incremental build first: measure the binaries "
-                       "as they are (meta.json records whether they were out of date)")
-        s.add_argument("--build", action="store_true", help=argparse.SUPPRESS)  # the default
-
+def parse_build(sub):
     s = sub.add_parser("build", help="meson setup (if needed) and ninja")
     s.add_argument("-j", "--jobs", type=int)
     s.set_defaults(func=cmd_build)
 
+
+def parse_run(sub):
     s = sub.add_parser("run", help="run one workload under one allocator",
                        description="Run hlbench WORKLOAD once. Extra hlbench options go "
                        "after `--`.")
@@ -270,6 +257,8 @@ def parser():
     add_no_build(s)
     s.set_defaults(func=cmd_run)
 
+
+def parse_sweep(sub):
     s = sub.add_parser("sweep", help="run a sweep file, write results/<date>-<name>/")
     s.add_argument("file")
     s.add_argument("--out", help="output directory (default results/<date>-<name>)")
@@ -281,13 +270,16 @@ def parser():
     s.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     slurm.add_sweep_options(s)
     s.set_defaults(func=cmd_sweep)
-    slurm.add_commands(sub)             # collect, slurm-task
 
+
+def parse_report(sub):
     s = sub.add_parser("report", help="redo plots and report.md of a results directory")
     s.add_argument("dir")
     s.add_argument("--baseline", help="allocator for relative throughput")
     s.set_defaults(func=cmd_report)
 
+
+def parse_compare(sub):
     s = sub.add_parser("compare", help="B against A per workload and thread count: faster, "
                        "slower or no significant difference (ratio of medians, bootstrap "
                        "interval)")
@@ -300,6 +292,8 @@ def parser():
                    "better)")
     s.set_defaults(func=cmd_compare)
 
+
+def parse_attribute(sub):
     s = sub.add_parser("attribute", help="from a base configuration to a target, one "
                        "element at a time in forward and reverse order: each element's "
                        "contribution per workload, and where the orders disagree "
@@ -330,6 +324,8 @@ def parser():
     add_no_build(s)
     s.set_defaults(func=cmd_attribute)
 
+
+def parse_cost(sub):
     s = sub.add_parser("cost", help="instructions per malloc+free pair (callgrind), per "
                        "allocator and case, with the core's share")
     s.add_argument("-a", "--allocators", help="comma-separated (default: every strategy and "
@@ -345,9 +341,13 @@ def parser():
     s.add_argument("-j", "--jobs", type=int, help="callgrind runs at once (default 2)")
     s.set_defaults(func=cmd_cost)
 
+
+def parse_strategies(sub):
     s = sub.add_parser("strategies", help="list strategies and production allocators")
     s.set_defaults(func=cmd_strategies)
 
+
+def parse_config(sub):
     s = sub.add_parser("config", help="configuration keys (hlconfig)")
     g = s.add_mutually_exclusive_group()
     g.add_argument("--list", action="store_true", help="text table of every key (default)")
@@ -360,6 +360,8 @@ def parser():
     s.add_argument("-a", "--allocator", help="strategy with knobs: 'hoard, empty_fraction=1/8'")
     s.set_defaults(func=cmd_config)
 
+
+def parse_layers(sub):
     s = sub.add_parser("layers", help="check that every file of libhoardlab uses only files "
                        "of its own layer or below and that no files use each other in a loop "
                        "(objects and headers); exit 1 on an upward edge or a loop not known")
@@ -368,12 +370,16 @@ def parser():
     add_no_build(s)
     s.set_defaults(func=cmd_layers)
 
+
+def parse_test(sub):
     s = sub.add_parser("test", help="install deps, build, C tests and tool tests; one "
                        "summary line")
     s.add_argument("-j", "--jobs", type=int)
     s.add_argument("--no-deps", action="store_true", help="skip tools/install-deps")
     s.set_defaults(func=cmd_test)
 
+
+def parse_soak(sub):
     s = sub.add_parser("soak", help="the integrity stress under every strategy, knob values "
                        "rotated, until the time is up; operations, bytes verified and failures "
                        "per strategy; exit 1 on a failure")
@@ -390,12 +396,48 @@ def parser():
     add_no_build(s)
     s.set_defaults(func=cmd_soak)
 
+
+def parse_main(sub):
     s = sub.add_parser("main", help="install deps, build, run the taxonomy sweep, print the "
                        "report's path")
     s.add_argument("-j", "--jobs", type=int)
     s.add_argument("--results", help="parent of the output directory (default results/)")
     s.add_argument("-q", "--quiet", action="store_true")
     s.set_defaults(func=cmd_main)
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="hoardlab", description="hoardlab: build, run, sweep and report on allocator "
+        "strategies (see docs/tool.md)")
+    p.add_argument("--build-dir", help="build directory (default: $HOARDLAB_BUILD_DIR or "
+                   "build/)")
+    common_opts = argparse.ArgumentParser(add_help=False)
+    common_opts.add_argument("--build-dir", default=argparse.SUPPRESS,
+                             help="build directory (default: $HOARDLAB_BUILD_DIR or build/)")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+    sub.required = True
+    _add = sub.add_parser
+
+    def add_parser(*args, **kw):
+        return _add(*args, parents=[common_opts], **kw)
+    sub.add_parser = add_parser
+    # the subcommands, in --help's order (slurm's: collect, slurm-task)
+    for add in (parse_build,
+                parse_run,
+                parse_sweep,
+                slurm.add_commands,
+                parse_report,
+                parse_compare,
+                parse_attribute,
+                parse_cost,
+                parse_strategies,
+                parse_config,
+                parse_layers,
+                parse_test,
+                parse_soak,
+                parse_main):
+        add(sub)
     return p
 
 
