@@ -70,15 +70,11 @@ def _prod_variants(rows):
             if V.reference_variant(rows, p)}
 
 
-def _med(rows, variant, wl, t, fn):
-    return V.median([fn(r) for r in V.ok(rows) if r["variant"] == variant and
-                     r["workload"] == wl and r["threads"] == t and not V.is_census(r)])
-
-
 def _sp(rows, variant, wl, t, fn):
-    """As _med, the Spread over repetitions."""
-    return V.spread_of([fn(r) for r in V.ok(rows) if r["variant"] == variant and
-                        r["workload"] == wl and r["threads"] == t and not V.is_census(r)])
+    """The Spread over repetitions of fn(row), on the runs of variant, wl and t that count
+    (ok, no census)."""
+    return V.spread_where([r for r in V.ok(rows) if not V.is_census(r)], fn,
+                          variant=variant, workload=wl, threads=t)
 
 
 def _thr(r):
@@ -130,10 +126,17 @@ def hoard2026_section(rows, rounds, ncores):
            "(the `hoard2026` strategy, which also uses its own superblock size), and the "
            "production allocators. Not measured in this sweep: %s."
            % (", ".join(l for l, *_ in ELEMENTS if l not in el) or "none of them"), ""]
-    # --- time -------------------------------------------------------------------------------
-    cols = [l for l, *_ in ELEMENTS[1:]] + [p for p in PRODUCTION if p in prod]
     var = dict(el)
     var.update(prod)
+    h26 = el.get("hoard2026")
+    return (out + _time(rows, el, prod, var, ts) + _memory(rows, el, prod, var) +
+            _blowup(rows, rounds, el) + _targets(rows, h26, prod, tp) +
+            _against_pr88(rows, h26, prod, tp) + _pr88_low(rows, h26, prod, tp, ncores))
+
+
+def _time(rows, el, prod, var, ts):
+    """Throughput relative to paper Hoard, per workload and thread count."""
+    cols = [l for l, *_ in ELEMENTS[1:]] + [p for p in PRODUCTION if p in prod]
     hv = el.get("hoard")
     rs = []
     for wl in WORKLOADS:
@@ -148,12 +151,16 @@ def hoard2026_section(rows, rounds, ncores):
                 cells.append("not measured" if x is None else
                              (F.pm(V.ratio(x, ref), "%.2f") if ref else F.pm(x)))
             rs.append(cells)
-    out += ["### Time: throughput relative to paper Hoard", "",
+    return ["### Time: throughput relative to paper Hoard", "",
             F.table(["workload", "threads", "hoard (ops/s)"] + cols, rs), "",
             "Median throughput over repetitions / paper Hoard's at the same workload and "
             "thread count (above 1: faster than paper Hoard); a ratio whose ± reaches 1 is "
             "within noise.", ""]
-    # --- memory -----------------------------------------------------------------------------
+
+
+def _memory(rows, el, prod, var):
+    """Peak RSS and A at the lowest and highest thread count."""
+    hv = el.get("hoard")
     rs = []
     mcols = [l for l, *_ in ELEMENTS] + [p for p in PRODUCTION if p in prod]
     for wl in WORKLOADS + BLOWUP:
@@ -177,14 +184,17 @@ def hoard2026_section(rows, rounds, ncores):
                                          if refa and c != "hoard" else "")
                 cells.append(txt)
             rs.append(cells)
-    out += ["### Memory: peak RSS and A, MiB", "",
+    return ["### Memory: peak RSS and A, MiB", "",
             F.table(["workload", "threads"] + mcols, rs), "",
             "Median over repetitions at the lowest and highest thread count measured. RSS = "
             "peak resident set of the process (comparable across every allocator); A = peak "
             "bytes hoardlab held from the OS (hoardlab allocators only), in brackets / paper "
             "Hoard's A.", ""]
-    # --- blowup -----------------------------------------------------------------------------
-    out += ["### Blowup", ""]
+
+
+def _blowup(rows, rounds, el):
+    """The blowup verdict of the elements that must keep it O(1)."""
+    out = ["### Blowup", ""]
     ref = V.reference_variant(rows, "serial")
     for label in BLOWUP_CHECKED:
         v = el.get(label)
@@ -200,9 +210,13 @@ def hoard2026_section(rows, rounds, ncores):
             "not decided (%s not measured)" % ", ".join(miss) if miss else
             ("undecided" if b["value"] == "undecided" else F.mark(b["value"] == "O(1)"))))
     out += ["", "Rule: " + V.RULES["blowup"], ""]
-    # --- issue 12's targets -----------------------------------------------------------------
-    out += ["### Issue 12's targets, from the numbers", ""]
-    h26 = el.get("hoard2026")
+    return out
+
+
+def _targets(rows, h26, prod, tp):
+    """Issue 12's targets: hoard2026 at or above the best production allocator's speed, at
+    or below mimalloc's peak RSS."""
+    out = ["### Issue 12's targets, from the numbers", ""]
     rank = V.production_ranking(rows)
     if not h26:
         out += ["- hoard2026: not among this sweep's allocators; no target can be checked.", ""]
@@ -238,8 +252,12 @@ def hoard2026_section(rows, rounds, ncores):
                            wl, t, F.pm(a, F.mib), F.pm(m, F.mib), F.iv(q),
                            F.mark(V.check(q, "<=", 1))))
         out.append("")
-    # --- against PR 88's tables -------------------------------------------------------------
-    out += ["### Against PR 88's tables", "",
+    return out
+
+
+def _against_pr88(rows, h26, prod, tp):
+    """PR 88's tables beside the direction measured here, per workload, metric and allocator."""
+    out = ["### Against PR 88's tables", "",
             "PR 88 measured on a 192-core, 2-node NUMA machine at 16 to 256 threads (Larson: "
             "memory only; Phong, its realloc-heavy benchmark, stands against realloc-churn "
             "here). Per workload and allocator: in how many of its thread counts Hoard was "
@@ -283,6 +301,12 @@ def hoard2026_section(rows, rounds, ncores):
     out += [F.table(["workload", "metric", "vs", "PR 88, Hoard at 16-256 threads"] +
                     ["here t=%d" % t for t in sorted({1, tp})] + ["direction at t=%d" % tp],
                     rs), ""]
+    return out
+
+
+def _pr88_low(rows, h26, prod, tp, ncores):
+    """PR 88's claims at 1-8 threads, and what this machine's cores can confirm."""
+    out = []
     if h26:
         for wl, factor in PR88_LOW.items():
             x = {t: _sp(rows, h26, wl, t, _thr) for t in sorted({1, tp})}

@@ -8,16 +8,6 @@ WORKLOADS = ("xfree", "larson", "prodcons")
 BLOWUP = ("blowup-prodcons", "blowup-roundrobin")
 
 
-def _med(rows, key, **where):
-    return V.median([r.get(key) for r in rows if all(r.get(k) == v for k, v in where.items())])
-
-
-def _sp(rows, key, **where):
-    """Spread of `key` (a column, or a function of the row) over the rows matching where."""
-    get = key if callable(key) else (lambda r: r.get(key))
-    return V.spread_of([get(r) for r in rows if all(r.get(k) == v for k, v in where.items())])
-
-
 def _mem(r):
     return V.memory_of(r)[0]
 
@@ -73,7 +63,7 @@ def remote_free_section(rows, rounds, ncores=2):
             rr = of[v]
             cells = [s, v]
             for w in WORKLOADS:
-                x = _sp(rr, "throughput", workload=w, threads=t)
+                x = V.spread_where(rr, "throughput", workload=w, threads=t)
                 ref.setdefault(w, x if v == "lock" else None)
                 if w == "xfree" and x:
                     best.setdefault(s, {})[v] = x
@@ -81,7 +71,7 @@ def remote_free_section(rows, rounds, ncores=2):
                 cells.append("–" if not x else F.pm(x) + (" (%s)" % F.pm(rel, "%.2f")
                                                         if rel else ""))
             xr = [r for r in rr if r["workload"] == "xfree" and r["threads"] == t]
-            fr = _sp(xr, "hoardlab.fragmentation")
+            fr = V.spread_where(xr, "hoardlab.fragmentation")
             lk, cas = _per_free(xr, "lock_acquisitions"), _per_free(xr, "cas_attempts")
             cells += [F.pm(fr, "%.2f") if fr else "–", F.pm(lk, "%.2f") if lk else "–",
                       F.pm(cas, "%.2f") if cas else "–"]
@@ -103,11 +93,11 @@ def remote_free_section(rows, rounds, ncores=2):
         rr = [r for r in prod if r["variant"] == v]
         cells = [v, "–"]
         for w in WORKLOADS:
-            x = _sp(rr, "throughput", workload=w, threads=t)
+            x = V.spread_where(rr, "throughput", workload=w, threads=t)
             cells.append(F.pm(x) if x else "–")
         cells += ["–", "–", "–"]
         for w in BLOWUP:
-            a = _sp(rr, _mem, workload=w, threads=tm)
+            a = V.spread_where(rr, _mem, workload=w, threads=tm)
             cells.append(F.pm(a, F.mib) + " RSS" if a else "–")
         cells.append("–")
         rs.append(cells)
@@ -126,7 +116,7 @@ def _targets(okr, keyed, best, t, tm=None):
     interval: a target whose ratio's interval reaches its threshold is within noise)."""
     out = []
     tm = tm or t
-    mi3 = _sp([r for r in okr if r["variant"] == "mimalloc3"], "throughput", workload="xfree",
+    mi3 = V.spread_where([r for r in okr if r["variant"] == "mimalloc3"], "throughput", workload="xfree",
               threads=t)
     for s, times, issue in TARGETS:
         mine = best.get(s, {})
