@@ -1,4 +1,4 @@
-"""The plots' readability rules (plots.py's docstring): error bars on every bar, labelled log
+"""The plots' readability rules (report/plots.py's docstring): error bars on every bar, labelled log
 ticks (never a lone "1"), legends outside the axes, whole titles. Synthetic rows."""
 import itertools
 
