@@ -80,7 +80,7 @@ def cmd_sweep(a):
 
 
 def cmd_report(a):
-    if not os.path.exists(os.path.join(a.dir, "runs.csv")):
+    if not tidy.table_file(os.path.join(a.dir, "runs.csv")):
         raise ToolError("%s: no runs.csv" % a.dir)
     print(orchestrate.make_report(a.dir, a.baseline))
     return 0

@@ -1,5 +1,5 @@
 """A sweep from its file to its report: check it against the build, run it in its shuffled
-order, write runs.csv, rounds.csv, series.csv and meta.json, count instructions (cost =
+order, write runs.csv, rounds.csv, series.csv.xz and meta.json, count instructions (cost =
 yes), and make the plots and report.md, one report per kind of node when the runs span
 several. The command line (cli.py) and the Slurm commands (slurm/) both drive it."""
 import json
@@ -151,7 +151,7 @@ def run_cost(bdir, names, outdir):
 def make_report(outdir, baseline=None):
     rows = tidy.read_csv(os.path.join(outdir, "runs.csv"))
     rp = os.path.join(outdir, "rounds.csv")
-    rounds = tidy.read_csv(rp) if os.path.exists(rp) else []
+    rounds = tidy.read_csv(rp) if tidy.table_file(rp) else []
     series = tidy.read_series(outdir)
     meta = metamod.read(os.path.join(outdir, "meta.json"))
     if baseline:
@@ -224,12 +224,12 @@ def report_by_kind(outdir, rows, rounds, meta, kinds_, baseline, series=()):
 def kind_meta(meta, kind, n):
     """meta.json of one kind's folder: `machine` is a node of that kind."""
     m = dict(meta)
-    nodes = {k: v for k, v in (meta.get("nodes") or {}).items() if k in kind["nodes"]}
-    m["nodes"] = nodes
+    kept = {k: v for k, v in (meta.get("nodes") or {}).items() if k in kind["nodes"]}
+    m["nodes"] = kept
     m["node_kind"] = {"label": kind["label"], "of": n, "cpu_model": kind["cpu_model"],
                       "topology": kind["topology"], "nodes": kind["nodes"]}
-    if nodes:
-        m["machine"] = dict(next(iter(nodes.values())).get("machine") or {})
+    if kept:
+        m["machine"] = dict(next(iter(kept.values())).get("machine") or {})
     else:
         m["machine"] = dict(meta.get("machine") or {}, cpu_model=kind["cpu_model"])
     idx = {r["index"] for r in kind["rows"]}
