@@ -5,7 +5,6 @@ import os
 from .. import cost
 
 
-
 def cost_section(outdir, meta):
     """From cost.json (a sweep with `cost = yes`, or `hoardlab cost --json` copied there)."""
     title = ["## Instructions per malloc+free pair (callgrind)", ""]

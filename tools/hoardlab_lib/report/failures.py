@@ -2,7 +2,6 @@
 from .. import fmt as F
 
 
-
 def failures(rows):
     bad = [r for r in rows if r.get("status") != "ok"]
     if not bad:

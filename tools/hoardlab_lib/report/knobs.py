@@ -2,7 +2,6 @@
 from .. import fmt as F, verdicts as V
 
 
-
 def knob_section(rows, meta, ncores=None):
     """Generic: for every swept knob, throughput and A/U by value."""
     swept = sorted({k[5:] for r in rows for k in r if k.startswith("knob.")} - {"census"})

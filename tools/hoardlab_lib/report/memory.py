@@ -2,7 +2,6 @@
 from .. import fmt as F, verdicts as V
 
 
-
 def memory_tables(rows):
     okr = [r for r in V.ok(rows) if not V.is_census(r)]
     ref = V.reference_variant(rows, "serial")

@@ -2,7 +2,6 @@
 from .. import fmt as F, verdicts as V
 
 
-
 def production_section(rows):
     """The best production allocator per workload and thread count (the fastest of all the
     production allocators measured, by median throughput), the runner-up, and every hoardlab

@@ -3,7 +3,6 @@ and the rules."""
 from .. import fmt as F, paper, verdicts as V
 
 
-
 def taxonomy_section(rows, rounds, ncores):
     """Table 7 compares strategies: it appears only when the sweep measured two or more (a
     one-knob experiment on one strategy has the knob table instead)."""

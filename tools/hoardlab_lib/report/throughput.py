@@ -2,7 +2,6 @@
 from .. import fmt as F, verdicts as V
 
 
-
 def throughput_tables(rows, baseline, ncores=None):
     tab = V.throughput_spreads(rows)
     short = V.short_groups(rows)

@@ -2,7 +2,6 @@
 from .. import fmt as F, verdicts as V
 
 
-
 def ucpp(rows, ncores):
     conc = [r for r in V.timing_rows(rows) if r.get("strategy") == "concurrent" and
             r["workload"] in ("ucpp-unique", "ucpp-random")]

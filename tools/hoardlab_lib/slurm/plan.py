@@ -122,7 +122,6 @@ def array_spec(tasks):
 # --- the build a task runs -------------------------------------------------------------------
 
 
-
 def head_commit():
     try:
         p = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True,
