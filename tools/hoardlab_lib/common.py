@@ -8,6 +8,7 @@ cmeel-mimalloc installs (glibc = no preload).
 """
 import glob
 import hashlib
+import importlib.metadata as md
 import json
 import os
 import subprocess
@@ -57,7 +58,6 @@ def require(bdir, which):
 def pypi_library(dist, fname):
     """Path of file `fname` installed by the PyPI distribution `dist` into the site-packages
     of the python running this tool (importlib.metadata, so wherever pip put it), or None."""
-    import importlib.metadata as md
     try:
         files = md.distribution(dist).files or []
     except md.PackageNotFoundError:

@@ -1,6 +1,7 @@
 """meta.json: everything needed to interpret and repeat a sweep — machine and topology
 (hwloc), cpu model, kernel, compiler, commit, the sweep file and every configuration."""
 import hashlib
+import importlib.metadata as md
 import json
 import os
 import platform
@@ -115,7 +116,6 @@ def production_versions():
             continue
         entry = {"library": lib}
         if name in PYPI_PACKAGES:
-            import importlib.metadata as md
             try:
                 entry.update(package="%s (PyPI)" % PYPI_PACKAGES[name],
                              version=md.version(PYPI_PACKAGES[name]))
@@ -178,7 +178,7 @@ def collect(bdir, sweep=None, extra=None):
         "config_table": hlconfig_table(bdir),
     }
     try:
-        import matplotlib
+        import matplotlib       # deferred: slow, and optional (the version, if installed)
         m["matplotlib"] = matplotlib.__version__
     except ImportError:
         m["matplotlib"] = None
