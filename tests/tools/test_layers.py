@@ -190,9 +190,8 @@ def test_a_loop_planted_in_a_copy_of_the_sources_fails(tmp_path):
 
 @built
 def test_strict_passes_now_that_no_loop_is_left():
-    """Issue 26's and 35's target: no loop and no upward edge, with nothing allowed. Until
-    tools/'s restructuring is merged, tools/ may still fail it, and only with the loops the
-    allow-list names (known.TOOLS_LOOPS, to be emptied)."""
+    """Issue 26's and 35's target: no loop and no upward edge in src/, harness/ or tools/,
+    with nothing allowed."""
     p = subprocess.run([sys.executable, TOOL, "layers", "--no-build", "--strict"],
                        capture_output=True, text=True,
                        env=dict(os.environ, HOARDLAB_BUILD_DIR=BDIR), timeout=120)
@@ -202,12 +201,8 @@ def test_strict_passes_now_that_no_loop_is_left():
     assert "0 pointing upward, 0 loops" in out[src], p.stdout
     assert "0 pointing upward, 0 loops" in out[harness], p.stdout
     assert src + 1 == harness and harness + 1 == tools, p.stdout    # nothing listed between
-    if not layers.TOOLS_LOOPS:
-        assert p.returncode == 0, p.stdout + p.stderr
-        assert out[tools].endswith(", 0 loops (0 known)")
-    else:
-        assert p.returncode == 1
-        assert out[tools].endswith(", %d loops (0 known)" % len(layers.TOOLS_LOOPS)), p.stdout
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert out[tools].endswith(", 0 loops (0 known)"), p.stdout
 
 
 # --- harness/: hlbench's files ---------------------------------------------------------------
@@ -294,15 +289,14 @@ def test_imports_are_read_wherever_they_stand(tmp_path):
 
 
 def test_tools_loops_are_exactly_the_known_ones():
-    """tools/ of the repository: the loops found are those known.TOOLS_LOOPS names (issue 35,
-    emptied when the packages are merged), and this package has none of its own."""
+    """tools/ of the repository: no import loop, and nothing allowed (issue 35 untied the
+    report family's, cli <-> slurm's and nodes <-> tidy's)."""
     edges = layers.import_graph(os.path.join(REPO, "tools"))
     assert ("hoardlab", "hoardlab_lib.cli") in edges
     assert ("hoardlab_lib.layers", "hoardlab_lib.layers.rules") in edges
     assert layers.stale(edges, layers.KNOWN["tools"], layers.TOOLS) == []
-    found = layers.loops(edges, layers.KNOWN["tools"]["loops"], layers.TOOLS)
-    assert all(why for _, why in found), [w for w, why in found if not why]
-    assert not any(m.startswith("hoardlab_lib.layers") for w, _ in found for m in w)
+    assert layers.KNOWN["tools"] == layers.EMPTY
+    assert layers.loops(edges, layers.EMPTY["loops"], layers.TOOLS) == []
 
 
 def test_a_loop_planted_in_a_copy_of_tools_fails(tmp_path):

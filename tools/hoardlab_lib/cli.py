@@ -147,11 +147,12 @@ def parse_config(sub):
 
 
 def parse_layers(sub):
-    s = sub.add_parser("layers", help="check that every file of libhoardlab uses only files "
-                       "of its own layer or below and that no files use each other in a loop "
-                       "(objects and headers); exit 1 on an upward edge or a loop not known")
+    s = sub.add_parser("layers", help="check that every file of libhoardlab and hlbench uses "
+                       "only files of its own layer or below, that no files use each other in "
+                       "a loop (objects and headers), and that no modules of tools/ import "
+                       "each other in a loop; exit 1 on an upward edge or a loop not known")
     s.add_argument("--strict", action="store_true",
-                   help="allow nothing: also fail on the known loops (issue 26's target)")
+                   help="allow nothing: also fail on the known loops (issues 26 and 35's target)")
     add_no_build(s)
     s.set_defaults(func=commands.cmd_layers)
 

@@ -17,14 +17,14 @@ import os
 from ..common import REPO
 from .cgraph import graph, headers, objects, source_graph, symbol_graph
 from .creader import header_code, sections, strip
-from .known import EMPTY, KNOWN, NOTHING_KNOWN, TOOLS_LOOPS
+from .known import EMPTY, KNOWN, NOTHING_KNOWN
 from .order import (ALLOWED, HARNESS, HARNESS_LAYERS, HEADER_NODE, LAYERS, SRC, TARGETS,
                     TOOLS, TREES, layer_of)
 from .pygraph import import_graph
 from .rules import calls, check, components, cycle_through, loops, stale, upward
 
 __all__ = ["ALLOWED", "EMPTY", "HARNESS", "HARNESS_LAYERS", "HEADER_NODE", "KNOWN", "LAYERS",
-           "NOTHING_KNOWN", "SRC", "TARGETS", "TOOLS", "TOOLS_LOOPS", "TREES", "calls",
+           "NOTHING_KNOWN", "SRC", "TARGETS", "TOOLS", "TREES", "calls",
            "check", "components", "cycle_through", "graph", "header_code", "headers",
            "import_graph", "layer_of", "loops", "objects", "report", "section_graphs",
            "sections", "source_graph", "stale", "strip", "symbol_graph", "upward"]
