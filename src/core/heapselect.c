@@ -16,8 +16,9 @@
  * Heap numbers: 0 is hoard's global heap (shard 0); per-thread / per-processor heaps are
  * 1, 2, ...; with global_shards = n > 1, shards 1 .. n-1 come after the heaps made at init.
  */
+#include "heapselect.h"
+#include "remote.h"
 #include "selector.h"
-#include "tlab.h"
 
 struct hl_heap *hl_heap_global;
 struct hl_heap **hl_heap_shards;

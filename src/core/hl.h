@@ -359,8 +359,8 @@ void hl_trace_alloc(struct hl_thread *t, void *p, size_t request, size_t usable,
 void hl_trace_free(struct hl_thread *t, void *p, size_t usable);
 void hl_trace_write(void);
 
-/* ---- superblock.c, heap.c, heapselect.c: private heaps -------------------------------------
- * Their prototypes are in superblock.h and heap.h, included by the strategies that use them:
+/* ---- superblock.c, heap.c, heapselect.c, remote.c: private heaps ---------------------------
+ * Their prototypes are in superblock.h, heap.h, heapselect.h and remote.h, included by the strategies that use them:
  * `private`, `ownership`, `hoard`. A strategy's own functions that tests call are in its
  * header beside it (src/strategies/hoard.h). */
 

@@ -52,7 +52,7 @@
  * leak in the child, never a corrupt list), and its queue buffers are lost with it (leaked).
  */
 #include <stdlib.h>
-#include "heap.h"
+#include "remote.h"
 #include "lfstack.h"
 
 int hl_remote_mode;                      /* enum hl_remote_free */
