@@ -3,7 +3,8 @@ named, as a whole word, somewhere in src/ or include/, so `grep -rn 'NAME\\b' sr
 it is made. A name pasted together by a macro (stats.h's HL_MALLOC_PAIR makes `m_entry`,
 tlab.h's HL_TLAB_PATHS twelve functions and a table) is written out in a comment beside the
 macro's use. Reads the build's objects (HOARDLAB_BUILD_DIR, else build/; skipped when the core
-is not built)."""
+is not built). And the hooks a reader can find: every function pointer a src/core header
+declares is named in docs/architecture.md's Hooks table."""
 import glob
 import os
 import re
@@ -58,3 +59,37 @@ def test_every_defined_name_is_written_in_the_sources():
     missing = unnamed(defined_names(LIB), source_words(text))
     assert not missing, ("defined by a macro but written nowhere in src/ (name them in a comment "
                          "beside the macro's use): %s" % ", ".join(missing))
+
+
+# --- docs/architecture.md's Hooks table: every function pointer a core header declares -----
+
+POINTER = re.compile(r"\(\s*\*\s*(\w+)\s*\)\s*\(")
+
+
+def declared_pointers(text):
+    """Names of the function pointers a header declares: variables, struct members,
+    parameters and typedefs (`(*NAME)(`), comments removed."""
+    text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+    return set(POINTER.findall(text))
+
+
+def hooks_section():
+    with open(os.path.join(REPO, "docs", "architecture.md")) as f:
+        text = f.read()
+    return text.split("## Hooks", 1)[1].split("\n## ", 1)[0]
+
+
+def test_a_new_pointer_is_found():
+    assert declared_pointers("extern bool (*hl_x_hook)(int a); /* (*not)(this) */\n"
+                             "typedef void *(*hl_y_fn)(size_t);\n"
+                             "void f(void (*fn)(int), int n);") == {"hl_x_hook", "hl_y_fn", "fn"}
+
+
+def test_the_hooks_table_names_every_function_pointer():
+    table = set(re.findall(r"`\.?(\w+)", hooks_section()))
+    missing = {}
+    for path in sorted(glob.glob(os.path.join(REPO, "src", "core", "*.h"))):
+        with open(path) as f:
+            for name in declared_pointers(f.read()) - table:
+                missing.setdefault(os.path.basename(path), []).append(name)
+    assert not missing, "docs/architecture.md's Hooks table does not name: %s" % missing
