@@ -17,7 +17,7 @@
 
 /* The ENUM keys' names (config.h's HL_ENUMS). */
 #define HL_ENUM_NAME(constant, name) name,
-#define HL_ENUM_DEFINE(type, names, choices) const char *const names[] = { choices NULL };
+#define HL_ENUM_DEFINE(names, choices) const char *const names[] = { choices NULL };
 HL_ENUMS(HL_ENUM_DEFINE, HL_ENUM_NAME)
 #undef HL_ENUM_DEFINE
 #undef HL_ENUM_NAME

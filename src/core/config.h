@@ -186,42 +186,33 @@
 #define HL_FAULT_OPTIONS(X)
 #endif
 
-/* The ENUM keys' choices, each written once: E(TYPE, NAMES, choices) with C(CONSTANT, "name")
- * per choice, in order. Below, it makes `enum TYPE` and declares NAMES, the NULL-terminated
- * array of names that the key's row in HL_OPTIONS gives as its choices; config.c defines
- * NAMES from the same list. */
+/* The ENUM keys' choices, each written once: E(NAMES, choices) with C(CONSTANT, "name") per
+ * choice, in order (the value of hl_cfg's field). Below, it makes the constants and declares
+ * NAMES, the NULL-terminated array of names that the key's row in HL_OPTIONS gives as its
+ * choices; config.c defines NAMES from the same list. */
 #define HL_ENUMS(E, C)                                                                         \
-  E(hl_lock_kind, hl_lock_kinds,                                                               \
-    C(HL_LOCK_SPIN, "spin") C(HL_LOCK_MUTEX, "mutex"))                                         \
-  E(hl_numa_mode, hl_numa_modes,                                                               \
-    C(HL_NUMA_OFF, "off") C(HL_NUMA_LOCAL, "local") C(HL_NUMA_INTERLEAVE, "interleave"))       \
-  E(hl_class_table, hl_class_tables,                                                           \
-    C(HL_CLASSES_GEOMETRIC, "geometric") C(HL_CLASSES_POW2, "pow2")                            \
+  E(hl_lock_kinds, C(HL_LOCK_SPIN, "spin") C(HL_LOCK_MUTEX, "mutex"))                          \
+  E(hl_numa_modes, C(HL_NUMA_OFF, "off") C(HL_NUMA_LOCAL, "local")                             \
+    C(HL_NUMA_INTERLEAVE, "interleave"))                                                       \
+  E(hl_class_tables, C(HL_CLASSES_GEOMETRIC, "geometric") C(HL_CLASSES_POW2, "pow2")           \
     C(HL_CLASSES_POW2X4, "pow2x4"))                                                            \
-  E(hl_list_order, hl_list_orders,                                                             \
-    C(HL_LIST_LIFO, "lifo") C(HL_LIST_FIFO, "fifo"))                                           \
-  E(hl_heap_select, hl_heap_selects,                                                           \
-    C(HL_SELECT_THREAD, "thread") C(HL_SELECT_HASH, "hash")                                    \
+  E(hl_list_orders, C(HL_LIST_LIFO, "lifo") C(HL_LIST_FIFO, "fifo"))                           \
+  E(hl_heap_selects, C(HL_SELECT_THREAD, "thread") C(HL_SELECT_HASH, "hash")                   \
     C(HL_SELECT_CPU, "cpu") C(HL_SELECT_HOME, "home"))                                         \
-  E(hl_remote_free, hl_remote_frees,                                                           \
-    C(HL_REMOTE_LOCK, "lock") C(HL_REMOTE_LIST, "list") C(HL_REMOTE_QUEUE, "queue"))           \
-  E(hl_accounting, hl_accountings,                                                             \
-    C(HL_ACCOUNT_CLASS, "class") C(HL_ACCOUNT_HEAP, "heap"))                                   \
-  E(hl_large_reuse, hl_large_reuses,                                                           \
-    C(HL_LARGE_UNMAP, "unmap") C(HL_LARGE_FIXED, "fixed") C(HL_LARGE_FOLLOW, "follow"))        \
-  E(hl_shard_key, hl_shard_keys,                                                               \
-    C(HL_SHARD_CPU, "cpu") C(HL_SHARD_NODE, "node") C(HL_SHARD_THREAD, "thread"))              \
-  E(hl_tlab_foreign, hl_tlab_foreigns,                                                         \
-    C(HL_FOREIGN_HOME, "home") C(HL_FOREIGN_ADOPT, "adopt"))                                   \
-  E(hl_tlab_batch, hl_tlab_batches,                                                            \
-    C(HL_TLAB_HALF, "half") C(HL_TLAB_BATCH, "batch"))                                         \
-  E(hl_purge, hl_purges,                                                                       \
-    C(HL_PURGE_OFF, "off") C(HL_PURGE_FREE, "free") C(HL_PURGE_DONTNEED, "dontneed"))
+  E(hl_remote_frees, C(HL_REMOTE_LOCK, "lock") C(HL_REMOTE_LIST, "list")                       \
+    C(HL_REMOTE_QUEUE, "queue"))                                                               \
+  E(hl_accountings, C(HL_ACCOUNT_CLASS, "class") C(HL_ACCOUNT_HEAP, "heap"))                   \
+  E(hl_large_reuses, C(HL_LARGE_UNMAP, "unmap") C(HL_LARGE_FIXED, "fixed")                     \
+    C(HL_LARGE_FOLLOW, "follow"))                                                              \
+  E(hl_shard_keys, C(HL_SHARD_CPU, "cpu") C(HL_SHARD_NODE, "node")                             \
+    C(HL_SHARD_THREAD, "thread"))                                                              \
+  E(hl_tlab_foreigns, C(HL_FOREIGN_HOME, "home") C(HL_FOREIGN_ADOPT, "adopt"))                 \
+  E(hl_tlab_batches, C(HL_TLAB_HALF, "half") C(HL_TLAB_BATCH, "batch"))                        \
+  E(hl_purges, C(HL_PURGE_OFF, "off") C(HL_PURGE_FREE, "free")                                 \
+    C(HL_PURGE_DONTNEED, "dontneed"))
 
 #define HL_ENUM_CONSTANT(constant, name) constant,
-#define HL_ENUM_DECLARE(type, names, choices)                                                  \
-    enum type { choices };                                                                     \
-    extern const char *const names[];
+#define HL_ENUM_DECLARE(names, choices) enum { choices }; extern const char *const names[];
 HL_ENUMS(HL_ENUM_DECLARE, HL_ENUM_CONSTANT)
 #undef HL_ENUM_DECLARE
 #undef HL_ENUM_CONSTANT

@@ -25,7 +25,7 @@ struct hl_heap **hl_heap_shards;
 unsigned hl_heap_nshards;
 static unsigned shard_lo;                 /* the number of shard 1 */
 
-static int mode;                          /* enum hl_heap_select */
+static int mode;                          /* HL_SELECT_* (config.h) */
 static bool exclusive_heaps;
 static struct hl_selector sel;            /* hash, cpu: heaps 1 .. heaps; thread: by id */
 static struct hl_heap *teardown;          /* thread: heap of threads past their exit hook */
