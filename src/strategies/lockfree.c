@@ -695,6 +695,9 @@ static inline __attribute__((always_inline)) void *lf_path_malloc(size_t size, b
     uint32_t sz = d->sz;
     return hl_stats_malloc_if(counted, d->base + (size_t)idx * sz, sz);
 }
+
+/* HL_MALLOC_PAIR defines lf_malloc, lf_malloc_entry, lf_malloc_uncounted,
+ * lf_malloc_uncounted_entry */
 HL_MALLOC_PAIR(static, lf_malloc, lf_path_malloc)
 
 /* Free, every case (Figure 6): the push, FULL -> PARTIAL (HeapPutPartial), and the last
@@ -777,6 +780,8 @@ static inline __attribute__((always_inline)) void lf_path_free(void *p, bool cou
     HL_COUNT_IF(counted, cas_free_attempts, 1);
     hl_stats_free_if(counted, sz);
 }
+
+/* HL_FREE_PAIR defines lf_free, lf_free_entry, lf_free_uncounted, lf_free_uncounted_entry */
 HL_FREE_PAIR(static, lf_free, lf_path_free)
 
 /* Blocks of size + align - 16 bytes, and the aligned address inside; free and usable_size

@@ -12,7 +12,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include "heap.h"
+#include "heapselect.h"
 
 static struct hl_heap *seen;
 static pthread_key_t late_key;
