@@ -8,8 +8,14 @@
  * Both modes first create and join a thread, so every allocator runs in its multi-threaded
  * mode (glibc, for one, skips its locks until a second thread exists). The per-pair cost is the
  * slope between two runs with different PAIRS, which cancels start-up and exit. The array of
- * pointers in `remote` comes from mmap, so it costs no allocator work. */
+ * pointers in `remote` comes from mmap, so it costs no allocator work.
+ *
+ * In `remote` the two threads are pinned to two different processors of the affinity mask
+ * (when it has two): a strategy that picks heaps by processor (heap_select = cpu) would
+ * otherwise free into the producer's heap or another, run to run, as valgrind's scheduler
+ * left the threads; pinned, the count repeats exactly and the free is remote. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +56,21 @@ int main(int argc, char **argv)
     blocks = mmap(NULL, pairs * sizeof *blocks, PROT_READ | PROT_WRITE,
                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (blocks == MAP_FAILED) return 1;
-    if (pthread_create(&t, NULL, produce, NULL) || pthread_join(t, NULL)) return 1;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    cpu_set_t mask, one;
+    if (!sched_getaffinity(0, sizeof mask, &mask) && CPU_COUNT(&mask) >= 2) {
+        int cpu[2], n = 0;
+        for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+            if (CPU_ISSET(c, &mask)) cpu[n++] = c;
+        CPU_ZERO(&one);
+        CPU_SET(cpu[0], &one);
+        if (sched_setaffinity(0, sizeof one, &one)) return 1;
+        CPU_ZERO(&one);
+        CPU_SET(cpu[1], &one);
+        if (pthread_attr_setaffinity_np(&attr, sizeof one, &one)) return 1;
+    }
+    if (pthread_create(&t, &attr, produce, NULL) || pthread_join(t, NULL)) return 1;
     for (size_t i = 0; i < pairs; i++) free(blocks[i]);
     return 0;
 }
