@@ -10,10 +10,11 @@
  * slope between two runs with different PAIRS, which cancels start-up and exit. The array of
  * pointers in `remote` comes from mmap, so it costs no allocator work.
  *
- * In `remote` the two threads are pinned to two different processors of the affinity mask
- * (when it has two): a strategy that picks heaps by processor (heap_select = cpu) would
- * otherwise free into the producer's heap or another, run to run, as valgrind's scheduler
- * left the threads; pinned, the count repeats exactly and the free is remote. */
+ * The main thread is pinned to the first processor of its affinity mask and, in `remote`, the
+ * producer to the second (when there is one): a strategy that picks heaps by processor
+ * (heap_select = cpu) would otherwise switch heaps, or free into the producer's heap or
+ * another, as valgrind's scheduler moved the threads; pinned, the counts repeat exactly and
+ * the remote free is remote. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -43,6 +44,17 @@ int main(int argc, char **argv)
     }
     size = strtoull(argv[1], NULL, 0);
     pairs = strtoull(argv[2], NULL, 0);
+    /* cpu[0] for the main thread, cpu[1] for the producer */
+    cpu_set_t mask, one;
+    int cpu[2] = {-1, -1}, n = 0;
+    if (!sched_getaffinity(0, sizeof mask, &mask))
+        for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+            if (CPU_ISSET(c, &mask)) cpu[n++] = c;
+    if (n > 0) {
+        CPU_ZERO(&one);
+        CPU_SET(cpu[0], &one);
+        if (sched_setaffinity(0, sizeof one, &one)) return 1;
+    }
     pthread_t t;
     if (pthread_create(&t, NULL, nothing, NULL) || pthread_join(t, NULL)) return 1;
     if (!strcmp(argv[3], "local")) {
@@ -58,14 +70,7 @@ int main(int argc, char **argv)
     if (blocks == MAP_FAILED) return 1;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    cpu_set_t mask, one;
-    if (!sched_getaffinity(0, sizeof mask, &mask) && CPU_COUNT(&mask) >= 2) {
-        int cpu[2], n = 0;
-        for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
-            if (CPU_ISSET(c, &mask)) cpu[n++] = c;
-        CPU_ZERO(&one);
-        CPU_SET(cpu[0], &one);
-        if (sched_setaffinity(0, sizeof one, &one)) return 1;
+    if (n == 2) {
         CPU_ZERO(&one);
         CPU_SET(cpu[1], &one);
         if (pthread_attr_setaffinity_np(&attr, sizeof one, &one)) return 1;
