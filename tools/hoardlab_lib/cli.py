@@ -10,6 +10,7 @@ import time
 
 from . import check, common, sweep as sweepmod, runner, tidy, meta as metamod, plots, report
 from . import compare as comparemod, cost as costmod, layers as layersmod, nodes, programs
+from . import cost_golden
 from . import attribute, selftest, slurm, soak as soakmod
 from .build import MEASURED_TARGETS, do_build, incremental_build, build_state, install_deps
 from .common import REPO, ToolError, build_dir, require, log
@@ -318,6 +319,10 @@ def cmd_attribute(a):
 def cmd_cost(a):
     bdir = build_dir(a.build_dir)
     build_for(a, bdir)
+    if a.golden_update:
+        rows = cost_golden.update(bdir, jobs=a.jobs or 2)
+        log("wrote %s: %s" % (cost_golden.PATH, ", ".join(rows)))
+        return 0
     names = [n.strip() for n in a.allocators.split(",")] if a.allocators else None
     strategies = [n for n, _ in common.hlconfig_strategies(bdir)]
     for n in names or []:               # a strategy's knobs: checked as `run -a` checks them
@@ -507,6 +512,8 @@ def parser():
     s.add_argument("--json", help="write every measurement, per function, to this file")
     add_no_build(s)
     s.add_argument("-j", "--jobs", type=int, help="callgrind runs at once (default 2)")
+    s.add_argument("--golden-update", action="store_true", help="measure the rows of "
+                   "tests/golden/cost.txt (libhoardlab's reviewed fast-path costs) and rewrite it")
     s.set_defaults(func=cmd_cost)
 
     s = sub.add_parser("strategies", help="list strategies and production allocators")
