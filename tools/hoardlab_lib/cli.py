@@ -124,6 +124,8 @@ def parse_cost(sub):
     s.add_argument("--json", help="write every measurement, per function, to this file")
     add_no_build(s)
     s.add_argument("-j", "--jobs", type=int, help="callgrind runs at once (default 2)")
+    s.add_argument("--golden-update", action="store_true", help="measure the rows of "
+                   "tests/golden/cost.txt (libhoardlab's reviewed fast-path costs) and rewrite it")
     s.set_defaults(func=commands.cmd_cost)
 
 

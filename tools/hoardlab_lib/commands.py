@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from . import attribute, check, common, compare as comparemod, cost as costmod, fmt
+from . import attribute, check, common, compare as comparemod, cost as costmod, cost_golden, fmt
 from . import layers as layersmod, orchestrate, runner, selftest, slurm, soak as soakmod
 from . import sweep as sweepmod, tidy
 from .build import MEASURED_TARGETS, do_build, incremental_build, install_deps
@@ -154,6 +154,10 @@ def cmd_attribute(a):
 def cmd_cost(a):
     bdir = build_dir(a.build_dir)
     orchestrate.build_for(a, bdir)
+    if a.golden_update:
+        rows = cost_golden.update(bdir, jobs=a.jobs or 2)
+        log("wrote %s: %s" % (cost_golden.PATH, ", ".join(rows)))
+        return 0
     names = [n.strip() for n in a.allocators.split(",")] if a.allocators else None
     strategies = [n for n, _ in common.hlconfig_strategies(bdir)]
     for n in names or []:               # a strategy's knobs: checked as `run -a` checks them

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from .common import (REPO, PRODUCTION, PYPI_PACKAGES, artifact, allocator_env,
+from .common import (REPO, PRODUCTION, PYPI_PACKAGES, SOURCE_BUILT, artifact, allocator_env,
                      production_library, ToolError, cores)
 
 
@@ -115,6 +115,9 @@ def production_versions():
             res[name] = {"library": None, "missing": str(e)}
             continue
         entry = {"library": lib}
+        if name in SOURCE_BUILT:
+            res[name] = dict(entry, package=SOURCE_BUILT[name][0], version=SOURCE_BUILT[name][1])
+            continue
         if name in PYPI_PACKAGES:
             try:
                 entry.update(package="%s (PyPI)" % PYPI_PACKAGES[name],

@@ -11,7 +11,7 @@ ELEMENTS = (("hoard", "paper Hoard", "hoard", ""),
             ("hoard-shards", "8 global-heap shards alone", "hoard", "global_shards=8"),
             ("hoard-cpu", "`cpu` heap selection alone", "hoard", "heap_select=cpu"),
             ("hoard2026", "all of them (`hoard2026`)", "hoard2026", ""))
-PRODUCTION = ("glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc")
+PRODUCTION = ("glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc", "snmalloc")
 SPEED = ("larson", "threadtest", "linux-scalability", "shbench")   # issue 12's speed targets
 WORKLOADS = ("larson", "threadtest", "linux-scalability", "realloc-churn", "shbench")
 BLOWUP = ("blowup-prodcons", "blowup-roundrobin")

@@ -185,8 +185,8 @@ def round_series(rounds, index):
 def production_ranking(rows):
     """{(workload_label, threads): [(variant, median throughput)], fastest first} over the
     production allocators (alloc_kind `production`: glibc, jemalloc, mimalloc, mimalloc3,
-    tcmalloc, whichever the sweep measured), on the timing workloads. The first of each list
-    is the best production allocator of that workload and thread count."""
+    tcmalloc, snmalloc, whichever the sweep measured), on the timing workloads. The first of
+    each list is the best production allocator of that workload and thread count."""
     prod = {r["variant"] for r in rows if r.get("alloc_kind") == "production"}
     res = {}
     for (v, wl, t), thr in throughput_table(rows).items():
