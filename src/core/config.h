@@ -168,6 +168,10 @@
   X(partial_list,    lockfree,     ENUM,  "fifo",     0, 0, hl_list_orders,                    \
     "lockfree",                                                                                \
     "lockfree: order of a size class's list of PARTIAL superblocks (Michael 2004 prefers fifo)") \
+  X(partial_slots,   lockfree,     INT,   "1",        1, 64, NULL, "lockfree",                 \
+    "lockfree: Partial slots per processor heap and size class, a ring taken oldest first; "   \
+    "a superblock goes to the class list only when they are full (Michael 2004: 1, 'multiple " \
+    "slots can be used if desired')")                                                          \
   X(census,          observe,      BOOL,  "off",      0, 1, NULL, "all",                       \
     "count allocator-induced false sharing: blocks on a cache line another thread holds")      \
   X(trace,           observe,      STR,   "",         0, 0, NULL, "all",                       \
@@ -192,24 +196,36 @@
 #define HL_FAULT_OPTIONS(X)
 #endif
 
-/* Choice lists, NULL-terminated. */
-extern const char *const hl_lock_kinds[], *const hl_numa_modes[], *const hl_class_tables[],
-                  *const hl_list_orders[], *const hl_heap_selects[], *const hl_remote_frees[],
-                  *const hl_accountings[], *const hl_large_reuses[], *const hl_shard_keys[],
-                  *const hl_tlab_foreigns[], *const hl_tlab_batches[], *const hl_purges[];
+/* The ENUM keys' choices, each written once: E(NAMES, choices) with C(CONSTANT, "name") per
+ * choice, in order (the value of hl_cfg's field). Below, it makes the constants and declares
+ * NAMES, the NULL-terminated array of names that the key's row in HL_OPTIONS gives as its
+ * choices; config.c defines NAMES from the same list. */
+#define HL_ENUMS(E, C)                                                                         \
+  E(hl_lock_kinds, C(HL_LOCK_SPIN, "spin") C(HL_LOCK_MUTEX, "mutex"))                          \
+  E(hl_numa_modes, C(HL_NUMA_OFF, "off") C(HL_NUMA_LOCAL, "local")                             \
+    C(HL_NUMA_INTERLEAVE, "interleave"))                                                       \
+  E(hl_class_tables, C(HL_CLASSES_GEOMETRIC, "geometric") C(HL_CLASSES_POW2, "pow2")           \
+    C(HL_CLASSES_POW2X4, "pow2x4"))                                                            \
+  E(hl_list_orders, C(HL_LIST_LIFO, "lifo") C(HL_LIST_FIFO, "fifo"))                           \
+  E(hl_heap_selects, C(HL_SELECT_THREAD, "thread") C(HL_SELECT_HASH, "hash")                   \
+    C(HL_SELECT_CPU, "cpu") C(HL_SELECT_HOME, "home"))                                         \
+  E(hl_remote_frees, C(HL_REMOTE_LOCK, "lock") C(HL_REMOTE_LIST, "list")                       \
+    C(HL_REMOTE_QUEUE, "queue") C(HL_REMOTE_BATCH, "batch"))                                   \
+  E(hl_accountings, C(HL_ACCOUNT_CLASS, "class") C(HL_ACCOUNT_HEAP, "heap"))                   \
+  E(hl_large_reuses, C(HL_LARGE_UNMAP, "unmap") C(HL_LARGE_FIXED, "fixed")                     \
+    C(HL_LARGE_FOLLOW, "follow"))                                                              \
+  E(hl_shard_keys, C(HL_SHARD_CPU, "cpu") C(HL_SHARD_NODE, "node")                             \
+    C(HL_SHARD_THREAD, "thread"))                                                              \
+  E(hl_tlab_foreigns, C(HL_FOREIGN_HOME, "home") C(HL_FOREIGN_ADOPT, "adopt"))                 \
+  E(hl_tlab_batches, C(HL_TLAB_HALF, "half") C(HL_TLAB_BATCH, "batch"))                        \
+  E(hl_purges, C(HL_PURGE_OFF, "off") C(HL_PURGE_FREE, "free")                                 \
+    C(HL_PURGE_DONTNEED, "dontneed"))
 
-enum hl_lock_kind  { HL_LOCK_SPIN, HL_LOCK_MUTEX };
-enum hl_numa_mode  { HL_NUMA_OFF, HL_NUMA_LOCAL, HL_NUMA_INTERLEAVE };
-enum hl_class_table{ HL_CLASSES_GEOMETRIC, HL_CLASSES_POW2, HL_CLASSES_POW2X4 };
-enum hl_list_order { HL_LIST_LIFO, HL_LIST_FIFO };
-enum hl_heap_select{ HL_SELECT_THREAD, HL_SELECT_HASH, HL_SELECT_CPU, HL_SELECT_HOME };
-enum hl_remote_free{ HL_REMOTE_LOCK, HL_REMOTE_LIST, HL_REMOTE_QUEUE, HL_REMOTE_BATCH };
-enum hl_accounting { HL_ACCOUNT_CLASS, HL_ACCOUNT_HEAP };
-enum hl_large_reuse{ HL_LARGE_UNMAP, HL_LARGE_FIXED, HL_LARGE_FOLLOW };
-enum hl_shard_key  { HL_SHARD_CPU, HL_SHARD_NODE, HL_SHARD_THREAD };
-enum hl_tlab_foreign{ HL_FOREIGN_HOME, HL_FOREIGN_ADOPT };
-enum hl_tlab_batch { HL_TLAB_HALF, HL_TLAB_BATCH };
-enum hl_purge      { HL_PURGE_OFF, HL_PURGE_FREE, HL_PURGE_DONTNEED };
+#define HL_ENUM_CONSTANT(constant, name) constant,
+#define HL_ENUM_DECLARE(names, choices) enum { choices }; extern const char *const names[];
+HL_ENUMS(HL_ENUM_DECLARE, HL_ENUM_CONSTANT)
+#undef HL_ENUM_DECLARE
+#undef HL_ENUM_CONSTANT
 
 #define HL_CTYPE_BOOL   int
 #define HL_CTYPE_INT    long

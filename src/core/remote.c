@@ -58,10 +58,10 @@
  * leak in the child, never a corrupt list), and its queue buffers are lost with it (leaked).
  */
 #include <stdlib.h>
-#include "heap.h"
+#include "remote.h"
 #include "lfstack.h"
 
-int hl_remote_mode;                      /* enum hl_remote_free */
+int hl_remote_mode;                      /* HL_REMOTE_* (config.h) */
 bool (*hl_remote_adopt)(struct hl_heap *h, struct hl_sb *sb, void *head, uint32_t n);
 
 #define SLOTS 8                          /* queue: destination heaps buffered per thread */

@@ -166,7 +166,8 @@ void hl_tlab_fork(int phase);           /* HL_FORK_*: the registry of TLABs */
  * hl_heaps_init and with tlab = on, installs the one that counting and stats_batch ask for
  * with hl_paths = hl_tlab_start(name_paths). HL_TLAB_HEAP_ROW is HL_HEAP_ROW with the TLAB's
  * thread exit (its blocks go back first), fork and tlab_bytes; each does nothing for a
- * thread without bins, so a row uses it whether tlab is on or not. */
+ * thread without bins, so a row uses it whether tlab is on or not. A use names the twelve
+ * functions and the table it defines in a comment beside it (tests/tools/test_entries.py). */
 #define HL_TLAB_PATHS(name, refill, plain_malloc, after, plain_free)                          \
     HL_MALLOC_PAIR(static, name##_malloc, hl_tlab_malloc, refill, plain_malloc, false)        \
     HL_FREE_PAIR(static, name##_free, hl_tlab_free, after, plain_free, false)                 \

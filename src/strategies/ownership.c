@@ -8,6 +8,8 @@
  * heap); `hoard` adds only the emptiness threshold and the global heap. */
 #include "tlab.h"
 
+/* HL_MALLOC_PAIR defines ownership_malloc, ownership_malloc_entry, ownership_malloc_uncounted,
+ * ownership_malloc_uncounted_entry */
 HL_MALLOC_PAIR(static, ownership_malloc, hl_heap_malloc_fast, hl_heaps_refill_from_os)
 
 /* After a free, the owner locked: with release_empty, an empty superblock goes to the OS. */
@@ -23,19 +25,27 @@ static void after_free(struct hl_heap *h, struct hl_sb *sb)
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
 }
 
+/* HL_FREE_PAIR defines ownership_free, ownership_free_entry, ownership_free_uncounted,
+ * ownership_free_uncounted_entry */
 HL_FREE_PAIR(static, ownership_free, hl_heap_free_fast, after_free)
 
 /* tlab = on: a thread-local buffer in front of the heap, as under hoard (tlab.h): with
  * remote_free = list or queue, a malloc it serves takes no lock, and nothing else differs
- * from `hoard` with tlab = on but Hoard's threshold and global heap. */
-HL_TLAB_PATHS(tlab, hl_heaps_refill_from_os, ownership_malloc, after_free, ownership_free)
+ * from `hoard` with tlab = on but Hoard's threshold and global heap.
+ * HL_TLAB_PATHS defines ownership_tlab_paths[3], the table of ownership_tlab_malloc,
+ * ownership_tlab_malloc_entry, ownership_tlab_malloc_uncounted,
+ * ownership_tlab_malloc_uncounted_entry, ownership_tlab_malloc_exact,
+ * ownership_tlab_malloc_exact_entry, ownership_tlab_free, ownership_tlab_free_entry,
+ * ownership_tlab_free_uncounted, ownership_tlab_free_uncounted_entry, ownership_tlab_free_exact,
+ * ownership_tlab_free_exact_entry */
+HL_TLAB_PATHS(ownership_tlab, hl_heaps_refill_from_os, ownership_malloc, after_free, ownership_free)
 
 static int ownership_init(void)
 {
     hl_heap_floor = NULL;
     hl_heap_after_free = after_free;
     hl_heaps_init(false, false);
-    if (hl_cfg.tlab) hl_paths = hl_tlab_start(tlab_paths);
+    if (hl_cfg.tlab) hl_paths = hl_tlab_start(ownership_tlab_paths);
     return 0;
 }
 
@@ -44,5 +54,7 @@ const struct hl_strategy hl_strategy_ownership = {
     .summary = "private heaps with ownership: a freed block returns to its owner heap",
     .init = ownership_init,
     HL_ROW_PATHS(ownership_malloc, ownership_free),
+    /* HL_TLAB_HEAP_ROW: hl_heaps_memalign, hl_heaps_usable_size, hl_tlab_heaps_thread_exit,
+     * hl_tlab_heaps_fork, hl_tlab_heaps_stats */
     HL_TLAB_HEAP_ROW,
 };
