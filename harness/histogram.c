@@ -8,7 +8,7 @@
  * Pure: no clock, no threads, no allocation; latency.c and the stall workload own instances
  * and tests/harness/test_histogram.c checks the bounds and percentiles on known samples. */
 #include <string.h>
-#include "hlbench.h"
+#include "util.h"
 
 unsigned hb_hist_bucket(uint64_t v)
 {

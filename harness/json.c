@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "hlbench.h"
+#include "util.h"
 
 void hb_json_init(struct hb_json *j)
 {

@@ -19,13 +19,14 @@
  * An epoch, advanced by hb_lat_begin(), makes a thread forget samples of an earlier phase. */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
-#include "hlbench.h"
+#include "sample.h"
 
 __thread long hb_lat_left[2];
 

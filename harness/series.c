@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "hlbench.h"
+#include "sample.h"
 
 enum { SER_CAP = 256 };
 

@@ -6,7 +6,12 @@
  * --threads T runs 2T threads: producer i (thread i) and consumer i (thread T + i) form a
  * pair. A pair shares a ring of `depth` batch arrays allocated before the measured phase: the
  * producer fills the array of slot k with `batch` blocks and marks it full, the consumer
- * frees them and marks it empty again, so the hand-off allocates nothing. */
+ * frees them and marks it empty again, so the hand-off allocates nothing.
+ *
+ * The defaults are issue 18's shallow shape (batches of 100, 4 in flight). Issue 34's deep
+ * one, `--batch 4000 --depth 100 --min-size 64 --max-size 64` (the sweeps' xfree-deep), keeps
+ * ~400,000 blocks in flight per pair: the producer-consumer pattern where allocators that
+ * batch remote frees as messages (snmalloc) differ most from Hoard's per-block frees. */
 #include <sched.h>
 #include <stdlib.h>
 #include "../hlbench.h"

@@ -15,19 +15,12 @@
 #include <unistd.h>
 #include "hl.h"
 
-const char *const hl_lock_kinds[]   = { "spin", "mutex", NULL };
-const char *const hl_numa_modes[]   = { "off", "local", "interleave", NULL };
-const char *const hl_class_tables[] = { "geometric", "pow2", "pow2x4", NULL };
-const char *const hl_list_orders[]  = { "lifo", "fifo", NULL };
-const char *const hl_heap_selects[] = { "thread", "hash", "cpu", "home", NULL };
-const char *const hl_remote_frees[] = { "lock", "list", "queue", NULL };
-const char *const hl_accountings[] = { "class", "heap", NULL };
-const char *const hl_large_reuses[] = { "unmap", "fixed", "follow", NULL };
-const char *const hl_shard_keys[]   = { "cpu", "node", "thread", NULL };
-const char *const hl_tlab_foreigns[] = { "home", "adopt", NULL };
-const char *const hl_tlab_batches[] = { "half", "batch", NULL };
-const char *const hl_purges[]       = { "off", "free", "dontneed", NULL };
-const char *const hl_free_lists[]   = { "single", "sharded", NULL };
+/* The ENUM keys' names (config.h's HL_ENUMS). */
+#define HL_ENUM_NAME(constant, name) name,
+#define HL_ENUM_DEFINE(names, choices) const char *const names[] = { choices NULL };
+HL_ENUMS(HL_ENUM_DEFINE, HL_ENUM_NAME)
+#undef HL_ENUM_DEFINE
+#undef HL_ENUM_NAME
 
 enum kind { BOOL, INT, SIZE, POW2, REAL, ENUM, STR, PCOUNT, OUTPUT };
 static const char *const kind_names[] = { "bool", "int", "size", "pow2", "real", "enum",

@@ -100,7 +100,7 @@
     HL_HOARD_ROWS "; ownership if remote_free=list",                                           \
     "f: a heap may hold this fraction of its memory free before it gives a superblock away")   \
   X(release_threshold, superblock, INT,   "4",        0, 1 << 20, NULL,                        \
-    HL_HOARD_ROWS "; ownership if remote_free=queue",                                          \
+    HL_HOARD_ROWS "; ownership if remote_free=queue|batch",                                    \
     "K: superblocks a heap may hold free regardless of f")                                     \
   X(fullness_groups, superblock,   INT,   "4",        1, 64, NULL,                             \
     "ownership, " HL_HOARD_ROWS,                                                               \
@@ -120,7 +120,8 @@
   X(remote_free,     heaps,        ENUM,  "lock",     0, 0, hl_remote_frees,                   \
     "ownership, " HL_HOARD_ROWS,                                                               \
     "ownership, hoard: a free by a thread other than the owner's: lock the owner heap (the "   \
-    "paper), push onto the superblock's atomic list, or post to the owner heap's queue")       \
+    "paper), push onto the superblock's atomic list, post to the owner heap's queue, or send " \
+    "a hashed bucket of the freeing thread whole when it holds remote_batch_bytes (snmalloc)") \
   X(tlab,            tlab,         BOOL,  "off",      0, 1, NULL,                              \
     HL_TLAB_ROWS,                                                                              \
     "hoard, ownership: a thread-local allocation buffer per size class in front of the heap "  \
@@ -156,6 +157,11 @@
     "ownership, " HL_HOARD_ROWS " if remote_free=queue",                                       \
     "remote_free=queue: blocks an owner heap's inbox may hold uncollected; a free that finds " \
     "it full takes the owner's lock instead (Hoard #98: 256); 0 = unbounded")                  \
+  X(remote_batch_bytes, heaps,     SIZE,  "64K",      1 * HL_KB, 16 * HL_MB, NULL,             \
+    "ownership, " HL_HOARD_ROWS " if remote_free=batch",                                       \
+    "remote_free=batch: bytes of blocks a bucket of the freeing thread's remote cache (16 "    \
+    "buckets, hashed by owner heap) holds before it is sent whole in one CAS (snmalloc's "     \
+    "remote cache: 16 x 64K = 1 MiB a thread)")                                                \
   X(purge,           superblock,   ENUM,  "off",      0, 0, hl_purges,                         \
     HL_HOARD_ROWS,                                                                             \
     "hoard: pages of empty superblocks parked in the global heap go back to the OS with "      \
@@ -167,6 +173,10 @@
   X(partial_list,    lockfree,     ENUM,  "fifo",     0, 0, hl_list_orders,                    \
     "lockfree",                                                                                \
     "lockfree: order of a size class's list of PARTIAL superblocks (Michael 2004 prefers fifo)") \
+  X(partial_slots,   lockfree,     INT,   "1",        1, 64, NULL, "lockfree",                 \
+    "lockfree: Partial slots per processor heap and size class, a ring taken oldest first; "   \
+    "a superblock goes to the class list only when they are full (Michael 2004: 1, 'multiple " \
+    "slots can be used if desired')")                                                          \
   X(census,          observe,      BOOL,  "off",      0, 1, NULL, "all",                       \
     "count allocator-induced false sharing: blocks on a cache line another thread holds")      \
   X(trace,           observe,      STR,   "",         0, 0, NULL, "all",                       \
@@ -191,26 +201,37 @@
 #define HL_FAULT_OPTIONS(X)
 #endif
 
-/* Choice lists, NULL-terminated. */
-extern const char *const hl_lock_kinds[], *const hl_numa_modes[], *const hl_class_tables[],
-                  *const hl_list_orders[], *const hl_heap_selects[], *const hl_remote_frees[],
-                  *const hl_accountings[], *const hl_large_reuses[], *const hl_shard_keys[],
-                  *const hl_tlab_foreigns[], *const hl_tlab_batches[], *const hl_purges[],
-                  *const hl_free_lists[];
+/* The ENUM keys' choices, each written once: E(NAMES, choices) with C(CONSTANT, "name") per
+ * choice, in order (the value of hl_cfg's field). Below, it makes the constants and declares
+ * NAMES, the NULL-terminated array of names that the key's row in HL_OPTIONS gives as its
+ * choices; config.c defines NAMES from the same list. */
+#define HL_ENUMS(E, C)                                                                         \
+  E(hl_lock_kinds, C(HL_LOCK_SPIN, "spin") C(HL_LOCK_MUTEX, "mutex"))                          \
+  E(hl_numa_modes, C(HL_NUMA_OFF, "off") C(HL_NUMA_LOCAL, "local")                             \
+    C(HL_NUMA_INTERLEAVE, "interleave"))                                                       \
+  E(hl_class_tables, C(HL_CLASSES_GEOMETRIC, "geometric") C(HL_CLASSES_POW2, "pow2")           \
+    C(HL_CLASSES_POW2X4, "pow2x4"))                                                            \
+  E(hl_list_orders, C(HL_LIST_LIFO, "lifo") C(HL_LIST_FIFO, "fifo"))                           \
+  E(hl_heap_selects, C(HL_SELECT_THREAD, "thread") C(HL_SELECT_HASH, "hash")                   \
+    C(HL_SELECT_CPU, "cpu") C(HL_SELECT_HOME, "home"))                                         \
+  E(hl_remote_frees, C(HL_REMOTE_LOCK, "lock") C(HL_REMOTE_LIST, "list")                       \
+    C(HL_REMOTE_QUEUE, "queue") C(HL_REMOTE_BATCH, "batch"))                                   \
+  E(hl_accountings, C(HL_ACCOUNT_CLASS, "class") C(HL_ACCOUNT_HEAP, "heap"))                   \
+  E(hl_large_reuses, C(HL_LARGE_UNMAP, "unmap") C(HL_LARGE_FIXED, "fixed")                     \
+    C(HL_LARGE_FOLLOW, "follow"))                                                              \
+  E(hl_shard_keys, C(HL_SHARD_CPU, "cpu") C(HL_SHARD_NODE, "node")                             \
+    C(HL_SHARD_THREAD, "thread"))                                                              \
+  E(hl_tlab_foreigns, C(HL_FOREIGN_HOME, "home") C(HL_FOREIGN_ADOPT, "adopt"))                 \
+  E(hl_tlab_batches, C(HL_TLAB_HALF, "half") C(HL_TLAB_BATCH, "batch"))                        \
+  E(hl_purges, C(HL_PURGE_OFF, "off") C(HL_PURGE_FREE, "free")                                 \
+    C(HL_PURGE_DONTNEED, "dontneed"))                                                          \
+  E(hl_free_lists, C(HL_FREE_LISTS_SINGLE, "single") C(HL_FREE_LISTS_SHARDED, "sharded"))
 
-enum hl_lock_kind  { HL_LOCK_SPIN, HL_LOCK_MUTEX };
-enum hl_numa_mode  { HL_NUMA_OFF, HL_NUMA_LOCAL, HL_NUMA_INTERLEAVE };
-enum hl_class_table{ HL_CLASSES_GEOMETRIC, HL_CLASSES_POW2, HL_CLASSES_POW2X4 };
-enum hl_list_order { HL_LIST_LIFO, HL_LIST_FIFO };
-enum hl_heap_select{ HL_SELECT_THREAD, HL_SELECT_HASH, HL_SELECT_CPU, HL_SELECT_HOME };
-enum hl_remote_free{ HL_REMOTE_LOCK, HL_REMOTE_LIST, HL_REMOTE_QUEUE };
-enum hl_accounting { HL_ACCOUNT_CLASS, HL_ACCOUNT_HEAP };
-enum hl_large_reuse{ HL_LARGE_UNMAP, HL_LARGE_FIXED, HL_LARGE_FOLLOW };
-enum hl_shard_key  { HL_SHARD_CPU, HL_SHARD_NODE, HL_SHARD_THREAD };
-enum hl_tlab_foreign{ HL_FOREIGN_HOME, HL_FOREIGN_ADOPT };
-enum hl_tlab_batch { HL_TLAB_HALF, HL_TLAB_BATCH };
-enum hl_purge      { HL_PURGE_OFF, HL_PURGE_FREE, HL_PURGE_DONTNEED };
-enum hl_free_lists { HL_FREE_LISTS_SINGLE, HL_FREE_LISTS_SHARDED };
+#define HL_ENUM_CONSTANT(constant, name) constant,
+#define HL_ENUM_DECLARE(names, choices) enum { choices }; extern const char *const names[];
+HL_ENUMS(HL_ENUM_DECLARE, HL_ENUM_CONSTANT)
+#undef HL_ENUM_DECLARE
+#undef HL_ENUM_CONSTANT
 
 #define HL_CTYPE_BOOL   int
 #define HL_CTYPE_INT    long

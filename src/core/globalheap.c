@@ -16,7 +16,9 @@
 #include <numa.h>
 #include <sched.h>
 #include "globalheap.h"
+#include "heapselect.h"
 #include "purge.h"
+#include "remote.h"
 #include "selector.h"
 
 struct where { unsigned here, lo, len; };   /* own shard; group [lo, lo + len) */

@@ -64,10 +64,10 @@ struct hl_heap {
     uint32_t nsb, nempty;                /* superblocks held; of those, completely empty */
     uint64_t acquisitions, contended;    /* this heap's lock, written under it */
     struct hl_heap *all_next;            /* heapselect.c: every heap, newest first */
-    /* remote_free = list | queue (remote.c): what other threads freed into this heap and it
+    /* remote_free = list | queue | batch (remote.c): what other threads freed into this heap and it
      * has not collected; a line of its own, since other threads write it. */
     _Alignas(HL_CACHE_LINE) _Atomic uintptr_t inbox;
-    _Atomic size_t inbox_bytes;          /* queue: bytes posted to inbox, not yet collected */
+    _Atomic size_t inbox_bytes;          /* queue, batch: bytes posted to inbox, not yet collected */
     _Atomic uint32_t inbox_blocks;       /* queue: blocks of them, kept only with remote_queue_cap */
     _Alignas(HL_CACHE_LINE) struct hl_heap_class cls[];   /* hl_classes->count */
 };
@@ -235,52 +235,6 @@ static inline void hl_heap_push_loose(struct hl_heap *h, unsigned c, void *p)
     h->cls[c].loose = p;
 }
 
-/* ---- heapselect.c: which heap a thread uses; the set of heaps ----------------------------- */
-
-/* heap_select, by selector.c's rule: thread (a heap per live thread, its thread id's, reused by
- * the next thread to take the id after it exits; the uC++ hybrid), hash (thread id onto
- * `heaps` heaps, as the paper), cpu (sched_getcpu modulo `heaps`, as the 2026 Hoard). */
-extern struct hl_heap *hl_heap_global;   /* hoard's heap 0; NULL for the other strategies */
-/* Build the heap set: with_global adds heap 0; exclusive: a heap only one thread uses at a
- * time (heap_select=thread) needs no lock. Numbers heaps 1, 2, ... */
-void hl_heaps_init(bool with_global, bool exclusive);
-struct hl_heap *hl_heap_select_slow(struct hl_thread *t);
-/* The calling thread's heap. */
-static inline struct hl_heap *hl_heap_mine(void)
-{
-    struct hl_heap *h = hl_me.heap;     /* set only once the thread is registered */
-    if (hl_likely(h != NULL)) return h;
-    return hl_heap_select_slow(hl_self());
-}
-/* The calling thread's heap if it has one now, without taking one (NULL if none). */
-struct hl_heap *hl_heap_current(void);
-/* Statistics: count a free of a block whose owner is not the freeing thread's heap. */
-static inline void hl_heap_count_remote(const struct hl_heap *owner)
-{
-#ifdef HL_STATS
-    const struct hl_heap *mine = hl_me.heap ? (const struct hl_heap *)hl_me.heap
-                                            : hl_heap_current();
-    if (owner != mine) HL_COUNT(remote_frees, 1);
-#else
-    (void)owner;
-#endif
-}
-/* global_shards: hoard's global heap as n heaps, shard 0 being hl_heap_global (heap 0); the
- * others are numbered after the per-processor heaps made at init, so per-processor heaps
- * keep the numbers 1, 2, ... Lock order: a per-processor heap, then shards in ascending shard
- * number. */
-extern struct hl_heap **hl_heap_shards;
-extern unsigned hl_heap_nshards;        /* 0 without a global heap */
-bool hl_heap_is_shard(const struct hl_heap *h);
-/* heap_select = cpu: the thread caches its CPU's heap in hl_me.heap (so the fast paths below
- * apply) and re-reads the CPU here, at points that already leave the fast path (a TLAB batch,
- * a superblock to or from the global heap). Other modes: nothing. */
-void hl_heap_recheck_cpu(void);
-void hl_heaps_thread_exit(struct hl_thread *t);   /* thread mode: its heap left to its id */
-void hl_heaps_fork(int phase);                    /* HL_FORK_*: heap creation, every heap */
-/* Visit every heap (global first), without locks: for statistics and tests. */
-void hl_heaps_foreach(void (*fn)(struct hl_heap *h, void *arg), void *arg);
-
 /* ---- heap.c: the hooks the strategies whose blocks go back to their owner fill in ----------
  * (ownership, hoard; heappaths.h has their malloc and free paths). What they differ in is a
  * hook each: */
@@ -297,31 +251,6 @@ typedef void (*hl_after_free_fn)(struct hl_heap *h, struct hl_sb *sb);
 /* The active strategy's after-free policy, for frees collected from other threads
  * (remote_free = list | queue: remote.c), which reach a heap outside any free call. */
 extern hl_after_free_fn hl_heap_after_free;
-
-/* ---- remote.c: frees by a thread whose heap does not own the block ------------------------
- * (remote_free = list | queue; `lock` is heappaths.h's locked free). hl_remote_mode is
- * HL_REMOTE_LOCK, _LIST or _QUEUE. */
-extern int hl_remote_mode;
-void hl_remote_init(void);                          /* hl_heaps_init: the key, the limits */
-void hl_remote_free(struct hl_sb *sb, void *p);     /* p: a block of sb; counts the free */
-void hl_remote_collect(struct hl_heap *h);          /* h locked: take back what is pending */
-/* list, free_lists = sharded: sb's pending list (its thread_free), which h owns (h locked),
- * taken with one atomic operation and returned into sb (h's policy may then give sb away);
- * the number of blocks. */
-uint32_t hl_remote_take(struct hl_heap *h, struct hl_sb *sb);
-/* list: a superblock's whole list of n pending blocks (head .. NULL), which h owns (h
- * locked), offered before it goes back into the superblock; true when taken as it is, still
- * counted in the superblock's `used` and h's u (tlab.c: into the collecting thread's TLAB,
- * when its heap is h). NULL: never. */
-extern bool (*hl_remote_adopt)(struct hl_heap *h, struct hl_sb *sb, void *head, uint32_t n);
-void hl_remote_flush(void);       /* queue: post this thread's buffers (no lock is taken) */
-void hl_remote_thread_exit(struct hl_thread *t);    /* post its buffers, collect its heap */
-/* The owner collects on its slow paths, and at least every HL_COLLECT_EVERY mallocs. */
-#define HL_COLLECT_EVERY 64
-static inline bool hl_remote_pending(const struct hl_heap *h)
-{
-    return atomic_load_explicit(&h->inbox, memory_order_relaxed) != 0;
-}
 
 /* ---- heap.c: checks build ---------------------------------------------------------------- */
 

@@ -31,7 +31,7 @@ void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill)
     h->collect_in = HL_COLLECT_EVERY;
     if (hl_remote_mode) {
         if (hl_remote_pending(h)) hl_remote_collect(h);
-        if (hl_remote_mode == HL_REMOTE_QUEUE) hl_remote_flush();
+        if (hl_remote_mode >= HL_REMOTE_QUEUE) hl_remote_flush();   /* queue, batch */
     }
     void *p = hl_heap_alloc_sb(h, c);
     if (!p) p = refill(h, c);

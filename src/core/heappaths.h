@@ -13,7 +13,8 @@
 #ifndef HL_HEAPPATHS_H
 #define HL_HEAPPATHS_H
 
-#include "heap.h"
+#include "heapselect.h"
+#include "remote.h"
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 

@@ -16,15 +16,16 @@
  * Heap numbers: 0 is hoard's global heap (shard 0); per-thread / per-processor heaps are
  * 1, 2, ...; with global_shards = n > 1, shards 1 .. n-1 come after the heaps made at init.
  */
+#include "heapselect.h"
+#include "remote.h"
 #include "selector.h"
-#include "tlab.h"
 
 struct hl_heap *hl_heap_global;
 struct hl_heap **hl_heap_shards;
 unsigned hl_heap_nshards;
 static unsigned shard_lo;                 /* the number of shard 1 */
 
-static int mode;                          /* enum hl_heap_select */
+static int mode;                          /* HL_SELECT_* (config.h) */
 static bool exclusive_heaps;
 static struct hl_selector sel;            /* hash, cpu: heaps 1 .. heaps; thread: by id */
 static struct hl_heap *teardown;          /* thread: heap of threads past their exit hook */

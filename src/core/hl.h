@@ -108,13 +108,8 @@ extern void (*hl_front_free_fn)(void *p);
 extern void *(*hl_entry_exit_malloc)(size_t size);
 extern void (*hl_entry_exit_free)(void *p);
 
-/* Layers, bottom up (README "Layers"): a file uses only files of its own layer or below.
- *   base         msg, fault, os, lock, bootstrap, config, registry (the table)
- *   parts        arena, pagemap, meta, large, sizeclass, thread, stats, superblock, heap,
- *                heapselect, remote, tlab, singleheap, hazard
- *   instruments  observe, census, trace, checks
- *   front        interpose (front.h), export, fork, init, api
- * The strategies (src/strategies/) sit between parts and instruments. */
+/* The layers, bottom up, are written once: LAYERS in tools/hoardlab_lib/layers/order.py
+ * (README "Layers" shows them; `hoardlab layers` checks them). */
 
 /* ---- msg.c: messages ------------------------------------------------------------------------ */
 
@@ -159,7 +154,7 @@ int hl_os_munmap(void *p, size_t size);
 void *hl_os_mremap(void *p, size_t from, size_t to, void *dest);
 int hl_os_madvise(void *p, size_t size, int advice);
 void hl_os_place(void *p, size_t size); /* NUMA placement by the `numa` key */
-void hl_os_set_numa(int mode);          /* the `numa` key (enum hl_numa_mode), from config.c */
+void hl_os_set_numa(int mode);          /* the `numa` key (HL_NUMA_*), from config.c */
 int hl_nprocs(void);                    /* processors this process may run on: P */
 void hl_os_account(enum hl_os_use use, ptrdiff_t bytes);   /* count bytes in or out */
 size_t hl_os_bytes(void), hl_os_bytes_peak(void);
@@ -359,10 +354,10 @@ void hl_trace_alloc(struct hl_thread *t, void *p, size_t request, size_t usable,
 void hl_trace_free(struct hl_thread *t, void *p, size_t usable);
 void hl_trace_write(void);
 
-/* ---- superblock.c, heap.c, heapselect.c: private heaps -------------------------------------
- * Their prototypes are in superblock.h and heap.h, included by the strategies that use them:
- * `private`, `ownership`, `hoard`. A strategy's own functions that tests call are in its
- * header beside it (src/strategies/hoard.h). */
+/* ---- superblock.c, heap.c, heapselect.c, remote.c: private heaps ---------------------------
+ * Their prototypes are in superblock.h, heap.h, heapselect.h and remote.h, included by the
+ * strategies that use them: `private`, `ownership`, `hoard`. A strategy's own functions that
+ * tests call are in its header beside it (src/strategies/hoard.h). */
 
 /* ---- checks.c: `checks = on`, double free and foreign-pointer detection for every strategy -- */
 

@@ -9,7 +9,7 @@
 typedef struct { _Atomic int word; } hl_lock;   /* 0 free, 1 held, 2 held with waiters */
 #define HL_LOCK_INIT { 0 }
 
-extern int hl_lock_kind;                /* enum hl_lock_kind, set once at init */
+extern int hl_lock_kind;                /* HL_LOCK_SPIN or _MUTEX, set once at init */
 void hl_lock_slow(hl_lock *l);          /* lock.c: the contended path */
 void hl_unlock_wake(hl_lock *l);        /* lock.c: futex wake */
 

@@ -9,6 +9,12 @@
  *   queue  the block goes into a small buffer of the freeing thread, one per destination heap
  *          (direct-mapped by heap number); a full buffer, or one whose slot another heap
  *          needs, is posted to the owner heap's `inbox` as a chain in one CAS.
+ *   batch  snmalloc's message passing: the block goes into one of the freeing thread's 16
+ *          buckets, hashed by owner heap; a bucket is sent whole, one CAS onto the heap's
+ *          `inbox`, when it holds remote_batch_bytes, on the thread's malloc slow path and at
+ *          its exit; a bucket is built as runs of one superblock's blocks, each saying its
+ *          length and end in its first block, so the owner reads two words a run ("batch"
+ *          below says how it differs from queue and what is locked).
  *
  * remote_queue_cap = N > 0 bounds the queue (Hoard #98's bounded queue): a free that finds
  * N or more blocks posted to the owner's inbox and not yet collected takes the `lock` path
@@ -56,10 +62,10 @@
  * leak in the child, never a corrupt list), and its queue buffers are lost with it (leaked).
  */
 #include <stdlib.h>
-#include "heap.h"
+#include "remote.h"
 #include "lfstack.h"
 
-int hl_remote_mode;                      /* enum hl_remote_free */
+int hl_remote_mode;                      /* HL_REMOTE_* (config.h) */
 bool (*hl_remote_adopt)(struct hl_heap *h, struct hl_sb *sb, void *head, uint32_t n);
 
 #define SLOTS 8                          /* queue: destination heaps buffered per thread */
@@ -85,6 +91,31 @@ static uint32_t queue_cap;               /* remote_queue_cap; 0: unbounded */
 struct outbox { struct hl_heap *heap; void *head, *tail; uint32_t n; size_t bytes; };
 static HL_TLS struct outbox outbox[SLOTS];
 
+/* batch: the freeing thread's remote cache, BUCKETS buckets hashed by owner heap, each sent
+ * whole when it holds batch_bytes (remote_batch_bytes). Its `heap` is the heap of its first
+ * block; the others may be of any heap that hashes to it (forwarded at collection). A bucket's
+ * chain is a sequence of runs, each of blocks of one superblock (newest first): the run's
+ * first block's second word says where the run ends and how long it is (RUN_LAST, RUN_N), so
+ * the owner settles a run without reading its other blocks (BatchIt, ISMM 2024). Every block
+ * is 16-aligned and at least 16 bytes (sizeclass.c), so it has that second word. */
+#define BUCKET_BITS 4
+#define BUCKETS (1u << BUCKET_BITS)
+#define RUN_SHIFT 48
+#define RUN_MAX ((uint32_t)0xffff)
+#define RUN_LAST(w) ((void *)((w) & (((uintptr_t)1 << RUN_SHIFT) - 1)))
+#define RUN_N(w) ((uint32_t)((w) >> RUN_SHIFT))
+struct bucket {
+    struct hl_heap *heap;                /* its first block's heap: where it is sent */
+    void *head, *tail;                   /* the chain: newest block, oldest block */
+    struct hl_sb *run_sb;                /* the open run (at head): its superblock, */
+    void *run_last;                      /* its oldest block and */
+    uint32_t run_n, n;                   /* its length; the bucket's blocks */
+    size_t bytes;
+};
+static size_t batch_bytes;
+static HL_TLS struct bucket bucket[BUCKETS];
+static HL_TLS uint32_t bucket_used;      /* bit i: bucket i holds blocks (for the flush) */
+
 void hl_remote_init(void)
 {
     hl_remote_mode = hl_cfg.remote_free;
@@ -93,7 +124,9 @@ void hl_remote_init(void)
         double n = (double)hl_sb_capacity_of(c) * hl_cfg.empty_fraction;
         help_at[c] = n < 1 ? 1 : n > COUNT_MAX ? (uint32_t)COUNT_MAX : (uint32_t)n;
     }
-    queue_cap = (uint32_t)hl_cfg.remote_queue_cap;
+    /* (hoard202607's own defaults set it: it must not bound batch) */
+    queue_cap = hl_remote_mode == HL_REMOTE_QUEUE ? (uint32_t)hl_cfg.remote_queue_cap : 0;
+    batch_bytes = hl_cfg.remote_batch_bytes;
     help_bytes = (hl_cfg.release_threshold ? (size_t)hl_cfg.release_threshold : 1) * hl_sb_size;
 }
 
@@ -183,6 +216,93 @@ static void push_block(struct hl_sb *sb, void *p)
 
 static void free_locked(struct hl_sb *sb, void *p);
 
+/* ---- batch: the freeing thread's remote cache (snmalloc) -----------------------------------
+ *
+ * How it differs from queue. queue's buffers are direct-mapped by heap number (8 of them) and
+ * hold one heap's blocks: a free whose slot holds another heap's posts that buffer first (an
+ * eviction), so a thread freeing to 9 heaps in turn posts at every free. batch's 16 buckets
+ * are hashed by heap (Fibonacci hashing of its number) and never evicted: a bucket keeps the
+ * blocks of every heap that hashes to it and is sent to the heap of its first block, which
+ * forwards the runs of other heaps' blocks to their owners when it collects (collect_runs:
+ * a CAS per run; snmalloc's receiver forwards too). queue's owner walks every block of a
+ * post to find each superblock's run (collect_blocks), a cache miss per block; batch's reads
+ * two words per run (struct bucket). queue posts at a fixed count (32 blocks
+ * whatever their size), batch at a byte budget (remote_batch_bytes, 64 KiB: 1024 blocks of
+ * 64 bytes, 16 of 4 KiB), so a message carries the blocks of many superblocks and its CAS is
+ * amortised over as much memory at every size. queue posts on the heap paths' malloc slow
+ * path only, batch on the TLAB's too (tlab.c), so a thread that allocates at all sends what
+ * it holds within a refill. remote_queue_cap acts with queue only (config.h's `acts` refuses
+ * it with batch at start-up): batch bounds pending memory in bytes, per owner heap
+ * (help_bytes, as queue) and per freeing thread (BUCKETS x remote_batch_bytes).
+ *
+ * What is locked, and why. The sender takes no lock (its buckets are its own; a send is one
+ * CAS onto the inbox, a lock-free stack), and the owner takes its inbox with one exchange.
+ * The blocks go back into their superblocks under the owner heap's lock, as under list and
+ * queue, because snmalloc's premise, "only the owner touches its slabs' free lists", does
+ * not hold for a hoard heap: (1) a heap is shared by every thread that selects it
+ * (heap_select = hash, cpu, home), each of which allocates from its superblocks; (2) hoard
+ * moves a superblock to the global heap, and a heap takes it from there or it is re-formatted
+ * for another class once empty, under the lock of the heap it leaves, so a superblock may be
+ * another heap's a moment after its owner was read; (3) a TLAB's give-back and remote_free =
+ * lock's frees reach a superblock under its owner's lock. (heap_select = thread removes (1)
+ * only.) So the lock is taken once per collection, for messages of ~1000 blocks, never per
+ * block. What can skip the superblock does: with tlab = on each run of blocks of one
+ * superblock the heap owns may go into the collecting thread's TLAB whole (hl_remote_adopt,
+ * as a list does under list), still counted in its superblock's `used`, so the refill that
+ * follows does not take those blocks out of a superblock again, and a bin's spare chain is
+ * handed out later without the lock. */
+
+/* Fibonacci hashing of the heap's number: neighbouring numbers land far apart. */
+static inline unsigned bucket_of(const struct hl_heap *h)
+{
+    return (h->index * 2654435769u) >> (32 - BUCKET_BITS);
+}
+
+/* The open run's length and end into its first block (the bucket's head). */
+static void close_run(struct bucket *b)
+{
+    ((uintptr_t *)b->head)[1] = (uintptr_t)b->run_last | (uintptr_t)b->run_n << RUN_SHIFT;
+    b->run_n = 0;
+}
+
+/* The bucket whole to its heap, one CAS; may_help: no lock is held (post). Out of line:
+ * the free that fills a bucket is one in a thousand. */
+static __attribute__((noinline)) void send_bucket(struct bucket *b, bool may_help)
+{
+    close_run(b);
+    struct hl_heap *h = b->heap;
+    bool help = send(h, b->head, b->tail, b->n, b->bytes);
+    bucket_used &= ~(1u << (b - bucket));
+    b->head = NULL;
+    b->n = 0;
+    b->bytes = 0;
+    if (help && may_help) collect_for(h);
+}
+
+/* p (size bytes, a block of sb, which h owned when read) into its bucket, opening a run when
+ * sb is not the open run's; the bucket goes whole to its first block's heap once it holds
+ * batch_bytes, or at once for a thread past its exit hook. No lock is held (hl_remote_free's
+ * callers), so the send may help. */
+static void batch_free(struct hl_heap *h, struct hl_sb *sb, void *p, size_t size)
+{
+    struct bucket *b = &bucket[bucket_of(h)];
+    if (b->n == 0) {
+        b->heap = h;
+        b->tail = p;
+        bucket_used |= 1u << (b - bucket);
+    } else if (b->run_sb != sb || b->run_n == RUN_MAX) {
+        close_run(b);
+    }
+    if (b->run_n++ == 0) {
+        b->run_sb = sb;
+        b->run_last = p;
+    }
+    *(void **)p = b->head;               /* the oldest block's link is set when sent */
+    b->head = p;
+    b->n++;
+    if ((b->bytes += size) >= batch_bytes || hl_me.state != 1) send_bucket(b, true);
+}
+
 void hl_remote_free(struct hl_sb *sb, void *p)
 {
     if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
@@ -195,6 +315,10 @@ void hl_remote_free(struct hl_sb *sb, void *p)
         return;
     }
     struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_relaxed);
+    if (hl_remote_mode == HL_REMOTE_BATCH) {
+        batch_free(h, sb, p, size);
+        return;
+    }
     if (queue_cap &&
         atomic_load_explicit(&h->inbox_blocks, memory_order_relaxed) >= queue_cap) {
         free_locked(sb, p);
@@ -214,6 +338,10 @@ void hl_remote_free(struct hl_sb *sb, void *p)
 
 void hl_remote_flush(void)
 {
+    if (hl_remote_mode == HL_REMOTE_BATCH) {
+        while (bucket_used) send_bucket(&bucket[__builtin_ctz(bucket_used)], false);
+        return;
+    }
     for (unsigned i = 0; i < SLOTS; i++)
         if (outbox[i].n) post(&outbox[i], false);
 }
@@ -360,12 +488,53 @@ static void collect_blocks(struct hl_heap *h, void *p)
     if (queue_cap) atomic_fetch_sub_explicit(&h->inbox_blocks, blocks, memory_order_relaxed);
 }
 
+/* batch: the runs sent to h (batch_free), each settled from its first block's second word
+ * without reading its other blocks: back into its superblock, into the collecting thread's
+ * TLAB whole (tlab = on: hl_remote_adopt, as list's lists, still counted in the superblock's
+ * `used`), or, if its superblock left h, on to the current owner as a message of one run. The
+ * run's last block is read for the link to the next run. */
+static void collect_runs(struct hl_heap *h, void *p)
+{
+    size_t bytes = 0;
+    while (p) {
+        uintptr_t meta = ((uintptr_t *)p)[1];
+        void *last = RUN_LAST(meta), *next = next_of(last);
+        uint32_t n = RUN_N(meta);
+        struct hl_sb *sb = hl_sb_of(p);
+        if (HL_INVARIANT_CHECKS) {       /* the run is as long as it says, within sb */
+            uint32_t k = 1;
+            for (void *q = p; q != last && k <= sb->capacity; q = next_of(q))
+                k += hl_sb_of(next_of(q)) == sb ? 1 : sb->capacity;
+            if (k != n) {
+                hl_say("remote batch: a run of superblock %p holds other blocks than the %u "
+                       "it says: a block was freed twice", (void *)sb, n);
+                abort();
+            }
+        }
+        bytes += (size_t)n * sb->size;
+        if (!owns(h, sb)) {              /* its superblock left h: on to the owner */
+            send(atomic_load_explicit(&sb->owner, memory_order_acquire), p, last, n,
+                 (size_t)n * sb->size);
+        } else {
+            *(void **)last = NULL;
+            if (hl_remote_adopt && hl_remote_adopt(h, sb, p, n))
+                HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)n * sb->size);
+            else
+                returned(h, sb, p, last, n);
+        }
+        p = next;
+    }
+    atomic_fetch_sub_explicit(&h->inbox_bytes, bytes, memory_order_relaxed);
+}
+
 void hl_remote_collect(struct hl_heap *h)
 {
     uintptr_t all = atomic_exchange_explicit(&h->inbox, 0, memory_order_acquire);
     if (hl_remote_mode == HL_REMOTE_LIST) {
         if (hl_unlikely(hl_sb_sharded)) collect_taken(h, (struct hl_sb *)all);
         else collect_lists(h, (struct hl_sb *)all);
+    } else if (hl_remote_mode == HL_REMOTE_BATCH) {
+        collect_runs(h, (void *)all);
     } else {
         collect_blocks(h, (void *)all);
     }

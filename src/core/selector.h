@@ -27,7 +27,7 @@
 #define HL_SELECT_ROWS ((65536 >> HL_SELECT_ROW_BITS) + 1)   /* thread ids are < 65536 */
 
 struct hl_selector {
-    int mode;                            /* enum hl_heap_select */
+    int mode;                            /* HL_SELECT_* (config.h) */
     unsigned n;                          /* hash, cpu: fixed[0 .. n-1], filled by the owner */
     void **fixed;
     void *(*make)(void);                 /* thread: a new slot, for an id seen the first time */

@@ -166,7 +166,11 @@ static inline __attribute__((always_inline)) void sh_free(void *p, bool counted)
     hl_release_count_if(counted, lock, NULL, hl_class_size(c), true);
 }
 
+/* HL_MALLOC_PAIR defines hl_sh_malloc, hl_sh_malloc_entry, hl_sh_malloc_uncounted,
+ * hl_sh_malloc_uncounted_entry */
 HL_MALLOC_PAIR(, hl_sh_malloc, sh_malloc)
+/* HL_FREE_PAIR defines hl_sh_free, hl_sh_free_entry, hl_sh_free_uncounted,
+ * hl_sh_free_uncounted_entry */
 HL_FREE_PAIR(, hl_sh_free, sh_free)
 
 /* Over-allocate by align and hand out the aligned address inside; its own header records the

@@ -122,7 +122,9 @@ static inline __attribute__((always_inline)) void hl_stats_free_if(bool counted,
 /* NAME(size) and NAME_uncounted(size), calling PATH(size, ARGS..., counted), and each again
  * as NAME_entry and NAME_uncounted_entry, the same with the entry's test first (hl.h's
  * struct hl_paths); likewise for free. STORAGE is `static` or empty. The entries are the
- * only callers of hl_entry_takes_malloc / _free (cost.py counts them as the front's). */
+ * only callers of hl_entry_takes_malloc / _free (cost.py counts them as the front's). Each use
+ * names the functions it defines in a comment beside it, so a grep finds them
+ * (tests/tools/test_entries.py checks that every name the library defines is written out). */
 #define HL_MALLOC_BUILD(storage, fn, path, counted, ...)                                      \
     storage void *fn(size_t size) { return path(size, ##__VA_ARGS__, counted); }             \
     storage void *fn##_entry(size_t size)                                                     \

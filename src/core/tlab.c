@@ -55,7 +55,10 @@ static bool init(void)
     for (size_t g = 0; g < hl_classes->granules; g++)
         slot16[g] = (uint16_t)hl_tlab_slot(hl_classes->of16[g]);
     hl_tlab_slot16 = slot16;
-    if (hl_remote_mode == HL_REMOTE_LIST) hl_remote_adopt = take_collected;
+    /* list: a superblock's collected list; batch: a run of one superblock's blocks in a
+     * collected message (remote.c) */
+    if (hl_remote_mode == HL_REMOTE_LIST || hl_remote_mode == HL_REMOTE_BATCH)
+        hl_remote_adopt = take_collected;
 #ifdef HL_STATS
     u_by_bins = hl_cfg.counting && hl_cfg.stats_batch > 0;
 #endif
@@ -70,7 +73,8 @@ static bool own_bins(void) { return hl_me.tlab_bins && hl_me.tlab_bins != none; 
 /* What a bin's slow paths keep out of the fast paths' way, one per class, after the bins
  * (tlab_spares):
  * - a second chain (head, n): a superblock's list of remote frees taken whole
- *   (remote_free = list) while the bin still had blocks. Its n blocks count in the bin's
+ *   (remote_free = list; batch: a run of one superblock's blocks in a message) while the
+ *   bin still had blocks. Its n blocks count in the bin's
  *   room; the bin's slow paths use it first: malloc moves it to the bin without a lock,
  *   free gives it back before flushing;
  * - seen: the bin's room when U last counted it (u_by_bins; tlab.h's Accounting). The
@@ -104,7 +108,8 @@ static void move(struct hl_tlab_bin *bins, unsigned c, int32_t n)
     HL_OWN_ADD(tlab_spares(bins)[c].seen, n);
 }
 
-/* remote.c's hl_remote_adopt: a superblock's collected list of n blocks into the calling
+/* remote.c's hl_remote_adopt: a superblock's collected list of n blocks (batch: a run of
+ * them in a message, cut at its end) into the calling
  * thread's bin, whole and unwalked (its blocks are read when handed out), when the thread's
  * TLAB fills from h and the bin has room for more than n: as the bin's chain if it is empty,
  * else as its spare if that is free. An interior superblock's slot is the bypass bin, with
@@ -275,6 +280,7 @@ void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_
         move(hl_me.tlab_bins, c, 1);
         return hl_stats_malloc(first, hl_class_size(c));
     }
+    if (hl_remote_mode == HL_REMOTE_BATCH) hl_remote_flush();  /* the sender's slow path */
     struct hl_heap *h = heap_now();
     uint32_t want = refill_n(b->limit), n;
     hl_heap_lock(h);

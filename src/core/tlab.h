@@ -29,7 +29,9 @@
  * list's class may take the list whole, unwalked (tlab.c's take_collected): as its chain if
  * empty, else as a second, spare chain that its next slow path uses without a lock. The
  * blocks were out of their superblock while pending and stay so in the TLAB: `used` and u
- * do not change, and nobody reads a block's link until malloc hands it out.
+ * do not change, and nobody reads a block's link until malloc hands it out. Under
+ * remote_free = batch the same goes for each run of one superblock's blocks in a collected
+ * message (remote.c).
  *
  * Threads. A thread's bins are set up on its first free or malloc that would use them (state
  * 1 only), given back when it exits (hl_tlab_thread_exit, after which its calls bypass the
@@ -164,7 +166,8 @@ void hl_tlab_fork(int phase);           /* HL_FORK_*: the registry of TLABs */
  * hl_heaps_init and with tlab = on, installs the one that counting and stats_batch ask for
  * with hl_paths = hl_tlab_start(name_paths). HL_TLAB_HEAP_ROW is HL_HEAP_ROW with the TLAB's
  * thread exit (its blocks go back first), fork and tlab_bytes; each does nothing for a
- * thread without bins, so a row uses it whether tlab is on or not. */
+ * thread without bins, so a row uses it whether tlab is on or not. A use names the twelve
+ * functions and the table it defines in a comment beside it (tests/tools/test_entries.py). */
 #define HL_TLAB_PATHS(name, refill, plain_malloc, after, plain_free)                          \
     HL_MALLOC_PAIR(static, name##_malloc, hl_tlab_malloc, refill, plain_malloc, false)        \
     HL_FREE_PAIR(static, name##_free, hl_tlab_free, after, plain_free, false)                 \

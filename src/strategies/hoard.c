@@ -141,14 +141,30 @@ static void after_free(struct hl_heap *h, struct hl_sb *sb)
     if (HL_INVARIANT_CHECKS) hoard_check(h, (int)c, true);
 }
 
+/* HL_FREE_PAIR defines hl_hoard_free, hl_hoard_free_entry, hl_hoard_free_uncounted,
+ * hl_hoard_free_uncounted_entry */
 HL_FREE_PAIR(, hl_hoard_free, hl_heap_free_fast, after_free)
+/* HL_MALLOC_PAIR defines hl_hoard_malloc, hl_hoard_malloc_entry, hl_hoard_malloc_uncounted,
+ * hl_hoard_malloc_uncounted_entry */
 HL_MALLOC_PAIR(, hl_hoard_malloc, hl_heap_malloc_fast, refill)
 
-/* tlab = on: the TLAB in front of the heap (tlab.h), the heap's paths behind it. */
-HL_TLAB_PATHS(tlab, refill, hl_hoard_malloc, after_free, hl_hoard_free)
-/* free_lists = sharded: the same with the sharded lists (sharded.h), with or without the TLAB. */
-HL_SHARDED_PATHS(sharded, refill, after_free)
-HL_TLAB_PATHS(tlab_sharded, refill, sharded_malloc, after_free, sharded_free)
+/* tlab = on: the TLAB in front of the heap (tlab.h), the heap's paths behind it (the paths of
+ * hoard2026 and hoard202607, whose tlab is on by default).
+ * HL_TLAB_PATHS defines hoard_tlab_paths[3], the table of hoard_tlab_malloc,
+ * hoard_tlab_malloc_entry, hoard_tlab_malloc_uncounted, hoard_tlab_malloc_uncounted_entry,
+ * hoard_tlab_malloc_exact, hoard_tlab_malloc_exact_entry, hoard_tlab_free, hoard_tlab_free_entry,
+ * hoard_tlab_free_uncounted, hoard_tlab_free_uncounted_entry, hoard_tlab_free_exact,
+ * hoard_tlab_free_exact_entry */
+HL_TLAB_PATHS(hoard_tlab, refill, hl_hoard_malloc, after_free, hl_hoard_free)
+/* free_lists = sharded: the same with the sharded lists (sharded.h), with or without the TLAB.
+ * HL_SHARDED_PATHS defines hoard_sharded_paths[2], the table of hoard_sharded_malloc,
+ * hoard_sharded_malloc_entry, hoard_sharded_malloc_uncounted,
+ * hoard_sharded_malloc_uncounted_entry, hoard_sharded_free, hoard_sharded_free_entry,
+ * hoard_sharded_free_uncounted, hoard_sharded_free_uncounted_entry; HL_TLAB_PATHS defines
+ * hoard_tlab_sharded_paths[3] and its twelve functions, named as hoard_tlab's above with
+ * hoard_tlab_sharded_ in place of hoard_tlab_ (hoard_tlab_sharded_malloc_entry, ...) */
+HL_SHARDED_PATHS(hoard_sharded, refill, after_free)
+HL_TLAB_PATHS(hoard_tlab_sharded, refill, hoard_sharded_malloc, after_free, hoard_sharded_free)
 
 /* The row's malloc and free are the heap's (Figure 2); with tlab = on, init puts the TLAB's
  * in front (counted or not, as init.c chose the row's), so neither setting pays a test of the
@@ -167,8 +183,9 @@ int hl_hoard_init(void)
     hl_heap_floor = u_floor;
     hl_heap_after_free = after_free;
     hl_heaps_init(true, false);
-    if (hl_sb_sharded) hl_paths = hl_sharded_start(sharded_paths);
-    if (hl_cfg.tlab) hl_paths = hl_tlab_start(hl_sb_sharded ? tlab_sharded_paths : tlab_paths);
+    if (hl_sb_sharded) hl_paths = hl_sharded_start(hoard_sharded_paths);
+    if (hl_cfg.tlab)
+        hl_paths = hl_tlab_start(hl_sb_sharded ? hoard_tlab_sharded_paths : hoard_tlab_paths);
     return 0;
 }
 
@@ -177,5 +194,7 @@ const struct hl_strategy hl_strategy_hoard = {
     .summary = "Hoard: per-processor heaps with an emptiness threshold and a global heap",
     .init = hl_hoard_init,
     HL_ROW_PATHS(hl_hoard_malloc, hl_hoard_free),
+    /* HL_TLAB_HEAP_ROW: hl_heaps_memalign, hl_heaps_usable_size, hl_tlab_heaps_thread_exit,
+     * hl_tlab_heaps_fork, hl_tlab_heaps_stats */
     HL_TLAB_HEAP_ROW,
 };

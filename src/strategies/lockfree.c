@@ -9,7 +9,8 @@
  *               word changed only by CAS, and the superblock's fixed facts. Descriptors come
  *               from DescAvail, a lock-free stack guarded by hazard pointers (lfstack.c).
  *   processor heap  per size class: Active (descriptor pointer | credits in the 6 low bits)
- *               and the most recently used Partial slot. Heap sets are chosen by heap_select
+ *               and its Partial slots (partial_slots of them, the paper's one by default, used
+ *               as a ring: the oldest is taken first). Heap sets are chosen by heap_select
  *               with the other strategies' rule (selector.c).
  *   size class  its list of partial superblocks: a lock-free FIFO queue (the paper's
  *               preference; lfqueue.c) or a LIFO stack (lfstack.c), by partial_list.
@@ -74,11 +75,17 @@ struct lf_class {
     uint64_t recip;
 } HL_CACHE_ALIGNED;
 
+/* The Partial slots are a ring of nslots: HeapPutPartial exchanges a superblock into the slot
+ * `put` names (advancing it), HeapGetPartial takes the first one it finds from `take` on, i.e.
+ * the one parked longest, and moves `take` past it. `take` is only a hint (a put's exchange may
+ * land after a get passed its slot: that superblock is then displaced to the list by a later
+ * put, never lost), kept so that a get does not scan empty slots. Out of line from the heap, so
+ * that Active's line and the fast path (&set->ph[c]) stay what they were with one slot. */
 struct lf_heap {
     _Atomic uintptr_t active;            /* descriptor | credits, or 0 */
-    _Atomic(struct lf_desc *) partial;
+    _Atomic(struct lf_desc *) *partial;  /* nslots slots */
     struct lf_class *sc;
-    uintptr_t pad_;
+    _Atomic unsigned put, take;          /* nslots > 1: puts and gets so far (mod nslots: slots) */
 };
 
 struct lf_set { struct lf_heap ph[1]; };   /* one heap per size class; hl_me.heap points here */
@@ -95,6 +102,7 @@ static unsigned state_shift;
 static uintptr_t sbmask;
 static size_t sbsize;
 static bool fifo;
+static unsigned nslots;                  /* partial_slots */
 static unsigned nclasses;
 static struct lf_class *classes;
 static struct hl_selector sel;           /* heap_select: the sets (selector.c) */
@@ -333,27 +341,59 @@ static void list_remove_empty(struct lf_class *sc)
     }
 }
 
-/* ---- processor heaps: Partial slot, UpdateActive ------------------------------------------ */
+/* ---- processor heaps: Partial slots, UpdateActive ----------------------------------------- */
 
+/* HeapGetPartial: the heap's Partial slots put since the last get, the one parked longest
+ * first, then the class list. */
 static struct lf_desc *heap_get_partial(struct lf_heap *h)
 {
-    struct lf_desc *d = atomic_load_explicit(&h->partial, ACQ);
-    for (;;) {
-        if (!d) return list_get(h->sc, false);
-        bool ok = atomic_compare_exchange_weak_explicit(&h->partial, &d, NULL, AR, ACQ);
-        count_cas(false, ok);
-        if (ok) return d;
+    bool ring = nslots > 1;
+    unsigned put = ring ? atomic_load_explicit(&h->put, RLX) : 1;
+    unsigned take = ring ? atomic_load_explicit(&h->take, RLX) : 0, n = put - take;
+    if (n > nslots) { n = nslots; take = put - nslots; }
+    unsigned i = take % nslots;
+    for (; n; n--, take++, i = i + 1 < nslots ? i + 1 : 0) {
+        _Atomic(struct lf_desc *) *slot = &h->partial[i];
+        struct lf_desc *d = atomic_load_explicit(slot, ACQ);
+        while (d) {
+            bool ok = atomic_compare_exchange_weak_explicit(slot, &d, NULL, AR, ACQ);
+            count_cas(false, ok);
+            if (!ok) continue;
+            if (ring) atomic_store_explicit(&h->take, take + 1, RLX);
+            return d;
+        }
     }
+    if (ring) atomic_store_explicit(&h->take, put, RLX);
+    return list_get(h->sc, false);
 }
 
-/* HeapPutPartial: d into its last heap's Partial slot; what was there goes to the list. The
- * paper's CAS loop is one exchange. */
+/* HeapPutPartial: d into the next Partial slot of its last heap; what was there (parked
+ * nslots puts ago, or NULL) goes to the list. The paper's CAS loop is one exchange. */
 static void heap_put_partial(struct lf_desc *d, bool freeing)
 {
     struct lf_heap *h = atomic_load_explicit(&d->heap, ACQ);
-    struct lf_desc *prev = atomic_exchange_explicit(&h->partial, d, AR);
+    unsigned i = 0;
+    if (nslots > 1) {
+        i = atomic_fetch_add_explicit(&h->put, 1, RLX) % nslots;
+        count_cas_once(freeing);
+    }
+    struct lf_desc *prev = atomic_exchange_explicit(&h->partial[i], d, AR);
     count_cas_once(freeing);
     if (prev) list_put(h->sc, prev, freeing);
+}
+
+/* RemoveEmptyDesc's first step: d (EMPTY, hazard-protected by the caller) out of h's Partial
+ * slots by CAS; false if no slot holds it. */
+static bool heap_take_empty(struct lf_heap *h, struct lf_desc *d, bool freeing)
+{
+    for (unsigned k = 0; k < nslots; k++) {
+        if (atomic_load_explicit(&h->partial[k], RLX) != d) continue;
+        struct lf_desc *want = d;
+        bool ok = atomic_compare_exchange_strong_explicit(&h->partial[k], &want, NULL, AR, RLX);
+        count_cas_once(freeing);
+        if (ok) return true;
+    }
+    return false;
 }
 
 /* UpdateActive: reinstall d with more credits; if another superblock got there first, give
@@ -527,8 +567,13 @@ static void *from_new_sb(struct lf_heap *h, uint32_t *sz, bool *oom)
 
 static void *set_new(void)
 {
-    struct lf_set *s = hl_meta_alloc(nclasses * sizeof(struct lf_heap));
-    for (unsigned c = 0; c < nclasses; c++) s->ph[c].sc = &classes[c];
+    size_t heaps = hl_align_up(nclasses * sizeof(struct lf_heap), HL_CACHE_LINE);
+    struct lf_set *s = hl_meta_alloc(heaps + nclasses * nslots * sizeof(void *));
+    _Atomic(struct lf_desc *) *slots = (void *)((char *)s + heaps);
+    for (unsigned c = 0; c < nclasses; c++) {
+        s->ph[c].sc = &classes[c];
+        s->ph[c].partial = slots + (size_t)c * nslots;
+    }
     return s;
 }
 
@@ -650,6 +695,9 @@ static inline __attribute__((always_inline)) void *lf_path_malloc(size_t size, b
     uint32_t sz = d->sz;
     return hl_stats_malloc_if(counted, d->base + (size_t)idx * sz, sz);
 }
+
+/* HL_MALLOC_PAIR defines lf_malloc, lf_malloc_entry, lf_malloc_uncounted,
+ * lf_malloc_uncounted_entry */
 HL_MALLOC_PAIR(static, lf_malloc, lf_path_malloc)
 
 /* Free, every case (Figure 6): the push, FULL -> PARTIAL (HeapPutPartial), and the last
@@ -689,11 +737,8 @@ static HL_COLD void lf_free_slow(struct lf_desc *d, uint32_t idx)
     } else if (a_state(na) == EMPTY) {
         sb_free(d->sb);
         /* RemoveEmptyDesc. d is hazard-protected, so it cannot have been retired and reused
-         * since it went EMPTY: this CAS takes exactly the descriptor that emptied. */
-        struct lf_desc *want = d;
-        ok = atomic_compare_exchange_strong_explicit(&h->partial, &want, NULL, AR, RLX);
-        count_cas_once(true);
-        if (ok) desc_retire(d);
+         * since it went EMPTY: a slot's CAS takes exactly the descriptor that emptied. */
+        if (heap_take_empty(h, d, true)) desc_retire(d);
         else list_remove_empty(h->sc);
     } else if (a_state(oa) == FULL) {
         heap_put_partial(d, true);
@@ -735,6 +780,8 @@ static inline __attribute__((always_inline)) void lf_path_free(void *p, bool cou
     HL_COUNT_IF(counted, cas_free_attempts, 1);
     hl_stats_free_if(counted, sz);
 }
+
+/* HL_FREE_PAIR defines lf_free, lf_free_entry, lf_free_uncounted, lf_free_uncounted_entry */
 HL_FREE_PAIR(static, lf_free, lf_path_free)
 
 /* Blocks of size + align - 16 bytes, and the aligned address inside; free and usable_size
@@ -797,6 +844,7 @@ static int lf_init(void)
     tag_one = (uint64_t)1 << (2 * ib + 2);
     fmask = (amask << ib) | (uint64_t)2 << state_shift;
     fifo = hl_cfg.partial_list == HL_LIST_FIFO;
+    nslots = (unsigned)hl_cfg.partial_slots;
     release_empty = hl_cfg.release_empty;
     nclasses = hl_classes->count;
     classes = hl_meta_alloc(nclasses * sizeof *classes);
@@ -860,7 +908,13 @@ int hl_lockfree_credits(unsigned c, void **desc)
 
 void *hl_lockfree_partial_slot(unsigned c)
 {
-    return atomic_load_explicit(&my_set()->ph[c].partial, ACQ);
+    struct lf_heap *h = &my_set()->ph[c];
+    unsigned i = nslots > 1 ? atomic_load_explicit(&h->put, RLX) % nslots : 0;
+    for (unsigned k = 0; k < nslots; k++, i = i + 1 < nslots ? i + 1 : 0) {
+        struct lf_desc *d = atomic_load_explicit(&h->partial[i], ACQ);
+        if (d) return d;
+    }
+    return NULL;
 }
 
 void *hl_lockfree_desc_alloc(void) { return desc_alloc(); }

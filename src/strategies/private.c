@@ -28,6 +28,9 @@ static inline __attribute__((always_inline)) void *private_path_malloc(size_t si
     h->cls[c].loose = *(void **)p;
     return hl_stats_malloc_if(counted, p, hl_class_size(c));
 }
+
+/* HL_MALLOC_PAIR defines private_malloc, private_malloc_entry, private_malloc_uncounted,
+ * private_malloc_uncounted_entry */
 HL_MALLOC_PAIR(static, private_malloc, private_path_malloc)
 
 static HL_COLD void private_free_general(void *p)
@@ -59,6 +62,9 @@ static inline __attribute__((always_inline)) void private_path_free(void *p, boo
         HL_COUNT(remote_frees, 1);
     hl_stats_free_if(counted, sb->size);
 }
+
+/* HL_FREE_PAIR defines private_free, private_free_entry, private_free_uncounted,
+ * private_free_uncounted_entry */
 HL_FREE_PAIR(static, private_free, private_path_free)
 
 const struct hl_strategy hl_strategy_private = {
@@ -67,5 +73,7 @@ const struct hl_strategy hl_strategy_private = {
     .defaults = "heap_select=thread",
     .init = private_init,
     HL_ROW_PATHS(private_malloc, private_free),
+    /* HL_HEAP_ROW: hl_heaps_memalign, hl_heaps_usable_size, hl_heaps_thread_exit, hl_heaps_fork,
+     * hl_heaps_stats */
     HL_HEAP_ROW,
 };

@@ -5,7 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
-#include "../../harness/hlbench.h"
+#include "../../harness/util.h"
 
 static void test_bucket_bounds(void **state)
 {

@@ -384,6 +384,7 @@ static const struct variant variants[] = {
     { "*", { "HOARD_LARGE_REUSE=fixed" } },
     { "ownership hoard hoard2026", { "HOARD_REMOTE_FREE=list" } },
     { "ownership hoard hoard2026", { "HOARD_REMOTE_FREE=queue" } },
+    { "ownership hoard hoard2026", { "HOARD_REMOTE_FREE=batch" } },
     { "hoard", { "HOARD_TLAB=on" } },
     { "hoard", { "HOARD_GLOBAL_SHARDS=8" } },
     { "hoard", { "HOARD_TLAB=on", "HOARD_REMOTE_FREE=queue" } },

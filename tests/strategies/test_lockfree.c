@@ -1,13 +1,15 @@
 /* test_lockfree.c — the `lockfree` strategy (Michael 2004): every Anchor transition of
  * Figures 4 and 6 on one superblock, the descriptor list and its reuse under hazard pointers,
  * the size-class partial list in the configured order (run once with partial_list=fifo and
- * once with lifo), a multithreaded stress with remote frees, thread churn, and the checks
+ * once with lifo), the Partial slots' ring (with one slot and with partial_slots = 16), a
+ * multithreaded stress with remote frees, thread churn, and the checks
  * build's anchor verification. hl_lockfree_check() runs at every quiescent point. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,6 +309,78 @@ static void thread_churn(void **state)
     hl_lockfree_check();
 }
 
+/* Partial slots (partial_slots, issue 34): superblocks a thread's frees make PARTIAL park in
+ * its heap's ring of slots, and reach the class list (where any heap takes them) only when the
+ * ring is full. Thread A fills SB superblocks of a class no other test uses and frees one block
+ * of each (FULL -> PARTIAL, SB puts into A's heap); then thread B, alive beside A and so on
+ * another heap, allocates one block of the class. With one slot (the paper's) SB - 1 of A's
+ * superblocks went to the class list and B gets one of them: the two threads now share it.
+ * With SB slots or more, A's heap keeps them all and B gets a superblock of its own. */
+#define SB 5
+static size_t ring_size;
+static void *ring_probe;                  /* main's block of the class */
+static void *ring_desc[SB];
+static sem_t ring_ready, ring_done;
+static void *ring_b_desc;
+
+static void *ring_a(void *arg)
+{
+    (void)arg;
+    unsigned m = hl_lockfree_maxcount(hl_lockfree_desc_of(ring_probe));
+    void *blk[SB * 16];
+    for (unsigned i = 0; i < SB * m; i++) blk[i] = hl_malloc(ring_size);
+    for (unsigned k = 0; k < SB; k++) {
+        ring_desc[k] = hl_lockfree_desc_of(blk[k * m]);
+        for (unsigned i = 0; i < m; i++) assert_ptr_equal(hl_lockfree_desc_of(blk[k * m + i]), ring_desc[k]);
+        expect(ring_desc[k], HL_LF_FULL, 0);
+    }
+    for (unsigned k = 0; k < SB; k++) hl_free(blk[k * m]);     /* SB puts into A's heap */
+    sem_post(&ring_ready);
+    sem_wait(&ring_done);
+    for (unsigned k = 0; k < SB; k++)
+        for (unsigned i = 1; i < m; i++) hl_free(blk[k * m + i]);
+    return NULL;
+}
+
+static void *ring_b(void *arg)
+{
+    (void)arg;
+    void *p = hl_malloc(ring_size);
+    ring_b_desc = hl_lockfree_desc_of(p);
+    hl_free(p);
+    return NULL;
+}
+
+static void partial_slots_keep_superblocks(void **state)
+{
+    (void)state;
+    if (hl_cfg.heap_select == HL_SELECT_CPU) skip();   /* A and B may share a CPU's heap */
+    /* A class of 3..12 blocks a superblock, other than small_sb_size's. */
+    unsigned skip_m = 0, taken = hl_class_of(small_sb_size(&skip_m));
+    for (size_t n = hl_large_threshold / 8; n <= hl_large_threshold && !ring_size; n += 16) {
+        void *p = hl_malloc(n);
+        unsigned m = hl_lockfree_maxcount(hl_lockfree_desc_of(p));
+        if (hl_class_of(n) != taken && m >= 3 && m <= 12) { ring_size = n; ring_probe = p; }
+        else hl_free(p);
+    }
+    assert_true(ring_size > 0);
+    sem_init(&ring_ready, 0, 0);
+    sem_init(&ring_done, 0, 0);
+    pthread_t a, b;
+    assert_int_equal(pthread_create(&a, NULL, ring_a, NULL), 0);
+    sem_wait(&ring_ready);
+    assert_int_equal(pthread_create(&b, NULL, ring_b, NULL), 0);
+    pthread_join(b, NULL);
+    sem_post(&ring_done);
+    pthread_join(a, NULL);
+    bool shared = false;
+    for (unsigned k = 0; k < SB; k++) shared |= ring_b_desc == ring_desc[k];
+    if (hl_cfg.partial_slots >= SB) assert_false(shared);
+    else assert_true(shared);
+    hl_free(ring_probe);
+    hl_lockfree_check();
+}
+
 /* memalign: an interior pointer frees its whole block; usable_size counts to the block end. */
 static void memalign_interior(void **state)
 {
@@ -355,6 +429,8 @@ int main(void)
         cmocka_unit_test(credits_refill),
         cmocka_unit_test(descriptor_reuse),
         cmocka_unit_test(partial_list_order),
+        /* before the stress tests, which leave superblocks on every small class's list */
+        cmocka_unit_test(partial_slots_keep_superblocks),
         cmocka_unit_test(memalign_interior),
         cmocka_unit_test(checks_catch_double_free),
         cmocka_unit_test(stress_remote_frees),

@@ -64,6 +64,8 @@ def layer_tables():
 
 @pytest.mark.parametrize("which", [0, 1], ids=["architecture.md", "README"])
 def test_layer_tables_are_those_hoardlab_layers_checks(which):
+    """The order is written once (LAYERS in tools/hoardlab_lib/layers/order.py): each table
+    has its layers, in order, every file of each, and no .c file of another layer."""
     from hoardlab_lib import layers
     table = layer_tables()[which]
     assert [name for name, _ in layers.LAYERS] == [n for n in table if n != "layer"]
@@ -75,6 +77,23 @@ def test_layer_tables_are_those_hoardlab_layers_checks(which):
                 assert "`hl.h`" in table[name]
             else:
                 assert re.search(r"`%s\.[ch]`" % re.escape(m), table[name]), (name, m)
+        named = re.findall(r"`([\w/]+)\.c`", table[name])
+        assert [f for f in named if f not in members] == [], name
+
+
+def test_harness_layer_table_is_the_one_hoardlab_layers_checks():
+    """harness/README.md's Files table: HARNESS_LAYERS' layers in order, each with its files
+    and no .c file of another layer."""
+    from hoardlab_lib import layers
+    text = open(os.path.join(ROOT, "harness", "README.md")).read()
+    text = text.split("## Files", 1)[1].split("\n## ", 1)[0]
+    table = dict(re.findall(r"^\| (\w+) \| (.*?) \|", text, re.M))
+    assert [name for name, _ in layers.HARNESS_LAYERS] == [n for n in table if n != "layer"]
+    for name, members in layers.HARNESS_LAYERS:
+        for m in members:
+            assert "`%s.c`" % m in table[name], (name, m)
+        named = re.findall(r"`([\w/*]+)\.c`", table[name])
+        assert [f for f in named if f not in members] == [], name
 
 
 def test_readme_layout_links_the_architecture():

@@ -1,9 +1,11 @@
-"""`hoardlab layers`: libhoardlab's files use only files of their own layer or below, and no
-files use each other in a loop, except the loops issue 26 lists (KNOWN), which can only shrink.
+"""`hoardlab layers`: the files of libhoardlab (src/) and of hlbench (harness/) use only files
+of their own layer or below, no files use each other in a loop, and no modules of tools/
+import each other in a loop, except what the allow-list (KNOWN) names, which can only shrink.
 
-The rules on hand-made graphs and header texts (no build needed), then on the real build's
-object files and the sources' headers (HOARDLAB_BUILD_DIR, else build/; skipped when the core
-is not built), and on a copy of the sources with a planted loop."""
+The rules on hand-made graphs, header texts and Python packages (no build needed), then on the
+real build's object files and the sources' headers (HOARDLAB_BUILD_DIR, else build/; skipped
+when not built), on tools/ itself, and on a copy of each of src/, harness/ and tools/ with a
+planted loop."""
 import glob
 import os
 import subprocess
@@ -19,8 +21,9 @@ from hoardlab_lib import layers
 BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
 TOOL = os.path.join(REPO, "tools", "hoardlab")
 built = pytest.mark.skipif(
-    not glob.glob(os.path.join(BDIR, "src", "libhoardlab_core.a.p", "*.o")),
-    reason="libhoardlab_core not built in %s (run tools/hoardlab build)" % BDIR)
+    not glob.glob(os.path.join(BDIR, "src", "libhoardlab_core.a.p", "*.o"))
+    or not glob.glob(os.path.join(BDIR, "harness", "hlbench.p", "*.o")),
+    reason="libhoardlab_core or hlbench not built in %s (run tools/hoardlab build)" % BDIR)
 
 
 def test_upward_edges_are_found():
@@ -51,7 +54,7 @@ def test_a_file_in_no_layer_is_reported():
 def test_the_build_points_one_way():
     edges = layers.graph(BDIR)
     assert edges, "no use edges read from %s" % BDIR
-    assert layers.upward(edges, layers.KNOWN["upward"]) == []
+    assert layers.upward(edges, layers.KNOWN["src"]["upward"]) == []
 
 
 @built
@@ -69,7 +72,7 @@ def test_a_loop_inside_a_layer_fails_and_is_printed_in_order():
              ("tlab", "superblock"): ["hl_sb_z"], ("heap", "os"): ["hl_os_map"]}
     assert layers.upward(edges) == []                     # all in parts or below: no upward edge
     assert layers.loops(edges) == [(["heap", "tlab", "superblock", "heap"], None)]
-    failed, text = layers.check(edges, layers.NOTHING_KNOWN)
+    failed, text = layers.check(edges, layers.EMPTY)
     assert failed
     assert "LOOP: heap -> tlab -> superblock -> heap" in text
 
@@ -87,7 +90,7 @@ def test_the_registry_rows_close_no_loop():
     edges = {("registry", "strategies/hoard"): ["hl_strategy_hoard"],
              ("strategies/hoard", "config"): ["hl_cfg"], ("config", "registry"): ["hl_strategies"]}
     assert layers.loops(edges) == []
-    assert not layers.check(edges, layers.NOTHING_KNOWN)[0]
+    assert not layers.check(edges, layers.EMPTY)[0]
 
 
 def test_a_known_loop_passes_only_as_listed():
@@ -145,16 +148,19 @@ def test_a_header_section_belongs_to_the_file_it_names(tmp_path):
 
 @built
 def test_known_is_exactly_what_remains():
-    """Issue 26's allow-list: every loop and upward edge of the build is listed, and every
-    listed one still exists, so the list can only shrink."""
+    """The allow-list: every loop and upward edge of the build and of tools/ is listed, and
+    every listed one still exists, so the list can only shrink."""
+    for tree, edges in layers.section_graphs(BDIR):
+        known = layers.KNOWN[tree.name]
+        assert layers.stale(edges, known, tree) == [], tree.name
+        found = layers.loops(edges, known["loops"], tree)
+        assert sorted(sorted(set(w)) for w, _ in found) == \
+            sorted(sorted(c) for c in known["loops"]), tree.name
+        assert all(why for _, why in found), tree.name
+        assert layers.upward(edges, known["upward"], tree) == [], tree.name
+        assert all(issue in (26, 35) and why for issue, why in
+                   list(known["loops"].values()) + list(known["upward"].values()))
     edges = layers.graph(BDIR)
-    assert layers.stale(edges) == []
-    assert [sorted(set(w)) for w, why in layers.loops(edges, layers.KNOWN["loops"])] == \
-        sorted(sorted(c) for c in layers.KNOWN["loops"])
-    assert all(why for _, why in layers.loops(edges, layers.KNOWN["loops"]))
-    assert layers.upward(edges, layers.KNOWN["upward"]) == []
-    assert all(issue == 26 and why for issue, why in
-               list(layers.KNOWN["loops"].values()) + list(layers.KNOWN["upward"].values()))
     # the header reading sees what nm alone does not: tlab.h's fast paths count with stats.h
     assert any(s.startswith("tlab.h: ") for s in edges[("tlab", "stats")])
     # lock.h (base) counts nothing, and thread.c reaches the statistics only through hooks
@@ -184,9 +190,131 @@ def test_a_loop_planted_in_a_copy_of_the_sources_fails(tmp_path):
 
 @built
 def test_strict_passes_now_that_no_loop_is_left():
-    """Issue 26's target: no loop and no upward edge, with nothing allowed."""
+    """Issue 26's and 35's target: no loop and no upward edge in src/, harness/ or tools/,
+    with nothing allowed."""
     p = subprocess.run([sys.executable, TOOL, "layers", "--no-build", "--strict"],
                        capture_output=True, text=True,
                        env=dict(os.environ, HOARDLAB_BUILD_DIR=BDIR), timeout=120)
+    out = p.stdout.splitlines()
+    src, harness, tools = [n for n, line in enumerate(out)
+                           if line.startswith(("src: ", "harness: ", "tools: "))]
+    assert "0 pointing upward, 0 loops" in out[src], p.stdout
+    assert "0 pointing upward, 0 loops" in out[harness], p.stdout
+    assert src + 1 == harness and harness + 1 == tools, p.stdout    # nothing listed between
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "0 pointing upward, 0 loops" in p.stdout
+    assert out[tools].endswith(", 0 loops (0 known)"), p.stdout
+
+
+# --- harness/: hlbench's files ---------------------------------------------------------------
+
+def test_harness_layers_order_the_workloads_under_the_driver():
+    h = layers.HARNESS
+    assert layers.layer_of("workloads/xfree", h.layers)[1] == "workloads"
+    assert layers.layer_of("util", h.layers)[1] == "utilities"
+    edges = {("workloads/xfree", "run"): ["hb_parallel"],             # down
+             ("hlbench", "workloads/xfree"): ["hb_xfree"],             # the table: down
+             ("workloads/xfree", "hlbench"): ["hb_int"],               # up: the old getters
+             ("json", "run"): ["hb_fail"]}                             # up
+    assert [(u, d) for u, _, d, _, _ in layers.upward(edges, tree=h)] == [
+        ("json", "run"), ("workloads/xfree", "hlbench")]
+    assert [w for w, _ in layers.loops(edges, tree=h)] == [
+        ["hlbench", "workloads/xfree", "hlbench"]]
+
+
+@built
+def test_the_harness_points_one_way():
+    """The utilities at the bottom, the driver at the top, and the workloads use nothing of
+    the driver."""
+    edges = layers.graph(BDIR, tree=layers.HARNESS)
+    nodes = {u for u, _ in edges} | {d for _, d in edges}
+    assert {"util", "json", "run", "params", "record", "hlbench", "workloads/classic"} <= nodes
+    assert layers.upward(edges, tree=layers.HARNESS) == []
+    assert layers.loops(edges, tree=layers.HARNESS) == []
+    assert not [e for e in edges if e[1] == "hlbench"], "nothing may use the driver"
+    assert "hb_int" in edges[("workloads/classic", "params")]
+    # the header reading counts the inline sampler: blocks.c allocates through hb_malloc
+    assert "hb_malloc" in edges[("blocks", "latency")]
+
+
+@built
+def test_a_loop_planted_in_a_copy_of_the_harness_fails(tmp_path):
+    harness = os.path.join(str(tmp_path), "harness")
+    shutil.copytree(os.path.join(REPO, "harness"), harness)
+    assert not layers.report(BDIR, harness=harness)[0]
+    # topology.h (below the run machinery) gains an inline function that calls it
+    path = os.path.join(harness, "topology.h")
+    with open(path) as f:
+        text = f.read()
+    assert text.rstrip().endswith("#endif")
+    with open(path, "w") as f:
+        f.write(text.rstrip()[:-len("#endif")] +
+                "static inline void hb_planted(void) { hb_spawn_first(0); }\n#endif\n")
+    failed, out = layers.report(BDIR, harness=harness)
+    assert failed, out
+    section = out.split("\nharness: ", 1)[1].split("\ntools: ", 1)[0]
+    assert "upward: topology (topology) -> run (run): topology.h: hb_spawn_first" in section
+    assert "LOOP: run -> topology -> run" in section
+
+
+# --- tools/: the import graph ----------------------------------------------------------------
+
+def test_imports_are_read_wherever_they_stand(tmp_path):
+    root = str(tmp_path)
+    write(root, "lib/__init__.py", "from .a import f\n")                 # package relative
+    write(root, "lib/a.py", "import os\nfrom . import b\n")
+    write(root, "lib/b.py", "def g():\n    from .a import f\n    return f\n")   # in a function
+    write(root, "lib/pkg/__init__.py", "from .c import h\nfrom .. import b\n")
+    write(root, "lib/pkg/c.py", "from ..b import g\nfrom . import d\nimport lib.a\n")
+    write(root, "lib/pkg/d.py", "from lib.pkg import h\n")              # the package's name
+    write(root, "hoardlab", "#!/usr/bin/env python3\nfrom lib.pkg import c\n")
+    edges = layers.import_graph(root)
+    assert edges == {
+        ("lib", "lib.a"): ["line 1: from .a import f"],
+        ("lib.a", "lib.b"): ["line 2: from . import b"],
+        ("lib.b", "lib.a"): ["line 2: from .a import f (in a function)"],
+        ("lib.pkg", "lib.pkg.c"): ["line 1: from .c import h"],
+        ("lib.pkg", "lib.b"): ["line 2: from .. import b"],
+        ("lib.pkg.c", "lib.b"): ["line 1: from ..b import g"],
+        ("lib.pkg.c", "lib.pkg.d"): ["line 2: from . import d"],
+        ("lib.pkg.c", "lib.a"): ["line 3: import lib.a"],
+        ("lib.pkg.d", "lib.pkg"): ["line 1: from lib.pkg import h"],
+        ("hoardlab", "lib.pkg.c"): ["line 2: from lib.pkg import c"]}
+    found = layers.loops(edges, tree=layers.TOOLS)
+    assert [w for w, _ in found] == [["lib.a", "lib.b", "lib.a"],
+                                     ["lib.pkg", "lib.pkg.c", "lib.pkg.d", "lib.pkg"]]
+    failed, text = layers.check(edges, layers.EMPTY, layers.TOOLS)
+    assert failed and "pointing upward" not in text
+    assert "LOOP: lib.a -> lib.b -> lib.a" in text
+    assert "lib.b -> lib.a (line 2: from .a import f (in a function))" in text
+
+
+def test_tools_loops_are_exactly_the_known_ones():
+    """tools/ of the repository: no import loop, and nothing allowed (issue 35 untied the
+    report family's, cli <-> slurm's and nodes <-> tidy's)."""
+    edges = layers.import_graph(os.path.join(REPO, "tools"))
+    assert ("hoardlab", "hoardlab_lib.cli") in edges
+    assert ("hoardlab_lib.layers", "hoardlab_lib.layers.rules") in edges
+    assert layers.stale(edges, layers.KNOWN["tools"], layers.TOOLS) == []
+    assert layers.KNOWN["tools"] == layers.EMPTY
+    assert layers.loops(edges, layers.EMPTY["loops"], layers.TOOLS) == []
+
+
+def test_a_loop_planted_in_a_copy_of_tools_fails(tmp_path):
+    tools = os.path.join(str(tmp_path), "tools")
+    shutil.copytree(os.path.join(REPO, "tools"), tools,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    known = layers.KNOWN["tools"]
+    assert not layers.check(layers.import_graph(tools), known, layers.TOOLS)[0]
+    # the layer check's bottom module imports its face, inside a function
+    path = os.path.join(tools, "hoardlab_lib", "layers", "order.py")
+    with open(path) as f:
+        line = len(f.read().splitlines()) + 4
+    with open(path, "a") as f:
+        f.write("\n\ndef planted():\n    from . import report\n    return report\n")
+    failed, out = layers.check(layers.import_graph(tools), known, layers.TOOLS)
+    assert failed, out
+    loop = out.split("LOOP: ", 1)[1]
+    assert loop.startswith("hoardlab_lib.layers -> "), out
+    assert "hoardlab_lib.layers.order -> hoardlab_lib.layers (line %d: " % line in loop
+    assert loop.split("\n")[0].endswith(" -> hoardlab_lib.layers")
+    assert "from . import report (in a function))" in loop

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from conftest import REPO, HERE
-from hoardlab_lib import cli, nodes, tidy
+from hoardlab_lib import nodes, orchestrate, tidy
 
 BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
 TOOL = os.path.join(REPO, "tools", "hoardlab")
@@ -45,7 +45,7 @@ def test_a_local_sweep_records_its_node_and_a_report_splits_by_kind(tmp_path):
              for r in rows]
     tidy.write_csv(os.path.join(out, "runs.csv"), rows + other,
                    tidy.columns_for(rows + other))
-    path = cli.make_report(out)
+    path = orchestrate.make_report(out)
     with open(path) as f:
         index = f.read()
     assert "**2 kinds of node**" in index and "compared only within one kind" in index
@@ -56,5 +56,5 @@ def test_a_local_sweep_records_its_node_and_a_report_splits_by_kind(tmp_path):
         text = f.read()
     assert "- machine: Other CPU 9000" in text
     assert "- nodes n2: kind-2 of the 2 kinds of node this sweep ran on" in text
-    assert cli.make_report(out) == path                 # again: the kind folders anew
+    assert orchestrate.make_report(out) == path                 # again: the kind folders anew
     assert sorted(f for f in os.listdir(out) if f.startswith("kind-")) == ["kind-1", "kind-2"]

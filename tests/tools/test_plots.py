@@ -1,10 +1,11 @@
-"""The plots' readability rules (plots.py's docstring): error bars on every bar, labelled log
+"""The plots' readability rules (report/plots.py's docstring): error bars on every bar, labelled log
 ticks (never a lone "1"), legends outside the axes, whole titles. Synthetic rows."""
 import itertools
 
 import pytest
 
-from hoardlab_lib import plots, verdicts as V
+from hoardlab_lib import plotkit, verdicts as V
+from hoardlab_lib.report import plots
 
 pytest.importorskip("matplotlib")
 _ids = itertools.count()
@@ -38,9 +39,9 @@ def figures(monkeypatch):
         fig.canvas.draw()
         saved.append(fig)
         return name
-    monkeypatch.setattr(plots, "_save", keep)
+    monkeypatch.setattr(plotkit, "save", keep)
     yield saved
-    plots._plt().close("all")
+    plotkit.plt().close("all")
 
 
 def _bars_have_error_bars(ax):
@@ -93,12 +94,12 @@ def test_speedup_plot_error_bars_and_legend(tmp_path, figures):
 
 
 def test_yerr_from_spreads():
-    lo, hi = plots._yerr([V.spread_of([1, 2, 4]), None, V.spread_of([3])])
+    lo, hi = plotkit.yerr([V.spread_of([1, 2, 4]), None, V.spread_of([3])])
     assert lo == [1.0, 0.0, 0.0] and hi == [2.0, 0.0, 0.0]
 
 
 def test_programs_plot_error_bars_and_legend(tmp_path, figures):
-    from hoardlab_lib import report_programs
+    from hoardlab_lib.report import programs as report_programs
     rows = []
     for v, k in (("glibc", 1.0), ("hoard", 0.9), ("mimalloc", 1.1)):
         for prog in ("python3", "xz"):

@@ -1,4 +1,4 @@
-"""Real programs as sweep workloads ([program NAME] sections, tools/hoardlab_lib/programs.py):
+"""Real programs as sweep workloads ([program NAME] sections, tools/hoardlab_lib/programs/):
 parsing and its errors, the shipped suite, a tiny sweep of synthetic programs through
 tools/hoardlab (one that succeeds, one that fails, one that times out, one whose output
 differs from glibc's), the launcher's RSS, the report's tables, and a short redis run that
@@ -13,7 +13,8 @@ import time
 import pytest
 
 from conftest import REPO
-from hoardlab_lib import programs, report_programs, tidy
+from hoardlab_lib import programs, tidy
+from hoardlab_lib.report import programs as report_programs
 from hoardlab_lib.common import ToolError
 from hoardlab_lib.sweep import Sweep
 

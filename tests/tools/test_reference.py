@@ -18,8 +18,10 @@ REF = os.path.join(REPO, "results", "reference")
 SWEEPS = sorted(os.path.basename(p)[:-len(".ini")]
                 for p in glob.glob(os.path.join(REPO, "configs", "sweeps", "*.ini")))
 REFS = sorted(os.listdir(REF)) if os.path.isdir(REF) else []
-INPUTS = ("runs.csv", "rounds.csv", "series.csv", "meta.json", "cost.json")  # `report` reads
+# what `report` reads; a reference stores its tables xz-compressed (tidy.COMPRESSED)
+INPUTS = ("runs.csv.xz", "rounds.csv.xz", "series.csv.xz", "meta.json", "cost.json")
 IGNORED = re.compile(r".*\.(png|ini)$|^records\.jsonl$")        # .gitignore: not committed
+MAX_BYTES = 4 << 20     # results/, every file a clone holds (issue 35: it had grown to 18 MB)
 
 
 def experiments():
@@ -39,7 +41,7 @@ def test_every_reference_is_a_shipped_sweep():
 def test_a_reference_holds_the_reports_inputs_and_the_report(name):
     d = os.path.join(REF, name)
     files = {f for f in os.listdir(d) if not IGNORED.match(f)}
-    assert {"runs.csv", "meta.json", "report.md"} <= files
+    assert {"runs.csv.xz", "meta.json", "report.md"} <= files
     assert files <= set(INPUTS) | {"report.md"}, files
     with open(os.path.join(d, "meta.json")) as f:
         assert json.load(f)["sweep"]["name"] == name
@@ -70,6 +72,17 @@ def test_no_doc_names_a_results_folder_that_is_not_there():
             if folder.startswith("<") or not re.match(r"\d{4}-|reference$", folder):
                 continue
             assert folder == "reference", "%s names a dated folder: %s" % (path, m.group(0))
+
+
+def test_results_stay_small():
+    """The folder a clone gets (what .gitignore lets in) stays under MAX_BYTES: a reference
+    keeps what its report needs, its tables compressed."""
+    size = 0
+    for root, _, files in os.walk(os.path.join(REPO, "results")):
+        size += sum(os.path.getsize(os.path.join(root, f)) for f in files if not IGNORED.match(f))
+    assert size <= MAX_BYTES, ("results/ holds %.1f MB, more than %.0f MB: compress a "
+                               "reference's tables (xz -9 runs.csv rounds.csv series.csv)"
+                               % (size / 1e6, MAX_BYTES / (1 << 20)))
 
 
 @pytest.mark.parametrize("name", REFS)

@@ -1,10 +1,11 @@
-"""The "Hoard after PR 88" report section (report_history.py) on hand-made tidy rows with
+"""The "Hoard after PR 88" report section (report/history.py) on hand-made tidy rows with
 made-up numbers: claims decided as agrees, MISMATCH, within noise, or left to machines with
 more cores; the section's absence when the sweep did not measure its inputs; the attribution
 recovered from the steps' knobs."""
 import itertools
 
-from hoardlab_lib import report, report_history as H
+from hoardlab_lib import report
+from hoardlab_lib.report import history as H
 
 _ids = itertools.count()
 PROD = ("glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc")

@@ -4,7 +4,8 @@ for thread counts, and threads as run (xfree). Synthetic rows."""
 import itertools
 import re
 
-from hoardlab_lib import report, verdicts as V
+from hoardlab_lib import fmt, verdicts as V
+from hoardlab_lib.report import header, knobs, memory, throughput, ucpp
 
 _ids = itertools.count()
 
@@ -34,21 +35,21 @@ def sweep_rows():
 
 
 def test_pm_is_the_one_notation():
-    assert report.pm(V.spread_of([95, 100, 104])) == "100 ±5%"
-    assert report.pm(V.spread_of([1.0]), "%.2f") == "1.00 ±?"
-    assert report.pm(None) == "–"
-    assert report.iv(V.spread_of([0.9, 1.0, 1.2])) == "1.00 [0.90, 1.20]"
+    assert fmt.pm(V.spread_of([95, 100, 104])) == "100 ±5%"
+    assert fmt.pm(V.spread_of([1.0]), "%.2f") == "1.00 ±?"
+    assert fmt.pm(None) == "–"
+    assert fmt.iv(V.spread_of([0.9, 1.0, 1.2])) == "1.00 [0.90, 1.20]"
 
 
 def test_mark_within_noise():
-    assert report.mark(True) == "agrees"
-    assert report.mark(False) == "**MISMATCH**"
-    assert report.mark(None) == "within noise"
+    assert fmt.mark(True) == "agrees"
+    assert fmt.mark(False) == "**MISMATCH**"
+    assert fmt.mark(None) == "within noise"
 
 
 def test_header_names_noisiest_groups_short_runs_and_thread_rule():
     meta = {"machine": {"cores": 2}, "sweep": {"name": "t"}}
-    text = "\n".join(report.header(meta, sweep_rows(), "t"))
+    text = "\n".join(header.header(meta, sweep_rows(), "t"))
     assert "- spread: " in text and "±p%" in text
     assert "- noise decides: " in text and "within noise" in text
     noise = next(ln for ln in text.splitlines() if ln.startswith("- run-to-run noise"))
@@ -62,15 +63,15 @@ def test_header_names_noisiest_groups_short_runs_and_thread_rule():
 
 def test_every_median_cell_has_its_spread(tmp_path):
     rows = sweep_rows()
-    lines = "\n".join(report.throughput_tables(rows, "serial") +
-                      report.memory_tables(rows)).splitlines()
+    lines = "\n".join(throughput.throughput_tables(rows, "serial") +
+                      memory.memory_tables(rows)).splitlines()
     cells = [c.strip() for ln in lines if ln.startswith("| ") and not ln.startswith("| allocator")
              and not ln.startswith("| workload") for c in ln.strip("|").split("|")]
     numeric = [c for c in cells if re.match(r"^[0-9.]+[kMG]?( |$)", c)]
     assert numeric
     bare = [c for c in numeric if "±" not in c and not re.match(r"^\d+( \(\d+ threads run\))?$", c)]
     assert bare == [], bare                      # thread counts aside, every number has ±
-    thr = "\n".join(report.throughput_tables(rows, "serial"))
+    thr = "\n".join(throughput.throughput_tables(rows, "serial"))
     assert "t=2 (4 threads run)" in thr          # xfree's columns say what ran
     assert "(short)" in thr
 
@@ -82,7 +83,7 @@ def test_knob_section_uses_p_and_says_so():
             for rep in range(2):
                 rows.append(row("c-" + val, "ucpp-unique", t, 100 * k * t + rep, rep,
                                 **{"knob.padding": val, "strategy": "concurrent"}))
-    text = "\n".join(report.knob_section(rows, {"machine": {"cores": 2}}))
+    text = "\n".join(knobs.knob_section(rows, {"machine": {"cores": 2}}))
     line = next(ln for ln in text.splitlines() if ln.startswith("| ucpp-unique"))
     assert line.startswith("| ucpp-unique | concurrent | 2 |")      # P = 2, not 4
     assert "±" in line and "at P (the thread-count rule" in text
@@ -96,7 +97,7 @@ def test_ucpp_checks_decide_by_interval():
     # -> [0.9, 1.1] reaches 1: within noise
     rows = conc("off", 1, (100, 100)) + conc("off", 2, (40, 60)) + \
         conc("on", 1, (100, 100)) + conc("on", 2, (90, 110))
-    text = "\n".join(report.ucpp(rows, 2))
+    text = "\n".join(ucpp.ucpp(rows, 2))
     assert "S < 1): S = 0.50 [0.40, 0.60] — agrees" in text
     assert "— within noise" in text
 
@@ -110,7 +111,7 @@ def test_knob_table_says_when_a_value_changes_nothing_beyond_noise():
         for rep, x in enumerate(xs):
             rows.append(row("h-" + val, "larson", 2, x, rep, strategy="hoard",
                             **{"knob.tlab_budget": val}))
-    text = "\n".join(report.knob_section(rows, {"machine": {"cores": 2}}))
+    text = "\n".join(knobs.knob_section(rows, {"machine": {"cores": 2}}))
     line = next(ln for ln in text.splitlines() if ln.startswith("| larson"))
     cells = [c.strip() for c in line.strip("|").split("|")]
     head = next(ln for ln in text.splitlines() if ln.startswith("| workload"))
@@ -122,6 +123,6 @@ def test_knob_table_says_when_a_value_changes_nothing_beyond_noise():
 
 
 def test_throughput_speedup_column_at_p():
-    text = "\n".join(report.throughput_tables(sweep_rows(), "serial", ncores=2))
+    text = "\n".join(throughput.throughput_tables(sweep_rows(), "serial", ncores=2))
     assert "| allocator | t=1 | t=2 | t=4 | speedup t=2 / t=1 |" in text
     assert "| serial | 100 ±2% | 200 ±2% | 400 ±2% | 2.00 ±4% |" in text

@@ -4,7 +4,8 @@ lacks makes them say "not measured" instead of failing."""
 import itertools
 import json
 
-from hoardlab_lib import report, report_hoard2026 as H, report_michael as M, verdicts as V
+from hoardlab_lib import report, verdicts as V
+from hoardlab_lib.report import hoard2026 as H, michael as M, taxonomy
 
 _ids = itertools.count()
 PROD = ("glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc")
@@ -114,7 +115,7 @@ def test_michael_section_without_glibc_and_absent_when_irrelevant():
 
 
 def test_figure8_plot_is_drawn(tmp_path):
-    from hoardlab_lib import plots
+    from hoardlab_lib.report import plots
     assert plots.figure8_plot(michael_rows(), str(tmp_path)) == ["figure8.png"]
     assert (tmp_path / "figure8.png").stat().st_size > 0
     assert plots.figure8_plot([r for r in michael_rows() if r["strategy"] != "glibc"],
@@ -229,7 +230,7 @@ def test_taxonomy_rows_for_the_new_strategies():
         assert tax[s]["claim"] is not None
         assert tax[s]["blowup"]["value"] == "O(1)"
     assert tax["hoard2026"]["mismatches"] == []
-    lines, _ = report.taxonomy_section(rows, rounds, 2)
+    lines, _ = taxonomy.taxonomy_section(rows, rounds, 2)
     text = "\n".join(lines)
     assert "| hoard2026 |" in text and "Hoard 2026 (PR 88" in text
     assert "| no | no claim | O(1) | O(1) | none |" in text
@@ -260,7 +261,7 @@ def test_a_one_knob_sweep_gets_neither_the_taxonomy_nor_the_ablation(tmp_path):
                 rows.append(row(label, "larson", t, 100 + rep, strategy="hoard", knobs=knobs,
                                 repetition=rep))
     assert H.hoard2026_section(rows, [], 2) == []
-    assert report.taxonomy_section(rows, [], 2)[0] == []
+    assert taxonomy.taxonomy_section(rows, [], 2)[0] == []
     meta = {"machine": {"cores": 2}, "sweep": {"name": "one-knob"}}
     text = open(report.write(str(tmp_path), rows, [], meta, [], [])[0]).read()
     assert "Taxonomy" not in text and "Hoard 2026" not in text

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from hoardlab_lib import plots, report, report_series as S, tidy
+from hoardlab_lib import plotkit, report, tidy
+from hoardlab_lib.report import plots, series as S
 from test_tidy import RUN, record, result
 
 COLS = ["t_s", "held_bytes", "in_use_bytes", "self_bytes", "rss_kb", "private_dirty_kb",
@@ -243,9 +244,9 @@ def figures(monkeypatch):
         fig.canvas.draw()
         saved.append((name, fig))
         return name
-    monkeypatch.setattr(plots, "_save", keep)
+    monkeypatch.setattr(plotkit, "save", keep)
     yield saved
-    plots._plt().close("all")
+    plotkit.plt().close("all")
 
 
 def _legend_outside(ax):

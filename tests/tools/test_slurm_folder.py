@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from conftest import REPO, HERE
-from hoardlab_lib import slurm, tidy
+from hoardlab_lib import tidy
+from hoardlab_lib.slurm import plan as slurm
 from hoardlab_lib.common import ToolError
 
 sys.path.insert(0, os.path.join(HERE, "slurm"))

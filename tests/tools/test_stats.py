@@ -115,12 +115,13 @@ def test_reference_runs_csv_keep_their_columns():
     without a build, and one written by today's tools holds the build's statistics in the build's order."""
     import csv
     import glob
+    import lzma
     order = {n: i for i, n in enumerate(tidy.hoardlab_fields(BDIR))}
-    paths = glob.glob(os.path.join(REPO, "results", "reference", "*", "runs.csv"))
+    paths = glob.glob(os.path.join(REPO, "results", "reference", "*", "runs.csv.xz"))
     assert paths
     full = 0
     for p in paths:
-        with open(p, newline="") as f:
+        with lzma.open(p, "rt", newline="") as f:
             cols = next(csv.reader(f))
         rows = tidy.read_csv(p)
         again = tidy.columns_for(rows, fields=tidy.read_fields(rows))

@@ -199,7 +199,7 @@ def prod(variant, wl, t, thr):
 
 
 def test_best_production_allocator_is_the_best_of_all_per_workload():
-    from hoardlab_lib import report
+    from hoardlab_lib.report import production
     rows = [prod("glibc", "threadtest", 1, 50), prod("mimalloc", "threadtest", 1, 80),
             prod("mimalloc3", "threadtest", 1, 120), prod("jemalloc", "threadtest", 1, 90),
             prod("glibc", "larson", 1, 70), prod("mimalloc", "larson", 1, 60),
@@ -213,20 +213,20 @@ def test_best_production_allocator_is_the_best_of_all_per_workload():
                                                       "glibc"]
     assert rank[("larson", 1)][0] == ("glibc", 70)
     assert ("blowup-prodcons", 2) not in rank
-    sec = "\n".join(report.production_section(rows))
+    sec = "\n".join(production.production_section(rows))
     assert "## Against the best production allocator" in sec
     assert "| threadtest | 1 | mimalloc3 120 ±? | jemalloc (0.75 ±?) | 0.50 ±? |" in sec
     assert "| larson | 1 | glibc 70 ±? | mimalloc3 (0.93 ±?) | 1.00 ±? |" in sec
     assert "mimalloc3 1" in sec and "glibc 1" in sec and "not ranked" in sec
     # One production allocator: the throughput tables relative to it say it all.
-    assert report.production_section([prod("glibc", "threadtest", 1, 5),
+    assert production.production_section([prod("glibc", "threadtest", 1, 5),
                                       row("hoard", "threadtest", 1, 6)]) == []
 
 
 # --- Hoard's Table 4: a row per thread count, the why-not from the other thread counts ------
 
 def test_table4_a_row_per_thread_count_and_why_from_the_others():
-    from hoardlab_lib import report_hoard as RH
+    from hoardlab_lib.report import hoard as RH
 
     def frag(t, a_over_u, knobs):
         r = row("hoard", "shbench", t, 100, a=int(a_over_u * 500000), u=500000, knobs=knobs)
@@ -323,7 +323,7 @@ def test_scalable_uses_p_not_an_oversubscribed_count():
 
 
 def test_tables_5_6_checks_within_noise_and_decided():
-    from hoardlab_lib import report_hoard as RH
+    from hoardlab_lib.report import hoard as RH
 
     def run(f, thr, frag_, i):
         r = row("hoard-%s" % f.replace("/", ""), "larson", 2, thr, strategy="hoard",
@@ -353,7 +353,7 @@ def test_tables_5_6_checks_within_noise_and_decided():
 
 
 def test_table5_throughput_at_p_memory_at_the_highest():
-    from hoardlab_lib import report_hoard as RH
+    from hoardlab_lib.report import hoard as RH
     rows = []
     for f in ("1/8", "1/4"):
         for t, thr in ((2, 100), (14, 30)):

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdlib.h>
-#include "heap.h"
+#include "heapselect.h"
 
 /* A heap with superblocks of class c filled to the given numbers of blocks. */
 static struct hl_heap *heap_with(unsigned c, const uint32_t *fill, int n, struct hl_sb **sbs)

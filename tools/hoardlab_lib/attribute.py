@@ -27,7 +27,7 @@ import os
 import re
 import subprocess
 
-from . import check, report as R, tidy, verdicts as V
+from . import check, fmt as F, tidy, verdicts as V
 from .common import ToolError, allocator_env, parse_allocator_spec, require
 
 EFFECTIVE = re.compile(r"^(?:hoardlab: )?(\w+)\s*=\s*(.*?)\s*\((\w+)\)\s*$")
@@ -280,18 +280,18 @@ def measure_rows(rows, metric, workload_label, threads, variant_of=lambda label:
 
 def table_lines(p, rows, metric="throughput", variant_of=lambda label: label):
     """Markdown: one table per workload and thread count of the rows."""
-    fmt = R.si
+    fmt = F.si
     out = []
     groups = sorted({(r["workload_label"], r["threads"]) for r in V.ok(rows)
                      if r["variant"] in {variant_of(c[0]) for c in p.configs}})
     for wl, t in groups:
         res, total, mb, mt = attribution(p, measure_rows(rows, metric, wl, t, variant_of))
         out += ["**%s, %d thread%s** — %s: base %s, target %s, target / base %s" % (
-            wl, t, "" if t == 1 else "s", metric, R.pm(mb, fmt), R.pm(mt, fmt),
-            R.pm(total, "%.2f")), ""]
-        out += [R.table(["element", "forward: ratio to the step before",
+            wl, t, "" if t == 1 else "s", metric, F.pm(mb, fmt), F.pm(mt, fmt),
+            F.pm(total, "%.2f")), ""]
+        out += [F.table(["element", "forward: ratio to the step before",
                          "reverse: ratio to the step before", "orders"],
-                        [[e["name"], R.pm(e["forward"], "%.3f"), R.pm(e["reverse"], "%.3f"),
+                        [[e["name"], F.pm(e["forward"], "%.3f"), F.pm(e["reverse"], "%.3f"),
                           e["verdict"]] for e in res]), ""]
     if not groups:
         out += ["No configuration of the plan was measured.", ""]

@@ -3,11 +3,12 @@ on/off values that specs, sweep files and the command line share.
 
 An allocator of a sweep is either a hoardlab strategy with knob overrides (run with
 LD_PRELOAD=libhoardlab.so, HOARD_STRATEGY and HOARD_<KNOB>) or a production allocator
-preloaded from its library: a Debian package's, or for mimalloc3 the one the PyPI wheel
-cmeel-mimalloc installs (glibc = no preload).
+preloaded from its library: a Debian package's, for mimalloc3 the one the PyPI wheel
+cmeel-mimalloc installs, for snmalloc the one tools/install-deps builds (glibc = no preload).
 """
 import glob
 import hashlib
+import importlib.metadata as md
 import json
 import os
 import subprocess
@@ -23,10 +24,25 @@ PRODUCTION = {
     "mimalloc": "libmimalloc.so.2",
     "mimalloc3": "libmimalloc.so.3",
     "tcmalloc": "libtcmalloc_minimal.so.4",
+    "snmalloc": "libsnmallocshim.so",
 }
 DEBIAN_PACKAGES = {"jemalloc": "libjemalloc2", "mimalloc": "libmimalloc2.0",
                    "tcmalloc": "libtcmalloc-minimal4"}
 PYPI_PACKAGES = {"mimalloc3": "cmeel-mimalloc"}
+# Built from source by tools/install-deps (Debian 12 has no snmalloc): upstream's LD_PRELOAD
+# shim, from the tree the crate snmalloc-sys vendors (its version is snmalloc's release), into
+# the first folder as root, else the second. The version is pinned there too.
+SNMALLOC_VERSION = "0.7.6"
+SNMALLOC_DIRS = ["/usr/local/lib/hoardlab/snmalloc-" + SNMALLOC_VERSION,
+                 os.path.join(os.environ.get("XDG_CACHE_HOME") or
+                              os.path.join(os.path.expanduser("~"), ".cache"),
+                              "hoardlab", "snmalloc-" + SNMALLOC_VERSION)]
+SOURCE_BUILT = {"snmalloc": ("snmalloc-sys (crates.io)", SNMALLOC_VERSION, SNMALLOC_DIRS)}
+# What `hoardlab cost` preloads under callgrind instead, beside the production library: snmalloc
+# reserves a pagemap for 48 address bits (256 GiB), past valgrind's 64 GiB mapping limit, so
+# install-deps builds it again with 38 bits (valgrind's clients stay below 128 GiB), which runs
+# only under valgrind; only the pagemap's set-up differs between the two builds' code.
+CALLGRIND_LIBRARY = {"snmalloc": "libsnmallocshim-callgrind.so"}
 LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
             "/usr/lib", "/lib/x86_64-linux-gnu"]
 
@@ -57,7 +73,6 @@ def require(bdir, which):
 def pypi_library(dist, fname):
     """Path of file `fname` installed by the PyPI distribution `dist` into the site-packages
     of the python running this tool (importlib.metadata, so wherever pip put it), or None."""
-    import importlib.metadata as md
     try:
         files = md.distribution(dist).files or []
     except md.PackageNotFoundError:
@@ -77,6 +92,14 @@ def production_library(name):
     fname = PRODUCTION[name]
     if fname is None:
         return None
+    if name in SOURCE_BUILT:
+        crate, version, dirs = SOURCE_BUILT[name]
+        for d in dirs:
+            if os.path.isfile(os.path.join(d, fname)):
+                return os.path.join(d, fname)
+        raise ToolError("%s: %s (%s %s) not found in %s; build it from the crate %s: "
+                        "tools/install-deps" % (name, fname, name, version, " or ".join(dirs),
+                                                crate.split()[0]))
     if name in PYPI_PACKAGES:
         dist = PYPI_PACKAGES[name]
         p = pypi_library(dist, fname)
@@ -94,6 +117,19 @@ def production_library(name):
     pkg = DEBIAN_PACKAGES[name]
     raise ToolError("%s: %s not found; install the Debian package %s (tools/install-deps)"
                     % (name, fname, pkg))
+
+
+def callgrind_library(name):
+    """The library `hoardlab cost` preloads for production allocator `name` under callgrind:
+    production_library's, or its CALLGRIND_LIBRARY build beside it."""
+    lib = production_library(name)
+    if name not in CALLGRIND_LIBRARY:
+        return lib
+    p = os.path.join(os.path.dirname(lib), CALLGRIND_LIBRARY[name])
+    if not os.path.isfile(p):
+        raise ToolError("%s: %s not found beside %s; build it: tools/install-deps"
+                        % (name, CALLGRIND_LIBRARY[name], lib))
+    return p
 
 
 def log(msg):

@@ -16,7 +16,7 @@ import statistics
 
 from . import tidy
 from .common import ToolError
-from .report import si
+from .fmt import si
 
 RESAMPLES = 2000
 SEED = 1
@@ -28,7 +28,7 @@ TIMES = {"wall_s", "elapsed_s"}
 
 def load(folder):
     path = os.path.join(folder, "runs.csv")
-    if not os.path.exists(path):
+    if not tidy.table_file(path):
         raise ToolError("%s: no runs.csv (a results folder of `hoardlab sweep`)" % folder)
     return tidy.read_csv(path)
 

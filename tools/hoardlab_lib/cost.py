@@ -36,12 +36,33 @@ def case_name(size, mode):
     return "%s B" % size if mode == "local" else "%s B remote" % size
 
 
-def callgrind_functions(argv, env, workdir):
+def valgrind_argv(args, direct):
+    """(argv, executable) running valgrind with args. direct: exec callgrind's own binary as
+    valgrind's launcher does, so the launcher, a program that mallocs, does not itself load an
+    LD_PRELOAD that runs only under valgrind (common.CALLGRIND_LIBRARY)."""
+    if not direct:
+        return ["valgrind"] + args, None
+    launcher = os.path.realpath(shutil.which("valgrind"))
+    if os.path.exists(launcher + ".bin"):       # Debian's valgrind is a script around it
+        launcher += ".bin"
+    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(os.uname().machine, os.uname().machine)
+    for d in (os.environ.get("VALGRIND_LIB"), "/usr/libexec/valgrind", "/usr/lib/valgrind",
+              "/usr/local/libexec/valgrind"):
+        tool = os.path.join(d or "", "callgrind-%s-linux" % arch)
+        if d and os.path.isfile(tool):
+            return [launcher] + args, tool
+    raise ToolError("cost: callgrind-%s-linux not found in valgrind's folder (set VALGRIND_LIB)"
+                    % arch)
+
+
+def callgrind_functions(argv, env, workdir, direct=False):
     """Run argv under callgrind; {(file, function, object): Ir}, total Ir."""
     out = os.path.join(workdir, "cg.%d.out" % abs(hash(tuple(argv) + tuple(env.items()))))
-    p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out]
-                       + argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       text=True)
+    vg, tool = valgrind_argv(["--tool=callgrind", "--callgrind-out-file=" + out], direct)
+    if tool:
+        env = dict(env, VALGRIND_LAUNCHER=vg[0])
+    p = subprocess.run(vg + argv, executable=tool, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise ToolError("callgrind failed (exit %d): %s\n%s"
                         % (p.returncode, " ".join(argv), p.stderr[-2000:]))
@@ -72,7 +93,7 @@ def measure(bdir, allocator, size, mode, pairs, workdir):
     for k in [k for k in env if k.startswith("HOARD_") or k == "LD_PRELOAD"]:
         del env[k]
     if allocator in common.PRODUCTION:
-        lib = common.production_library(allocator)
+        lib = common.callgrind_library(allocator)
         if lib:
             env["LD_PRELOAD"] = lib
     else:
@@ -80,7 +101,8 @@ def measure(bdir, allocator, size, mode, pairs, workdir):
         strategy, knobs = parse_variant(allocator)
         env["HOARD_STRATEGY"] = strategy
         env.update({"HOARD_" + k.upper(): v for k, v in knobs.items()})
-    runs = [callgrind_functions([hlcost, size, str(n), mode], env, workdir)
+    runs = [callgrind_functions([hlcost, size, str(n), mode], env, workdir,
+                                direct=allocator in common.CALLGRIND_LIBRARY)
             for n in (pairs, 3 * pairs)]
     (f1, t1), (f2, t2) = runs
     n = 2.0 * pairs
@@ -156,21 +178,22 @@ def valgrind_version():
     return p.stdout.strip() or None
 
 
-def run(bdir, names=None, pairs=PAIRS, jobs=2):
+def run(bdir, names=None, pairs=PAIRS, jobs=2, cases=CASES):
+    """Every allocator at every case (size, mode); a strategy's first case also split."""
     check(bdir)
     names, strategies = allocators(bdir, names)
     with tempfile.TemporaryDirectory(prefix="hoardlab-cost-") as workdir:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = [pool.submit(measure, bdir, a, s, m, pairs, workdir)
-                       for a in names for s, m in CASES]
+                       for a in names for s, m in cases]
             # each strategy once more at the first case, its fast paths built uncounted
             shares = [a for a in strategies if a in names and UNCOUNTED not in a]
-            plain = [pool.submit(measure, bdir, a + UNCOUNTED, *CASES[0], pairs, workdir)
+            plain = [pool.submit(measure, bdir, a + UNCOUNTED, *cases[0], pairs, workdir)
                      for a in shares]
             results = [f.result() for f in futures]
             uncounted = {a: f.result()["pair"] for a, f in zip(shares, plain)}
     for r in results:
-        if r["allocator"] in uncounted and r["case"] == case_name(*CASES[0]):
+        if r["allocator"] in uncounted and r["case"] == case_name(*cases[0]):
             r.update({k: round(v, 1) for k, v in split(r, uncounted[r["allocator"]]).items()})
     return results
 

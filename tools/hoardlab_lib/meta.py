@@ -1,6 +1,7 @@
 """meta.json: everything needed to interpret and repeat a sweep — machine and topology
 (hwloc), cpu model, kernel, compiler, commit, the sweep file and every configuration."""
 import hashlib
+import importlib.metadata as md
 import json
 import os
 import platform
@@ -9,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from .common import (REPO, PRODUCTION, PYPI_PACKAGES, artifact, allocator_env,
+from .common import (REPO, PRODUCTION, PYPI_PACKAGES, SOURCE_BUILT, artifact, allocator_env,
                      production_library, ToolError, cores)
 
 
@@ -114,8 +115,10 @@ def production_versions():
             res[name] = {"library": None, "missing": str(e)}
             continue
         entry = {"library": lib}
+        if name in SOURCE_BUILT:
+            res[name] = dict(entry, package=SOURCE_BUILT[name][0], version=SOURCE_BUILT[name][1])
+            continue
         if name in PYPI_PACKAGES:
-            import importlib.metadata as md
             try:
                 entry.update(package="%s (PyPI)" % PYPI_PACKAGES[name],
                              version=md.version(PYPI_PACKAGES[name]))
@@ -178,7 +181,7 @@ def collect(bdir, sweep=None, extra=None):
         "config_table": hlconfig_table(bdir),
     }
     try:
-        import matplotlib
+        import matplotlib       # deferred: slow, and optional (the version, if installed)
         m["matplotlib"] = matplotlib.__version__
     except ImportError:
         m["matplotlib"] = None

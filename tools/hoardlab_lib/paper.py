@@ -1,5 +1,5 @@
 """What the papers claim, as static data, printed beside the measurements. Nothing here
-feeds a verdict: verdicts come from measured numbers only (verdicts.py).
+feeds a verdict: verdicts come from measured numbers only (verdicts/).
 
 Sources (../shared/papers/): Hoard, ASPLOS 2000 (Tables 3-7); the uC++/Hoard hybrid report
 (padding experiment); Michael, PLDI 2004 (lock-free allocator); Hoard PR 88 (2026)."""

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 
+from . import programs
 from .common import allocator_env, require
 
 STDERR_TAIL = 600
@@ -45,7 +46,6 @@ def run_one(run, bdir, hlbench=None):
     status ok / failed / timeout / no-output, exit_code, error (stderr tail), records.
     A real program's run (a [program] section) is programs.run_one's."""
     if run.get("program"):
-        from . import programs
         return programs.run_one(run, bdir)
     hlbench = hlbench or require(bdir, "hlbench")
     env = allocator_env(run["base"], run["knobs"], bdir)

@@ -32,7 +32,7 @@ Format (documented in docs/tool.md):
     allocators = hoard, serial   ; optional subset
     rounds = 10              ; any other key: a workload parameter, passed as --rounds 10
 
-    [program sqlite]         ; a real program (tools/hoardlab_lib/programs.py, docs/tool.md)
+    [program sqlite]         ; a real program (tools/hoardlab_lib/programs/, docs/tool.md)
     command = sqlite3 db < {repo}/configs/programs/queries.sql
 """
 import configparser

@@ -4,6 +4,7 @@ schema is documented column by column in results/README.md; tests/tools/test_tid
 test_series.py keep the two in step."""
 import csv
 import json
+import lzma
 import os
 
 from . import common, nodes
@@ -252,8 +253,28 @@ def _cell(v):
     return v
 
 
+# A table may be stored xz-compressed as NAME.csv.xz (series.csv always; a reference's
+# runs.csv and rounds.csv too, results/README.md): read_csv and table_file take either.
+COMPRESSED = ".xz"
+
+
+def table_file(path):
+    """path (NAME.csv), or path + COMPRESSED when only that is there; None when neither."""
+    for p in (path, path + COMPRESSED):
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def _open(path, mode):
+    """A table's file as text, through xz when its name ends in COMPRESSED."""
+    if path.endswith(COMPRESSED):
+        return lzma.open(path, mode + "t", newline="", preset=9 if mode == "w" else None)
+    return open(path, mode, newline="")
+
+
 def write_csv(path, rows, columns):
-    with open(path, "w", newline="") as f:
+    with _open(path, "w") as f:
         w = csv.DictWriter(f, fieldnames=columns, extrasaction="raise")
         w.writeheader()
         for r in rows:
@@ -261,19 +282,22 @@ def write_csv(path, rows, columns):
 
 
 def write_series(outdir, rows):
-    """series.csv in `outdir`, when a run sampled memory over time (else no file, and none
-    left from an earlier sweep into the same folder)."""
+    """series.csv in `outdir`, stored compressed (series.csv.xz: samples are most of a
+    sweep's bytes), when a run sampled memory over time (else no file, and none left from
+    an earlier sweep into the same folder)."""
     p = os.path.join(outdir, "series.csv")
+    for old in (p, p + COMPRESSED):
+        if os.path.exists(old):
+            os.remove(old)
     if rows:
-        write_csv(p, rows, series_columns(rows))
-    elif os.path.exists(p):
-        os.remove(p)
+        write_csv(p + COMPRESSED, rows, series_columns(rows))
 
 
 def read_series(outdir):
-    """series.csv's rows in `outdir`; [] when there is none (no run sampled, older results)."""
-    p = os.path.join(outdir, "series.csv")
-    return read_csv(p) if os.path.exists(p) else []
+    """series.csv's rows in `outdir` (or series.csv.xz's); [] when there is none (no run
+    sampled, older results)."""
+    p = table_file(os.path.join(outdir, "series.csv"))
+    return read_csv(p) if p else []
 
 
 def convert(col, text):
@@ -292,5 +316,6 @@ def convert(col, text):
 
 
 def read_csv(path):
-    with open(path, newline="") as f:
+    """The rows of the table at path (NAME.csv, or NAME.csv.xz when only that is there)."""
+    with _open(table_file(path) or path, "r") as f:
         return [{k: convert(k, v) for k, v in r.items()} for r in csv.DictReader(f)]

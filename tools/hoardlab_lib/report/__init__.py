@@ -1,0 +1,75 @@
+"""report.md: the taxonomy (Hoard Table 7) decided from measurements beside the paper's
+claims, then the other published results the data of this sweep can speak to (Tables 3-6,
+the uC++ padding experiment, Michael's producer-consumer), throughput and memory tables,
+failures and plots. Every comparison with a paper states its rule; a disagreement is
+flagged as MISMATCH, never smoothed over, and a difference inside the noise of the groups
+compared says "within noise" (verdicts.NOISE_RULE). Every measured median is shown with its
+spread by one function, pm().
+
+This package is the report: this file assembles it (write, and all_plots for its PNGs); each
+section is a module of its own listed once, in order, in SECTIONS. Sections use the notation
+of ..fmt and the plotting kit of ..plotkit, never this file, so nothing imports upward."""
+
+import os
+from types import SimpleNamespace
+
+from .. import fmt as F
+from . import (cost, failures, header, history, hoard, hoard2026, knobs, memory, michael,
+               production, programs, remote, series, taxonomy, throughput, ucpp)
+from .plots import all_plots, plots_section
+
+__all__ = ("write", "all_plots")
+
+# The sections in the report's order: (the rows a section reads, how to call it with the
+# report's context c). "bench": hlbench's rows, the sections skipped when a sweep ran only
+# real programs; "all": every row.
+SECTIONS = (
+    ("all", lambda c: header.header(c.meta, c.rows, c.name)),
+    ("all", lambda c: failures.failures(c.rows)),
+    ("bench", lambda c: c.taxonomy_section()),
+    ("bench", lambda c: hoard.sections(c.bench, c.ncores)),
+    ("bench", lambda c: ucpp.ucpp(c.bench, c.ncores)),
+    ("bench", lambda c: remote.remote_free_section(c.bench, c.rounds, c.ncores)),
+    ("bench", lambda c: michael.michael_section(c.bench, c.rounds, c.ncores, c.outdir)),
+    ("bench", lambda c: hoard2026.hoard2026_section(c.bench, c.rounds, c.ncores)),
+    ("bench", lambda c: history.history_section(c.bench, c.rounds, c.ncores)),
+    ("bench", lambda c: knobs.knob_section(c.bench, c.meta, c.ncores)),
+    ("bench", lambda c: throughput.throughput_tables(c.bench, c.baseline, c.ncores)),
+    ("bench", lambda c: production.production_section(c.bench)),
+    ("bench", lambda c: memory.memory_tables(c.bench)),
+    ("bench", lambda c: series.memory_over_time_section(c.bench)),
+    ("bench", lambda c: series.latency_section(c.bench, c.ncores)),
+    ("all", lambda c: programs.section(c.rows, c.meta)),
+    ("all", lambda c: cost.cost_section(c.outdir, c.meta)),
+    ("all", lambda c: plots_section(c.plot_files, c.plot_errors)),
+)
+
+
+class Context(SimpleNamespace):
+    """What sections read: outdir, rows, bench (hlbench's rows), rounds, meta, ncores,
+    baseline, name, plot_files, plot_errors; and the taxonomy, which write() returns."""
+
+    def taxonomy_section(self):
+        lines, self.taxonomy = taxonomy.taxonomy_section(self.bench, self.rounds, self.ncores)
+        return lines
+
+
+def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
+    """report.md in outdir from the sweep's rows, rounds and meta.json, naming the plots
+    drawn (and those that failed); returns (its path, the taxonomy's entries)."""
+    sw = meta.get("sweep") or {}
+    c = Context(outdir=outdir, rows=rows, rounds=rounds, meta=meta,
+                ncores=F.cores_of(meta, rows), baseline=sw.get("baseline"),
+                name=name or sw.get("name") or os.path.basename(outdir.rstrip("/")),
+                bench=programs.bench_rows(rows), plot_files=plot_files,
+                plot_errors=plot_errors, taxonomy=[])
+    # a sweep of real programs alone has no hlbench sections
+    bench = bool(c.bench) or not programs.program_rows(rows)
+    lines = []
+    for part, section in SECTIONS:
+        if part == "all" or bench:
+            lines += section(c)
+    path = os.path.join(outdir, "report.md")
+    with open(path, "w") as f:
+        f.write("\n".join(lines).rstrip() + "\n")
+    return path, c.taxonomy

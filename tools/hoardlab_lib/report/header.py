@@ -1,0 +1,101 @@
+"""The report's head: the sweep, machine, compiler and commit, the runs, how noise is shown
+and decided, and warnings when the machine was busy or the build stale."""
+from .. import fmt as F, nodes, verdicts as V
+
+NOISY = 1.25         # warn when repetitions differ by more than this (median group)
+
+
+def header(meta, rows, name):
+    m = meta.get("machine") or {}
+    sw = meta.get("sweep") or {}
+    comp = meta.get("compiler") or {}
+    git = meta.get("git") or {}
+    n_ok = sum(1 for r in rows if r.get("status") == "ok")
+    lines = ["# hoardlab sweep `%s`" % name, ""]
+    if sw.get("description"):
+        lines += [sw["description"], ""]
+    topo = m.get("topology") or {}
+    lines += [
+        "- date: %s" % meta.get("created_at", "?"),
+        "- machine: %s, %s cores (hwloc: %s packages, %s cores, %s PUs), %s, kernel %s"
+        % (m.get("cpu_model", "?"), m.get("cores", "?"), topo.get("package", "?"),
+           topo.get("core", "?"), topo.get("pu", "?"), m.get("os", "?"), m.get("kernel", "?")),
+        "- compiler: %s; commit %s%s" % (comp.get("version", "?"),
+                                         (git.get("commit") or "?")[:12],
+                                         " (uncommitted changes)" if git.get("dirty") else ""),
+        "- runs: %d, %d ok, %d not ok; shuffle seed %s" % (len(rows), n_ok, len(rows) - n_ok,
+                                                           meta.get("shuffle_seed", "?")),
+        "- data: `runs.csv` (one row per run), `rounds.csv` (blowup rounds), %s`meta.json`; "
+        "columns in `results/README.md`" % ("`series.csv` (memory over time), " if any(
+            r.get("series.samples") for r in rows) else "")]
+    where = nodes.header_line(meta)         # a sweep on Slurm: its jobs and nodes
+    if where:
+        lines.append(where)
+    if meta.get("interrupted"):
+        lines.append("- **interrupted**: %s of %s planned runs were done" % (
+            meta.get("runs_done", "?"), meta.get("runs_planned", "?")))
+    lines += noise_lines(rows, F.cores_of(meta, rows))
+    spread = V.rep_spread(rows)
+    noise = V.median(sorted(spread.values())) if spread else None
+    la0, la1 = m.get("loadavg_start"), m.get("loadavg_end")
+    if la0 or la1:
+        most = max([V.threads_run(r) or 0 for r in rows] or [0])
+        lines.append("- load average (1 min) at start / end: %s / %s on %s cores%s" % (
+            la0[0] if la0 else "?", la1[0] if la1 else "?", m.get("cores", "?"),
+            "; the sweep's own runs use up to %d threads, which raises it" % most
+            if most > (m.get("cores") or most) else ""))
+    lines.append("")
+    build = meta.get("build") or {}
+    if build.get("ran") is False and build.get("stale"):
+        lines += ["> **Warning: this sweep ran with --no-build while the build was older than "
+                  "the source**: the runs measured binaries that do not match the tree above. "
+                  "Rerun without --no-build to measure the code as it is.", ""]
+    cores = m.get("cores") or 1
+    busy = [x[0] for x in (la0, la1) if x and x[0] > cores + 0.5]
+    if busy or (noise and noise > NOISY):
+        lines += ["> **Warning: the machine was busy or noisy during this sweep** (%s). "
+                  "Timing verdicts (fast?, scalable?, and false sharing where decided from "
+                  "speed) are unreliable here; the census and memory verdicts do not depend on "
+                  "timing. Rerun on an otherwise idle machine to decide the timing claims." %
+                  "; ".join(([("load average %.1f on %d cores" % (max(busy), cores))]
+                             if busy else []) +
+                            ([("repetitions differ by %.2fx in the median group" % noise)]
+                             if noise and noise > NOISY else [])), ""]
+    return lines
+
+
+def group_text(key):
+    v, w, t = key
+    return "%s on %s at t=%d" % (v, w, t)
+
+
+def noise_lines(rows, ncores):
+    """The header's lines on noise: how spreads are shown, when they decide, the noisiest
+    groups by name, the runs too short to time, and the rule for thread counts."""
+    out = ["- spread: " + F.SPREAD_NOTE, "- noise decides: " + V.NOISE_RULE]
+    spread = V.rep_spread(rows)
+    if spread:
+        vals = sorted(spread.values())
+        out.append("- run-to-run noise: throughput max/min over the repetitions of one "
+                   "allocator, workload and thread count is %.2f in the median group and "
+                   "%.2f in the worst; noisiest: %s" % (
+                       V.median(vals), vals[-1], "; ".join(
+                           "%s %.2f" % (group_text(k), x) for k, x in V.noisiest(rows))))
+    short = V.short_groups(rows)
+    if short:
+        names = sorted(short, key=lambda k: (short[k], k))
+        out.append("- **short runs**: %d group(s) ran for less than %.2g s (median wall time), "
+                   "where thread start-up, the first page faults and one lost time slice "
+                   "weigh as much as the allocator; their times are not evidence: %s%s" % (
+                       len(short), V.SHORT_RUN_S, "; ".join(
+                           "%s %.3f s" % (group_text(k), short[k]) for k in names[:8]),
+                       "; and %d more" % (len(names) - 8) if len(names) > 8 else ""))
+    out.append("- thread counts: " + V.THREADS_RULE + " Here P = %s (%d cores)." % (
+        V.timing_threads([r.get("threads") for r in V.timing_rows(rows)], ncores) or "–",
+        ncores))
+    more = sorted({(r["workload_label"], r["threads"], V.threads_run(r)) for r in V.ok(rows)
+                   if V.threads_run(r) != r.get("threads")})
+    if more:
+        out.append("- threads as run: %s (a table's t is the workload's `threads`)" % "; ".join(
+            "%s t=%d ran %d threads" % m for m in more[:6]))
+    return out

@@ -1,0 +1,150 @@
+"""The report section of a remote-free sweep (configs/sweeps/remote-free.ini): every value of
+the `remote_free` knob per strategy, against each other and the production allocators, on
+the workload that isolates remote frees (xfree), on larson and prodcons, and in memory on the
+blowup workloads. Targets of issue 18 are checked from the numbers, never assumed."""
+from .. import fmt as F, verdicts as V
+
+# By the sweep's workload label: xfree-deep is xfree with batches of thousands of blocks and
+# ~100 in flight (issue 34), a row of its own.
+WORKLOADS = ("xfree", "xfree-deep", "larson", "prodcons")
+BLOWUP = ("blowup-prodcons", "blowup-roundrobin")
+
+
+def _mem(r):
+    return V.memory_of(r)[0]
+
+
+def _row(r):
+    """The table's row of a run: its strategy, and `+tlab` where the sweep turned the TLAB on
+    (hoard:tlab=on is not hoard: its mallocs take no lock)."""
+    return r["strategy"] + ("+tlab" if str(r.get("knob.tlab")).lower() in ("on", "1", "true")
+                            else "")
+
+
+def _per_free(rows, counter):
+    """Spread over runs of counter / frees (the run's own hoardlab counters)."""
+    return V.spread_of([r["hoardlab." + counter] / r["hoardlab.frees"] for r in rows
+                        if r.get("hoardlab." + counter) is not None and r.get("hoardlab.frees")])
+
+
+def _growth(rounds, rows):
+    """Median growth of memory held from round n/4 to the last (1.0 = flat)."""
+    gs = [V.rounds_growth(*V.round_series(rounds, r["index"])) for r in rows]
+    return V.median([g[0] for g in gs if g])
+
+
+def remote_free_section(rows, rounds, ncores=2):
+    okr = [r for r in V.ok(rows) if not V.is_census(r)]
+    keyed = [r for r in okr if r.get("knob.remote_free") not in (None, "")]
+    if len({str(r["knob.remote_free"]) for r in keyed}) < 2:
+        return []
+    t = V.timing_threads([r["threads"] for r in okr], ncores)
+    tm = max(r["threads"] for r in okr)
+    out = ["## Remote frees (`remote_free`)", "",
+           "Each strategy with every value of `remote_free`: `lock` (the paper: lock the owner "
+           "heap for every remote free), `list` (one CAS onto the superblock's remote list) and "
+           "`queue` (thread-local batches posted to the owner heap's queue), `batch` (snmalloc's "
+           "remote cache: hashed buckets sent whole at a byte budget); docs/remote-free.md "
+           "says when pending frees are collected. Time at P: t=%s (xfree: %s threads, a "
+           "producer and a consumer per t), medians over repetitions; in "
+           "brackets, the ratio to `lock` of the same strategy. Memory: A (peak bytes held) on "
+           "the blowup workloads at the highest thread count, t=%d, in brackets the ratio to "
+           "`lock`; growth: memory at the last "
+           "round over round n/4 (1.00 = flat). Per free: the run's lock acquisitions "
+           "(malloc's included) and CAS operations over its frees." % (t, 2 * t, tm), ""]
+    head = ["strategy", "remote_free"] + ["%s ops/s" % w for w in WORKLOADS] + \
+           ["xfree A/U", "locks/free", "CAS/free"] + ["%s A" % w for w in BLOWUP] + ["growth"]
+    rs, best = [], {}
+    strategies = sorted({_row(r) for r in keyed})
+    for s in strategies:
+        vals = [v for v in ("lock", "list", "queue", "batch")
+                if any(_row(r) == s and str(r["knob.remote_free"]) == v for r in keyed)]
+        of = {v: [r for r in keyed if _row(r) == s and str(r["knob.remote_free"]) == v]
+              for v in vals}
+        ref = {}
+        for v in vals:
+            rr = of[v]
+            cells = [s, v]
+            for w in WORKLOADS:
+                x = V.spread_where(rr, "throughput", workload_label=w, threads=t)
+                ref.setdefault(w, x if v == "lock" else None)
+                if w == "xfree" and x:
+                    best.setdefault(s, {})[v] = x
+                rel = V.ratio(x, ref.get(w)) if v != "lock" else None
+                cells.append("–" if not x else F.pm(x) + (" (%s)" % F.pm(rel, "%.2f")
+                                                        if rel else ""))
+            xr = [r for r in rr if r["workload_label"] == "xfree" and r["threads"] == t]
+            fr = V.spread_where(xr, "hoardlab.fragmentation")
+            lk, cas = _per_free(xr, "lock_acquisitions"), _per_free(xr, "cas_attempts")
+            cells += [F.pm(fr, "%.2f") if fr else "–", F.pm(lk, "%.2f") if lk else "–",
+                      F.pm(cas, "%.2f") if cas else "–"]
+            grow = []
+            for w in BLOWUP:
+                br = [r for r in rr if r["workload"] == w and r["threads"] == tm]
+                a = V.spread_of([_mem(r) for r in br])
+                ref.setdefault(w, a if v == "lock" else None)
+                rel = V.ratio(a, ref.get(w)) if v != "lock" else None
+                cells.append("–" if not a else F.pm(a, F.mib) + (" (%s)" % F.pm(rel, "%.2f")
+                                                                if rel else ""))
+                g = _growth(rounds, br)
+                if g:
+                    grow.append("%.2f" % g)
+            cells.append(" / ".join(grow) or "–")
+            rs.append(cells)
+    prod = [r for r in okr if r["alloc_kind"] == "production"]
+    for v in V.variants(prod):
+        rr = [r for r in prod if r["variant"] == v]
+        cells = [v, "–"]
+        for w in WORKLOADS:
+            x = V.spread_where(rr, "throughput", workload_label=w, threads=t)
+            cells.append(F.pm(x) if x else "–")
+        cells += ["–", "–", "–"]
+        for w in BLOWUP:
+            a = V.spread_where(rr, _mem, workload=w, threads=tm)
+            cells.append(F.pm(a, F.mib) + " RSS" if a else "–")
+        cells.append("–")
+        rs.append(cells)
+    out += [F.table(head, rs), ""]
+    out += _targets(okr, keyed, best, t, tm)
+    return out + [""]
+
+
+# Whose targets, and how much faster than `lock` the best fast value must be: issue 18's for
+# the paper's hoard, issue 24's for hoard2026 (whose TLAB already spares `lock` most locks).
+TARGETS = (("hoard", 5, "issue 18"), ("hoard2026", 3, "issue 24"))
+
+
+def _targets(okr, keyed, best, t, tm=None):
+    """The issues' targets (TARGETS), each stated with the numbers that decide it (and their
+    interval: a target whose ratio's interval reaches its threshold is within noise)."""
+    out = []
+    tm = tm or t
+    mi3 = V.spread_where([r for r in okr if r["variant"] == "mimalloc3"], "throughput",
+                         workload_label="xfree", threads=t)
+    for s, times, issue in TARGETS:
+        mine = best.get(s, {})
+        fast = {v: x for v, x in mine.items() if v in ("list", "queue", "batch")}
+        if not fast:
+            continue
+        v = max(fast, key=lambda k: fast[k].med)
+        if mi3:
+            q = V.ratio(fast[v], mi3)
+            out.append("- xfree at t=%d: %s's best fast value `%s` %s frees/s, mimalloc3 %s "
+                       "(%sx); target (%s): at or above mimalloc3 — %s"
+                       % (t, s, v, F.pm(fast[v]), F.pm(mi3), F.iv(q), issue,
+                          F.mark(V.check(q, ">=", 1))))
+        if mine.get("lock"):
+            q = V.ratio(fast[v], mine["lock"])
+            out.append("- xfree at t=%d: %s `%s` is %sx `lock`; target (%s): at least %dx — %s"
+                       % (t, s, v, F.iv(q), issue, times, F.mark(V.check(q, ">=", times))))
+        for w in BLOWUP:
+            a = {vv: V.spread_of([_mem(r) for r in keyed if _row(r) == s and
+                                  str(r["knob.remote_free"]) == vv and r["workload"] == w and
+                                  r["threads"] == tm]) for vv in ("lock", v)}
+            if a["lock"] and a[v]:
+                q = V.ratio(a[v], a["lock"])
+                out.append("- %s at t=%d: %s `%s` holds %s, `lock` %s (%sx); target (%s): "
+                           "within 1.2x — %s" % (w, tm, s, v, F.pm(a[v], F.mib),
+                                                 F.pm(a["lock"], F.mib), F.iv(q), issue,
+                                                 F.mark(V.check(q, "<=", 1.2))))
+    return out + [""] if out else []

@@ -1,0 +1,376 @@
+"""The report's sections on memory over time and on latency (issue 28), from the columns
+tidy.py makes of a record's `series` and `latency`, and their plots: series-<workload>.png
+(memory over time, a line per allocator) and latency-<workload>.png (the sampled latency
+percentiles as a CDF). A section appears only when the sweep measured its inputs: results
+from before hlbench sampled have neither column, and their reports do not change."""
+import json
+import math
+import textwrap
+
+from .. import fmt as F, plotkit as K, verdicts as V
+from .michael import STALL_WORKLOAD
+
+# series.<column>_<summary> columns of the memory table, with their unit (bytes or kB)
+MEMORY_CELLS = (("A peak", "held_bytes_peak", 1), ("A mean", "held_bytes_mean", 1),
+                ("RSS peak", "rss_kb_peak", 1024), ("RSS mean", "rss_kb_mean", 1024),
+                ("RSS at end", "rss_kb_last", 1024),
+                ("Private_Dirty mean", "private_dirty_kb_mean", 1024),
+                ("LazyFree peak", "lazyfree_kb_peak", 1024))
+PERCENTILES = (("p50", "p50_ns", 0.5), ("p90", "p90_ns", 0.9), ("p99", "p99_ns", 0.99),
+               ("p99.9", "p999_ns", 0.999), ("max", "max_ns", None))
+OPS = ("malloc", "free")
+STALL_MODES = ("undelayed", "outside", "delayed")     # stall.c's modes, in its order
+
+
+def ns(x):
+    """A latency in ns, µs or ms, three significant digits."""
+    if x is None:
+        return "–"
+    for div, unit in ((1e6, "ms"), (1e3, "µs")):
+        if abs(x) >= div:
+            return "%.3g %s" % (x / div, unit)
+    return "%.3g ns" % x
+
+
+def sampled(rows):
+    """The ok, non-census rows whose record carried a series with samples."""
+    return [r for r in V.ok(rows) if not V.is_census(r) and r.get("series.samples")]
+
+
+def timed(rows):
+    """The ok, non-census rows whose record carried latency percentiles."""
+    return [r for r in V.ok(rows) if not V.is_census(r) and
+            any(r.get("latency.%s_p50_ns" % op) is not None for op in OPS)]
+
+
+def _highest_threads(rows):
+    """{workload_label: its highest thread count}: memory needs no cores (as in ## Memory)."""
+    out = {}
+    for r in rows:
+        out[r["workload_label"]] = max(out.get(r["workload_label"], 0), r["threads"])
+    return out
+
+
+def _scaled(s, k):
+    return None if s is None else V.Spread(s.med * k, s.lo * k, s.hi * k, s.n)
+
+
+BENCH_INTRO = (
+    "hlbench samples the process every `interval_s` (`series.csv`: one row per run and "
+    "sample): A (bytes the allocator holds from the OS; hoardlab statistics only), U, the "
+    "testbed's own memory and the process's RSS as `/proc/self/smaps_rollup` splits it. ")
+PROGRAMS_INTRO = (
+    "hlrun samples the command's process tree (the server's, in server mode) every "
+    "`interval_s` (`series.csv`), summing the processes' `/proc/PID/smaps_rollup`; no A, "
+    "which hoardlab counts per process (the statistics above). ")
+RSS_NOTE = (
+    "Private_Dirty is memory the process wrote and still holds; LazyFree is memory the "
+    "allocator returned with MADV_FREE, which RSS still counts until the kernel reclaims it "
+    "under memory pressure, so an allocator that purges lazily looks larger in RSS than in "
+    "Private_Dirty. Mean: time-weighted over the run (a sample's value holds until the "
+    "next); at end: the last sample. Median over repetitions at the highest thread count; "
+    "the plots series-<workload>.png draw the first repetition's samples.")
+
+
+def _groups(rows):
+    """(workload, threads, allocator, its rows) at each workload's highest thread count."""
+    for w, t in sorted(_highest_threads(rows).items()):
+        for v in V.variants(rows):
+            rr = [r for r in rows if r["workload_label"] == w and r["variant"] == v and
+                  r["threads"] == t]
+            if rr:
+                yield w, t, v, rr
+
+
+def memory_over_time_section(rows, programs=False):
+    """The table of every sampled workload (or, with `programs`, real program); a column
+    no run measured (A under hlrun) is left out."""
+    sr = sampled(rows)
+    if not sr:
+        return []
+    out = ["## %s" % ("Real programs: memory over time" if programs else "Memory over time"),
+           "", (PROGRAMS_INTRO if programs else BENCH_INTRO) + RSS_NOTE, ""]
+    cells = [c for c in MEMORY_CELLS if any(r.get("series." + c[1]) is not None for r in sr)]
+    rs = []
+    for w, t, v, rr in _groups(sr):
+        row = [w, V.threads_text(rr, w, t), v]
+        for _, col, unit in cells:
+            s = V.spread_of([r.get("series." + col) for r in rr])
+            row.append(F.pm(_scaled(s, unit), F.mib))
+        rs.append(row)
+    head = ["program" if programs else "workload", "threads", "allocator"] + \
+        ["MiB " + c for c, _, _ in cells]
+    return out + [F.table(head, rs), ""] + phases_table(sr)
+
+
+def phases_of(r):
+    """The record's phases (phased: extra.phases, JSON text in runs.csv), [] without."""
+    try:
+        ph = json.loads(r.get("extra.phases") or "[]")
+    except (TypeError, ValueError):
+        return []
+    return [p for p in ph if isinstance(p, dict)] if isinstance(ph, list) else []
+
+
+# (column title, phase: 1 the spike, -1 the last, key in the phase's object, bytes per unit)
+PHASE_CELLS = (("A spike peak", 1, "held_bytes_peak", 1), ("A at end", -1, "held_bytes_end", 1),
+               ("RSS spike peak", 1, "rss_kb_peak", 1024), ("RSS at end", -1, "rss_kb_end", 1024),
+               ("Private_Dirty at end", -1, "private_dirty_kb_end", 1024),
+               ("LazyFree at end", -1, "lazyfree_kb_end", 1024))
+
+
+def phases_table(sr):
+    """Does memory come back? Per allocator of a phased workload, the spike's peak beside
+    the end of the run (the last sample of the last steady phase), and what A and
+    Private_Dirty kept of the spike's peak."""
+    pr = [r for r in sr if len(phases_of(r)) >= 3]
+    if not pr:
+        return []
+    out = ["### After the spike: what each allocator gives back", "",
+           "The phased workload's phases (steady, spike, drain, steady; extra.phases): the "
+           "peak of the spike and the last sample of the run, in MiB, median over repetitions "
+           "at the highest thread count. Kept: the end over the spike's peak (1.00: nothing "
+           "given back); of RSS, a LazyFree share the kernel has not reclaimed yet.", ""]
+    rs = []
+    for w, t, v, rr in _groups(pr):
+        cells, got = [w, V.threads_text(rr, w, t), v], {}
+        for title, ph, key, unit in PHASE_CELLS:
+            got[title] = _scaled(V.spread_of([phases_of(r)[ph].get(key) for r in rr]), unit)
+            cells.append(F.pm(got[title], F.mib))
+        for a, b in (("A at end", "A spike peak"), ("Private_Dirty at end",
+                                                    "RSS spike peak")):
+            q = V.ratio(got[a], got[b])
+            cells.append(F.pm(q, "%.2f") if q else "–")
+        rs.append(cells)
+    head = ["workload", "threads", "allocator"] + [c for c, _, _, _ in PHASE_CELLS] + \
+        ["A kept", "Private_Dirty kept (of RSS peak)"]
+    return out + [F.table(head, rs), ""]
+
+
+def latency_cells(rr, op):
+    """The medians (with spread) of one operation's percentiles over the rows rr."""
+    return [F.pm(V.spread_of([r.get("latency.%s_%s" % (op, k)) for r in rr]), ns)
+            for _, k, _ in PERCENTILES]
+
+
+def latency_section(rows, ncores):
+    tr = timed(rows)
+    if not tr:
+        return []
+    every = sorted({r.get("latency.sample_every") for r in tr} - {None})
+    clocks = sorted({str(r.get("latency.clock")) for r in tr} - {"None"})
+    over = V.spread_of([r.get("latency.overhead_ns") for r in tr])
+    out = ["## Latency", "",
+           "hlbench times one malloc and one free in every %s (`sample_every`) with %s and "
+           "keeps a log-bucketed histogram per thread, merged at the end; a cell is the "
+           "median over repetitions of the run's percentile, at P (the thread-count rule in "
+           "the header), in ns, µs or ms. The cost of reading the clock, as hlbench measured "
+           "it: %s ns. Samples: the median number of timed operations of a run. "
+           "latency-<workload>.png draws these percentiles as a CDF."
+           % (" or ".join(str(e) for e in every) or "?", " or ".join(clocks) or "a clock",
+              F.pm(over, "%.3g")), ""]
+    rs = []
+    for w in sorted({r["workload_label"] for r in tr}):
+        t = V.timing_threads([r["threads"] for r in tr if r["workload_label"] == w], ncores)
+        for v in V.variants(tr):
+            rr = [r for r in tr if r["workload_label"] == w and r["variant"] == v and
+                  r["threads"] == t]
+            for op in OPS:
+                if not rr or all(r.get("latency.%s_p50_ns" % op) is None for r in rr):
+                    continue
+                n = V.median([r.get("latency.%s_samples" % op) for r in rr])
+                rs.append([w, V.threads_text(rr, w, t), v, op] + latency_cells(rr, op) +
+                          [F.si(n)])
+    out += [F.table(["workload", "threads", "allocator", "op"] +
+                    [p for p, _, _ in PERCENTILES] + ["samples"], rs), ""]
+    return out + stall_table(rows)
+
+
+def stall_column(mode, op, key):
+    """runs.csv's column of one percentile of the other threads in a mode of `stall`: the
+    record's extra.latency_<mode> (hlbench's stall.c), flattened by tidy."""
+    return "extra.latency_%s.%s.%s" % (mode, op, key)
+
+
+def stall_modes(r):
+    """The modes of `stall` whose latency the row carries, in stall.c's order."""
+    return [m for m in STALL_MODES if any(r.get(stall_column(m, op, "p50_ns")) is not None
+                                          for op in OPS)]
+
+
+def stall_table(rows):
+    """Who waits when a thread stalls? The other threads' latency in each mode of `stall`."""
+    sr = [r for r in V.ok(rows) if r["workload"] == STALL_WORKLOAD and stall_modes(r)]
+    if not sr:
+        return []
+    out = ["### Who waits when a thread stalls?", "",
+           "The `stall` workload pauses thread 0 inside malloc or free (`delayed`), at the "
+           "top of its loop (`outside`, the control) or not at all (`undelayed`); these are "
+           "the OTHER threads' latencies in each mode. An allocator whose threads wait for "
+           "a lock the paused thread holds shows it in the tail (p99.9, max) of `delayed`, "
+           "not in `outside`. Last column: the ratio of the medians of p99.9, delayed / "
+           "outside, with its spread (1 ±p% reaching across 1: within noise).", ""]
+    rs = []
+    for v in V.variants(sr):
+        rr = [r for r in sr if r["variant"] == v]
+        t = max(r["threads"] for r in rr)
+        rr = [r for r in rr if r["threads"] == t]
+        for op in OPS:
+            tail = {m: V.spread_of([r.get(stall_column(m, op, "p999_ns")) for r in rr])
+                    for m in STALL_MODES}
+            q = V.ratio(tail["delayed"], tail["outside"])
+            for m in stall_modes(rr[0]):
+                cells = [F.pm(V.spread_of([r.get(stall_column(m, op, k)) for r in rr]), ns)
+                         for _, k, _ in PERCENTILES]
+                rs.append([v, t, op, m] + cells + [F.pm(q, "%.2f") if q and m == "delayed"
+                                                   else ""])
+    return out + [F.table(["allocator", "threads", "op", "mode"] +
+                          [p for p, _, _ in PERCENTILES] + ["delayed / outside p99.9"], rs), ""]
+
+
+# --- plots ---------------------------------------------------------------------------------
+
+def _first_runs(rows, w):
+    """{variant: (index, record)} of the first repetition at the highest thread count of w."""
+    rs = [r for r in rows if r["workload_label"] == w]
+    t = max(r["threads"] for r in rs)
+    out = {}
+    for v in V.variants(rs):
+        cand = sorted((r for r in rs if r["variant"] == v and r["threads"] == t),
+                      key=lambda r: (r["repetition"], r.get("record") or 0))
+        if cand:
+            out[v] = (cand[0]["index"], cand[0].get("record") or 0)
+    return out, t
+
+
+def _by_run(series):
+    """series.csv's rows grouped by run: {(index, record): [row, ...]}."""
+    out = {}
+    for s in series:
+        out.setdefault((s["index"], s.get("record") or 0), []).append(s)
+    return out
+
+
+def _samples(by_run, run, col):
+    """[(t_s, value)] of one column of a run, in time order, samples without a value left
+    out."""
+    return sorted((s["t_s"], s.get(col)) for s in by_run.get(run, ())
+                  if s["t_s"] is not None and s.get(col) is not None)
+
+
+# the panels of series-<workload>.png: (y label, [(column, bytes per unit, line style)])
+SERIES_PANELS = (("MiB held from the OS (A)", (("held_bytes", 1, "-"),)),
+                 ("MiB RSS", (("rss_kb", 1024, "-"),)),
+                 ("MiB: Private_Dirty (solid), LazyFree (dashed)",
+                  (("private_dirty_kb", 1024, "-"), ("lazyfree_kb", 1024, "--"))))
+
+
+def _phase_lines(axes, phases):
+    """A dotted line at each phase's start, its name at the top of the first panel."""
+    for p in phases[1:]:
+        if p.get("start_s") is None:
+            continue
+        for ax in axes:
+            ax.axvline(p["start_s"], color="0.5", ls=":", lw=0.9)
+    for p in phases:
+        if p.get("start_s") is not None:
+            axes[0].annotate(p.get("name", ""), (p["start_s"], 1.0), xycoords=("data",
+                             "axes fraction"), xytext=(2, -10), textcoords="offset points",
+                             fontsize=7, color="0.35")
+
+
+def series_plots(rows, series, outdir):
+    """series-<workload>.png: memory over time, a line per allocator (first repetition,
+    highest thread count): A, RSS, and RSS's Private_Dirty and LazyFree apart. A panel no
+    allocator has samples for is left out."""
+    sr = sampled(rows)
+    if not sr or not series:
+        return []
+    plt = K.plt()
+    files = []
+    by_run = _by_run(series)
+    for w in sorted({r["workload_label"] for r in sr}):
+        runs, t = _first_runs(sr, w)
+        panels = []
+        for ylabel, cols in SERIES_PANELS:
+            lines = [(v, col, k, ls, _samples(by_run, run, col))
+                     for v, run in runs.items() for col, k, ls in cols]
+            lines = [x for x in lines if x[-1]]
+            if lines:
+                panels.append((ylabel, lines))
+        if not panels:
+            continue
+        fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, 2.6 * len(panels) + 0.8),
+                                 sharex=True, squeeze=False)
+        colors = {v: "C%d" % (i % 10) for i, v in enumerate(runs)}
+        for ax, (ylabel, lines) in zip(axes[:, 0], panels):
+            for v, col, k, ls, pts in lines:
+                ax.plot([p[0] for p in pts], [p[1] * k / (1 << 20) for p in pts], ls=ls,
+                        color=colors[v], lw=1.2, label=v if ls == "-" else None,
+                        marker=K.MARKERS[list(runs).index(v) % len(K.MARKERS)], ms=2,
+                        markevery=max(1, len(pts) // 10))
+            ax.set_ylabel(ylabel, fontsize=8)
+            ax.set_ylim(bottom=0)
+            ax.grid(alpha=0.3)
+            K.legend(ax)
+        first = next((r for r in sr if (r["index"], r.get("record") or 0) in
+                      {ix for ix in runs.values()}), None)
+        _phase_lines(axes[:, 0], phases_of(first) if first else [])
+        axes[-1, 0].set_xlabel("seconds since the run started")
+        K.title(axes[0, 0], "%s, t=%d: memory over time (first repetition; one sample "
+               "every interval_s)" % (w, t), fontsize=10)
+        files.append(K.save(fig, outdir, "series-%s.png" % K.fname(w)))
+    return files
+
+
+def _ns_axis(ax):
+    """A log x axis labelled at powers of ten in ns, µs or ms (ns()): '100 ns', '1 µs'; at
+    most about six labels, so that they never run into each other."""
+    from matplotlib.ticker import (FuncFormatter, LogLocator,  # deferred: slow, optional
+                                   NullFormatter)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0,), numticks=6))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: ns(x)))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def latency_plots(rows, outdir, ncores):
+    """latency-<workload>.png: per operation, the sampled percentiles (p50 .. max) as a CDF on
+    a tail axis, a line per allocator; points are medians over repetitions, bars min-max."""
+    tr = timed(rows)
+    if not tr:
+        return []
+    plt = K.plt()
+    # the tail axis: a percentile q at -log10(1 - q), the maximum one step beyond p99.9
+    ys = [-math.log10(1 - q) if q else 4.0 for _, _, q in PERCENTILES]
+    files = []
+    for w in sorted({r["workload_label"] for r in tr}):
+        t = V.timing_threads([r["threads"] for r in tr if r["workload_label"] == w], ncores)
+        rs = [r for r in tr if r["workload_label"] == w and r["threads"] == t]
+        ops = [op for op in OPS if any(r.get("latency.%s_p50_ns" % op) for r in rs)]
+        if not ops:
+            continue
+        fig, axes = plt.subplots(1, len(ops), figsize=(4.2 * len(ops) + 1.8, 4.2),
+                                 squeeze=False)
+        for ax, op in zip(axes[0], ops):
+            for i, v in enumerate(V.variants(rs)):
+                sp = [V.spread_of([r.get("latency.%s_%s" % (op, k)) for r in rs
+                                   if r["variant"] == v]) for _, k, _ in PERCENTILES]
+                pts = [(s, y) for s, y in zip(sp, ys) if s and s.med and s.med > 0]
+                if not pts:
+                    continue
+                xerr = [[s.med - s.lo for s, _ in pts], [s.hi - s.med for s, _ in pts]]
+                ax.errorbar([s.med for s, _ in pts], [y for _, y in pts], xerr=xerr,
+                            marker=K.MARKERS[i % len(K.MARKERS)], ms=4, capsize=2, label=v)
+            _ns_axis(ax)
+            ax.set_yticks(ys)
+            ax.set_yticklabels([p for p, _, _ in PERCENTILES])
+            ax.set_xlabel("%s latency (log axis)" % op)
+            ax.set_ylabel("sampled percentile")
+            ax.grid(alpha=0.3)
+        K.legend(axes[0, -1])
+        fig.suptitle("\n".join(textwrap.wrap(
+            "%s, t=%d: latency CDF from the sampled percentiles (median over repetitions; "
+            "bars: min-max)" % (w, t), 90, break_on_hyphens=False)), fontsize=10)
+        files.append(K.save(fig, outdir, "latency-%s.png" % K.fname(w)))
+    return files

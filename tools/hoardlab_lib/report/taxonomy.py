@@ -1,0 +1,59 @@
+"""Hoard's Table 7 decided from the measurements beside the paper's claims, with the evidence
+and the rules."""
+from .. import fmt as F, paper, verdicts as V
+
+
+def taxonomy_section(rows, rounds, ncores):
+    """Table 7 compares strategies: it appears only when the sweep measured two or more (a
+    one-knob experiment on one strategy has the knob table instead)."""
+    tax = V.taxonomy(rows, rounds, ncores)
+    if len({e["strategy"] for e in tax}) < 2:
+        return [], tax
+    out = ["## Taxonomy (Hoard Table 7), from measurements", ""]
+    if ncores < V.FEW_CORES:
+        out += ["This machine has **%d cores**. Speedups can show at most %d-fold, so "
+                "scalable? and the timing side of false sharing are weak evidence here, "
+                "and claims that need many processors (the paper used 14) cannot be "
+                "confirmed; verdicts that cannot be decided say `undecided` with the reason."
+                % (ncores, ncores), ""]
+    hdr = ["strategy", "fast?", "paper", "scalable?", "paper", "avoids false sharing?",
+           "paper", "blowup", "paper", "mismatches"]
+    rs = []
+    for e in tax:
+        c = e["claim"]
+        cells = [e["variant"]]
+        for k in ("fast", "scalable", "false_sharing", "blowup"):
+            v = e[k]["value"]
+            cells.append(("**%s**" % v) if k in e["mismatches"] else v)
+            cells.append(paper.claim_text(c[k]) if c else "not in Table 7")
+        cells.append(", ".join("**%s**" % m for m in e["mismatches"]) if e["mismatches"]
+                     else ("none" if c else "no claim"))
+        rs.append(cells)
+    out += [F.table(hdr, rs), ""]
+    mism = [(e["variant"], k) for e in tax for k in e["mismatches"]]
+    if mism:
+        out += ["**Mismatches with the paper (%d):** %s. These are what this machine "
+                "measured; they are reported, not corrected." %
+                (len(mism), "; ".join("%s %s" % m for m in mism)), ""]
+    else:
+        out += ["No decided verdict contradicts the paper.", ""]
+    out += ["### Evidence", ""]
+    for e in tax:
+        c = e["claim"]
+        out.append("- **%s** (%s):" % (e["variant"], c["category"] if c else "no paper claim"))
+        for k, title in (("fast", "fast?"), ("scalable", "scalable?"),
+                         ("false_sharing", "avoids false sharing?"), ("blowup", "blowup")):
+            v = e[k]
+            out.append("  - %s %s — %s%s" % (title, v["value"], v["evidence"],
+                                            (" (%s)" % v["note"]) if v["note"] else ""))
+    out += ["", "### Rules", ""]
+    for k in ("fast", "scalable", "false_sharing", "blowup"):
+        out.append("- " + V.RULES[k])
+    out += ["- A verdict is a mismatch when it is decided and not among the answers the "
+            "paper's Table 7 gives for the strategy's category (for private heaps with "
+            "ownership the paper's three allocators differ, so any of their answers agrees).",
+            "- fast?, scalable? and false sharing from timing decide on the interval of their "
+            "number (the geometric mean of the ratios' intervals; header: noise decides): a "
+            "verdict whose interval reaches a threshold is *%s*, which is never a mismatch."
+            % V.WITHIN_NOISE, ""]
+    return out, tax

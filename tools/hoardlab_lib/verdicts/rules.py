@@ -1,0 +1,273 @@
+"""The taxonomy verdict rules: fast?, scalable?, avoids false sharing?, blowup, each a
+named function whose docstring states it (the report prints RULES), and the taxonomy of
+every strategy measured."""
+from .. import paper
+from .groups import (TIMING_WORKLOADS_EXCLUDED, is_census, memory_of, ok, reference_variant,
+                     round_series, speedup_spreads, throughput_spreads)
+from .noise import (WITHIN_NOISE, Spread, all_hold, check, decided, gmean_spread,
+                    interval_text, median, ratio)
+
+FAST_MIN_RATIO = 0.8          # fast: 1-thread throughput >= 80% of serial's
+SCALE_YES_GAIN = 0.5          # scalable yes: at least half the ideal extra speedup
+SCALE_NO_GAIN = 0.15          # scalable no: less than 15% of it
+ROUNDS_GROWTH = 1.5           # unbounded: memory at the last round >= 1.5 x at round n/4
+LIVE_FLAT = 1.1               # ... while live bytes grew by less than 10%
+P_GROWTH_SHARE = 0.5          # O(P): blowup grows >= half as fast as the thread count
+FEW_CORES = 4                 # below this many cores, scalability evidence is weak
+
+SCALE_WORKLOADS = ("threadtest", "shbench", "larson", "linux-scalability")
+FS_CENSUS_WORKLOADS = ("active-false", "passive-false", "threadtest", "shbench")
+# larson's threads inherit the live blocks of the generation before them, so the program
+# itself puts two threads' blocks on one line: there the broad census is shown, not used, and
+# the paper's measure (census_paper, 0 where no superblock changes heap) decides.
+FS_PROGRAM_SHARED = ("larson",)
+FS_TIMING_WORKLOADS = ("active-false", "passive-false")
+BLOWUP_WORKLOADS = ("blowup-prodcons", "blowup-roundrobin")
+
+RULES = {
+    "fast": "fast? = yes if the geometric mean, over the workloads measured at 1 thread, of "
+            "(median throughput / median throughput of `serial`) is >= %.2f; else no."
+            % FAST_MIN_RATIO,
+    "scalable": "scalable? from speedup S = median throughput at T / median throughput at 1 "
+                "thread (geometric mean over %s), T = P of the thread-count rule (the largest "
+                "thread count measured not above the cores, else the smallest above 1). With "
+                "ideal I = min(T, cores) and gain g = (S-1)/(I-1): yes if g >= %.2f, no if "
+                "g < %.2f, maybe in between. Undecided when I < 2."
+                % (", ".join(SCALE_WORKLOADS), SCALE_YES_GAIN, SCALE_NO_GAIN),
+    "false_sharing": "avoids false sharing? = yes if the census (census=on runs with >= 2 "
+                     "threads on %s) counts 0 falsely-shared blocks in every run; no if any "
+                     "run counts more. On %s, whose threads inherit live blocks from the "
+                     "threads before them so that the program itself shares lines, the broad "
+                     "count is shown, not used, and the paper's measure (census_paper: blocks "
+                     "other threads held in a superblock a heap took from the global heap) "
+                     "counts instead. Without census runs: from active-false "
+                     "and passive-false speedups, yes if both reach gain g >= %.2f (as for "
+                     "scalable?), else no."
+                     % (", ".join(FS_CENSUS_WORKLOADS), ", ".join(FS_PROGRAM_SHARED),
+                        SCALE_YES_GAIN),
+    "blowup": "blowup: unbounded if, in a blowup workload (%s), memory held (A, or RSS for "
+              "allocators without hoardlab statistics) at the last round is >= %.1f x that "
+              "at round n/4 while live bytes grew < %d%%; else O(P) if blowup b(T) = A / A "
+              "of `serial` at the same thread count on blowup-roundrobin grows from the "
+              "lowest to the highest thread count by >= %.1f of the thread ratio's growth "
+              "(b(Tmax)/b(Tmin) >= 1 + %.1f (Tmax/Tmin - 1)); else O(1). Undecided when the "
+              "blowup workloads were not measured or only at one thread count."
+              % (", ".join(BLOWUP_WORKLOADS), ROUNDS_GROWTH, round((LIVE_FLAT - 1) * 100),
+                 P_GROWTH_SHARE, P_GROWTH_SHARE),
+}
+
+
+def verdict(value, evidence, note=""):
+    return {"value": value, "evidence": evidence, "note": note}
+
+
+def fast(rows, variant, reference):
+    """fast?: 1-thread throughput against `serial` (rule: RULES['fast'])."""
+    if reference is None:
+        return verdict("undecided", "serial was not measured")
+    tab = throughput_spreads(rows)
+    ratios = []
+    for (v, wl, t), thr in sorted(tab.items()):
+        if v != variant or t != 1 or wl.startswith(TIMING_WORKLOADS_EXCLUDED):
+            continue
+        x = ratio(thr, tab.get((reference, wl, 1)))
+        if x and x.med:
+            ratios.append((wl, x))
+    if not ratios:
+        return verdict("undecided", "no 1-thread runs shared with %s" % reference)
+    g = gmean_spread([x for _, x in ratios])
+    ev = "%s x %s (%s)" % (interval_text(g), reference,
+                           ", ".join("%s %.2f" % (w, x.med) for w, x in ratios))
+    if variant == reference:
+        return verdict("yes", "the reference (1.00 x itself)")
+    return verdict(decided(check(g, ">=", FAST_MIN_RATIO)), ev)
+
+
+def gain(s, ideal):
+    return (s - 1.0) / (ideal - 1.0)
+
+
+def scalable(rows, variant, ncores):
+    """scalable?: speedup at the highest thread count (rule: RULES['scalable'])."""
+    sp = speedup_spreads(rows, variant, SCALE_WORKLOADS, ncores=ncores)
+    if not sp:
+        return verdict("undecided", "no workload of %s measured at 1 and >= 2 threads"
+                       % "/".join(SCALE_WORKLOADS))
+    tmax = min(t for _, t in sp.values())
+    ideal = min(tmax, ncores)
+    s = gmean_spread([x for x, _ in sp.values()])
+    ev = "S = %s at %d threads (%s)" % (interval_text(s), tmax, ", ".join(
+        "%s %.2f" % (w, x.med) for w, (x, _) in sorted(sp.items())))
+    if ideal < 2:
+        return verdict("undecided", ev, "this machine has %d core(s): speedup cannot show" % ncores)
+    g = Spread(gain(s.med, ideal), gain(s.lo, ideal), gain(s.hi, ideal), s.n)
+    note = ""
+    if ncores < FEW_CORES:
+        note = "weak evidence: %d cores" % ncores
+    yes, no = check(g, ">=", SCALE_YES_GAIN), check(g, "<", SCALE_NO_GAIN)
+    if yes:
+        val = "yes"
+    elif no:
+        val = "no"
+    elif yes is False and no is False:
+        val = "maybe"
+    else:
+        val = WITHIN_NOISE
+    return verdict(val, ev + ", gain %s of ideal %d" % (interval_text(g), ideal), note)
+
+
+def census_counts(rows, variant, workloads=FS_CENSUS_WORKLOADS,
+                  column="hoardlab.census_false_blocks"):
+    """{workload: max of column over census runs with >= 2 threads}."""
+    res = {}
+    for r in ok(rows):
+        if r["variant"] != variant or not is_census(r) or (r.get("threads") or 0) < 2:
+            continue
+        c = r.get(column)
+        if c is None or r["workload"] not in workloads:
+            continue
+        wl = r["workload_label"]
+        res[wl] = max(res.get(wl, 0), c)
+    return res
+
+
+def false_sharing(rows, variant, ncores):
+    """avoids false sharing? (rule: RULES['false_sharing'])."""
+    counts = census_counts(rows, variant)
+    paper_counts = census_counts(rows, variant, FS_PROGRAM_SHARED, "hoardlab.census_paper")
+    sp = speedup_spreads(rows, variant, FS_TIMING_WORKLOADS, ncores=ncores)
+    timing = ", ".join("%s S=%s" % (w, interval_text(x)) for w, (x, _) in sorted(sp.items()))
+    if counts or paper_counts:
+        bad = {w: c for w, c in list(counts.items()) + list(paper_counts.items()) if c > 0}
+        ev = "census: " + ", ".join("%s %d" % (w, c) for w, c in sorted(counts.items()))
+        if paper_counts:
+            ev += "; by the paper's measure: " + ", ".join(
+                "%s %d" % (w, c) for w, c in sorted(paper_counts.items()))
+        wl_of = {r["workload_label"]: r["workload"] for r in rows}
+        kinds = []
+        if any(wl_of.get(w) == "active-false" for w in bad):
+            kinds.append("actively induced (active-false)")
+        if any(wl_of.get(w) == "passive-false" for w in bad):
+            kinds.append("passively induced (passive-false)")
+        note = "; ".join(kinds)
+        shared = census_counts(rows, variant, FS_PROGRAM_SHARED)
+        if shared:
+            ev += "; broad, not used (the program shares lines): " + ", ".join(
+                "%s %d" % (w, c) for w, c in sorted(shared.items()))
+        if timing:
+            ev += "; timing: " + timing
+        return verdict("no" if bad else "yes", ev, note.strip())
+    if not sp:
+        return verdict("undecided", "no census runs and no active-/passive-false timing")
+    tmax = min(t for _, t in sp.values())
+    ideal = min(tmax, ncores)
+    if ideal < 2:
+        return verdict("undecided", "timing: " + timing,
+                       "no census runs, and %d core(s) cannot show false sharing" % ncores)
+    missing = [w for w in FS_TIMING_WORKLOADS if w not in sp]
+    good = all_hold(*[check(Spread(gain(x.med, ideal), gain(x.lo, ideal), gain(x.hi, ideal),
+                                   x.n), ">=", SCALE_YES_GAIN) for x, _ in sp.values()])
+    if missing and good is not False:
+        return verdict("undecided", "timing: " + timing, "%s not measured" % ", ".join(missing))
+    return verdict(decided(good), "timing (no census): " + timing,
+                   "decided from speed only" + ("; only %d cores" % ncores
+                                                if ncores < FEW_CORES else ""))
+
+
+def rounds_growth(mem, live):
+    """(memory growth, live growth) from round n/4 to the last; None when < 4 rounds."""
+    n = len(mem)
+    if n < 4 or None in mem:
+        return None
+    e = n // 4
+    if not mem[e]:
+        return None
+    lg = (live[-1] / live[e]) if live[e] else 1.0
+    return mem[-1] / mem[e], lg
+
+
+def blowup(rows, rounds, variant, reference):
+    """blowup class (rule: RULES['blowup'])."""
+    okrows = [r for r in ok(rows) if r["variant"] == variant and
+              r["workload"] in BLOWUP_WORKLOADS and not is_census(r)]
+    if not okrows:
+        return verdict("undecided", "blowup workloads not measured (or all failed)")
+    # Growth over rounds, per workload and thread count: median over repetitions.
+    growth = {}
+    for r in okrows:
+        g = rounds_growth(*round_series(rounds, r["index"]))
+        if g is not None:
+            growth.setdefault((r["workload_label"], r["threads"]), []).append(g)
+    ev = []
+    unbounded = []
+    for key, gs in sorted(growth.items()):
+        mg = median([g[0] for g in gs])
+        lg = median([g[1] for g in gs])
+        ev.append("%s t=%d rounds x%.2f" % (key[0], key[1], mg))
+        if mg >= ROUNDS_GROWTH and lg < LIVE_FLAT:
+            unbounded.append(key)
+    if unbounded:
+        return verdict("unbounded", "; ".join(ev))
+    # Growth over P on blowup-roundrobin: b(T) = A / A(serial), or A/U without serial.
+    def med_mem(v, t):
+        return median([memory_of(r)[0] for r in ok(rows) if r["variant"] == v and
+                       r["workload"] == "blowup-roundrobin" and r["threads"] == t and
+                       not is_census(r)])
+    ts = sorted({r["threads"] for r in okrows if r["workload"] == "blowup-roundrobin"})
+    b, how = {}, ""
+    for t in ts:
+        a = med_mem(variant, t)
+        ref = med_mem(reference, t) if reference else None
+        if a and ref:
+            b[t], how = a / ref, "A/A(%s)" % reference
+        elif a:
+            u = median([r.get("hoardlab.in_use_peak") for r in okrows
+                        if r["workload"] == "blowup-roundrobin" and r["threads"] == t])
+            if u:
+                b[t], how = a / u, "A/U (serial not measured)"
+    if len(b) < 2:
+        why = "blowup-roundrobin measured at fewer than 2 thread counts"
+        if not growth:
+            why += ", and no round-by-round memory"
+        return verdict("undecided", "; ".join(ev) or "no usable data", why)
+    tmin, tmax = min(b), max(b)
+    pg = b[tmax] / b[tmin]
+    need = 1 + P_GROWTH_SHARE * (tmax / tmin - 1)
+    ev.append("%s %.2f at t=%d -> %.2f at t=%d (x%.2f, O(P) needs x%.2f)"
+              % (how, b[tmin], tmin, b[tmax], tmax, pg, need))
+    u = {t: median([r.get("hoardlab.in_use_peak") for r in okrows
+                    if r["workload"] == "blowup-roundrobin" and r["threads"] == t])
+         for t in (tmin, tmax)}
+    if u[tmin] and u[tmax]:
+        ev.append("live peak U x%.2f over the same threads" % (u[tmax] / u[tmin]))
+    return verdict("O(P)" if pg >= need else "O(1)", "; ".join(ev))
+
+
+def taxonomy(rows, rounds, ncores, strategies=None):
+    """One entry per strategy variant without knob overrides (the taxonomy rows)."""
+    ref = reference_variant(rows, "serial")
+    res = []
+    seen = []
+    for r in rows:
+        if r.get("alloc_kind") != "hoardlab":
+            continue
+        v = r["variant"]
+        if v in seen:
+            continue
+        seen.append(v)
+    for v in seen:
+        strat = next(r["strategy"] for r in rows if r["variant"] == v)
+        if strategies and strat not in strategies:
+            continue
+        entry = {"variant": v, "strategy": strat,
+                 "fast": fast(rows, v, ref),
+                 "scalable": scalable(rows, v, ncores),
+                 "false_sharing": false_sharing(rows, v, ncores),
+                 "blowup": blowup(rows, rounds, v, ref),
+                 "claim": paper.claim(strat)}
+        entry["mismatches"] = [k for k in ("fast", "scalable", "false_sharing", "blowup")
+                               if entry["claim"] and entry["claim"][k] and
+                               entry[k]["value"] not in ("undecided", WITHIN_NOISE) and
+                               entry[k]["value"] not in entry["claim"][k]]
+        res.append(entry)
+    return res
