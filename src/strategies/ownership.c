@@ -43,11 +43,15 @@ HL_TLAB_PATHS(ownership_tlab, hl_heaps_refill_from_os, ownership_malloc, after_f
 /* free_lists = sharded (sharded.h), with or without the TLAB.
  * HL_SHARDED_PATHS defines ownership_sharded_paths[2], the table of ownership_sharded_malloc,
  * ownership_sharded_malloc_entry, ownership_sharded_malloc_uncounted,
- * ownership_sharded_malloc_uncounted_entry, ownership_sharded_free,
- * ownership_sharded_free_entry, ownership_sharded_free_uncounted,
- * ownership_sharded_free_uncounted_entry; HL_TLAB_PATHS defines ownership_tlab_sharded_paths[3]
- * and its twelve functions, named as ownership_tlab's above with ownership_tlab_sharded_ in
- * place of ownership_tlab_ (ownership_tlab_sharded_malloc_entry, ...) */
+ * ownership_sharded_malloc_uncounted_entry, ownership_sharded_free, ownership_sharded_free_entry,
+ * ownership_sharded_free_uncounted, ownership_sharded_free_uncounted_entry;
+ * HL_TLAB_PATHS defines ownership_tlab_sharded_paths[3], the table of
+ * ownership_tlab_sharded_malloc, ownership_tlab_sharded_malloc_entry,
+ * ownership_tlab_sharded_malloc_uncounted, ownership_tlab_sharded_malloc_uncounted_entry,
+ * ownership_tlab_sharded_malloc_exact, ownership_tlab_sharded_malloc_exact_entry,
+ * ownership_tlab_sharded_free, ownership_tlab_sharded_free_entry,
+ * ownership_tlab_sharded_free_uncounted, ownership_tlab_sharded_free_uncounted_entry,
+ * ownership_tlab_sharded_free_exact, ownership_tlab_sharded_free_exact_entry */
 HL_SHARDED_PATHS(ownership_sharded, hl_heaps_refill_from_os, after_free)
 HL_TLAB_PATHS(ownership_tlab_sharded, hl_heaps_refill_from_os, ownership_sharded_malloc,
               after_free, ownership_sharded_free)
