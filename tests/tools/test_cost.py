@@ -11,18 +11,14 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import BDIR, REPO, needs_built
 from hoardlab_lib import cost, report
 
-BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
 CASES = [cost.case_name(s, m) for s, m in cost.CASES]
 PARTS = ("front", "counting", "strategy", "caller")
 
-needs_build = pytest.mark.skipif(
-    not all(os.path.exists(os.path.join(BDIR, p)) for p in
-            ("harness/hlcost", "harness/hlbench", "src/hlconfig", "src/libhoardlab.so")),
-    reason="hlcost/hlbench/hlconfig/libhoardlab.so not built in %s (run tools/hoardlab build)"
-    % BDIR)
+needs_build = needs_built("harness/hlcost", "harness/hlbench", "src/hlconfig",
+                          "src/libhoardlab.so")
 
 
 def need_valgrind():

@@ -4,23 +4,18 @@ that rewrites the file, when a cost differs (tools/hoardlab_lib/cost_golden.py).
 installed by tools/install-deps, so a missing valgrind fails; a missing build skips, and so
 does a build the file was not measured on (compiler or options: their counts differ)."""
 import json
-import os
 import shutil
 import subprocess
 
 import pytest
 
-from conftest import REPO
+from conftest import BDIR, needs_built
 from hoardlab_lib import common, cost_golden
 
-BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
 COLUMNS = [c for c, _ in cost_golden.COLUMNS] + [cost_golden.UNCOUNTED]
 UPDATE = "tools/hoardlab cost --golden-update"
 
-needs_build = pytest.mark.skipif(
-    not all(os.path.exists(os.path.join(BDIR, p)) for p in
-            ("harness/hlcost", "src/hlconfig", "src/libhoardlab.so")),
-    reason="hlcost/hlconfig/libhoardlab.so not built in %s (run tools/hoardlab build)" % BDIR)
+needs_build = needs_built("harness/hlcost", "src/hlconfig", "src/libhoardlab.so")
 
 
 def need_valgrind():

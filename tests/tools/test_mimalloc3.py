@@ -12,15 +12,11 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import BDIR, REPO, needs_built
 from hoardlab_lib import cli, common, cost, runner
 
-BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
 HLBENCH = os.path.join(BDIR, "harness", "hlbench")
-needs_build = pytest.mark.skipif(
-    not all(os.path.exists(os.path.join(BDIR, p)) for p in
-            ("harness/hlbench", "src/hlconfig", "src/libhoardlab.so")),
-    reason="hlbench/hlconfig/libhoardlab.so not built in %s (run tools/hoardlab build)" % BDIR)
+needs_build = needs_built("harness/hlbench", "src/hlconfig", "src/libhoardlab.so")
 
 
 def mimalloc3():

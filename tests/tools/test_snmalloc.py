@@ -12,16 +12,12 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import BDIR, REPO, needs_built
 from hoardlab_lib import common, cost, sweep
 
-BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
 HLBENCH = os.path.join(BDIR, "harness", "hlbench")
-needs_build = pytest.mark.skipif(
-    not all(os.path.exists(os.path.join(BDIR, p)) for p in
-            ("harness/hlbench", "harness/hlcost", "src/hlconfig", "src/libhoardlab.so")),
-    reason="hlbench/hlcost/hlconfig/libhoardlab.so not built in %s (run tools/hoardlab build)"
-    % BDIR)
+needs_build = needs_built("harness/hlbench", "harness/hlcost", "src/hlconfig",
+                          "src/libhoardlab.so")
 
 
 def snmalloc():
