@@ -12,15 +12,16 @@
  * The phases take steady_frac, spike_frac, drain_frac of `seconds`, the last steady the rest.
  *
  * What comes back, and when (issue 36): an extra thread reads RSS, Private_Dirty, LazyFree
- * and A (hb_series_read) at each of `checkpoints` seconds after the drain -- counted from
- * the moment the last thread finished freeing its share, not from the phase's planned start
- * -- into extra.after_drain_<t>_*; a checkpoint the run ends before is null. With
- * `next_burst`, the drain lasts until the last checkpoint is read (at least drain_frac of
- * `seconds`; the later phases move by what the reading ran over), then a second spike, the
- * next burst, as long as the first, comes before the last steady phase: its throughput
- * (extra.next_burst_ops_per_s) against the first spike's (extra.spike_ops_per_s) is what
- * keeping or returning the memory costs the next burst. The run then lasts longer than
- * `seconds`.
+ * and A (hb_series_read), and the threads' live bytes, at each of `checkpoints` seconds
+ * after the drain -- counted from the moment the last thread finished freeing its share,
+ * not from the phase's planned start -- into extra.after_drain_<t>_*; a checkpoint the run
+ * ends before is null. With `next_burst`, the drain lasts until the last checkpoint is read
+ * (at least drain_frac of `seconds`; the later phases move by what the reading ran over),
+ * then a second spike, the next burst, as long as the first, comes before the last steady
+ * phase: its throughput (extra.next_burst_ops_per_s) against the first spike's
+ * (extra.spike_ops_per_s) is what keeping or returning the memory costs the next burst. The
+ * run then lasts longer than `seconds`.
+ *
  * A step is one loop of a thread: its allocations, then the frees of every block whose
  * lifetime (counted in the thread's steps) has ended.
  *
@@ -106,6 +107,7 @@ struct phased {
     int n_cp;                       /* the checkpoints: seconds after the drain */
     double cp[CHECKPOINTS_MAX];
     struct hb_series_row cp_row[CHECKPOINTS_MAX];
+    unsigned long long cp_live[CHECKPOINTS_MAX];   /* the threads' live bytes then */
     bool cp_read[CHECKPOINTS_MAX];
     double drained_s;               /* the last thread's end of its drain, -1: none */
     _Atomic unsigned long long ops_in[PHASES];
@@ -258,6 +260,8 @@ static void read_checkpoints(struct phased *P)
         if (!P->hold && at > P->t0 + P->end[STEADY2]) break;     /* after the run: null */
         sleep_until(at);
         hb_series_read(&P->cp_row[k]);
+        for (int i = 0; i < n; i++)
+            P->cp_live[k] += atomic_load_explicit(&P->lane[i].live_bytes, memory_order_relaxed);
         P->cp_read[k] = true;
     }
     if (P->hold) {
@@ -416,8 +420,8 @@ static void parse_checkpoints(struct phased *P, const char *text)
     }
 }
 
-/* extra.after_drain_<t>_{rss_kb,private_dirty_kb,lazyfree_kb,held_bytes}, <t> as 100ms or
- * 1s; the throughput of the spike and of the next burst; when the drain ended. */
+/* extra.after_drain_<t>_{rss_kb,private_dirty_kb,lazyfree_kb,held_bytes,live_bytes}, <t> as
+ * 100ms or 1s; the throughput of the spike and of the next burst; when the drain ended. */
 static void checkpoints_record(struct phased *P)
 {
     static const struct { const char *key; int col; } seen[] = {
@@ -438,6 +442,9 @@ static void checkpoints_record(struct phased *P)
             if (v < 0) hb_json_null(j, key);
             else hb_json_int(j, key, v);
         }
+        snprintf(key, sizeof key, "after_drain_%s_live_bytes", t);
+        if (P->cp_read[k]) hb_json_uint(j, key, P->cp_live[k]);
+        else hb_json_null(j, key);
     }
     static const struct { const char *key; int phase; } rate[] = {
         { "spike_ops_per_s", SPIKE }, { "next_burst_ops_per_s", BURST } };
