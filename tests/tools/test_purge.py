@@ -142,6 +142,8 @@ def test_target_of_hoard202607_defaults():
     # one repetition decides nothing
     text = "\n".join(P.purge_section(purge_rows(pts, reps=(1.0,))))
     assert "28.83 MiB, at most its retain budget of 64 MiB: within noise." in text
+    assert "- `hoard2026` against the production allocators: within noise: no policy's next " \
+        "burst is within 10% of `purge = off` by its interval (ratio >= 0.9)." in text
     assert "(within noise)" in text and "| yes |" not in text
 
 

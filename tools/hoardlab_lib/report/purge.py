@@ -171,10 +171,13 @@ def _targets_text(pts):
                    "allocator holding least, `%s`: %s; ratio %s, at most 1: %s." % (
                        round(100 * (1 - TARGET_BURST)), TARGET_BURST, v26, spoken(HELD_AT),
                        F.iv(h26), vp, F.iv(hp), F.iv(q), F.mark(decide(q, "<=", 1.0))))
+    elif off and vp:
+        out.append("- `hoard2026` against the production allocators: %s: no policy's next "
+                   "burst is within %d%% of `purge = off` by its interval (ratio >= %.1f)."
+                   % (V.WITHIN_NOISE, round(100 * (1 - TARGET_BURST)), TARGET_BURST))
     else:
         out.append("- `hoard2026` against the production allocators: not measured (no "
-                   "`purge = off` row, no policy within %d%% of it, or no production "
-                   "allocator)." % round(100 * (1 - TARGET_BURST)))
+                   "`purge = off` row of it, or no production allocator).")
     dflt = [p for p in pts if p[1][0].get("strategy") == "hoard202607" and
             purge_policy(p[1][0]) == "purge = free, retain = 64M"]
     if dflt:
