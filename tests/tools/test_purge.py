@@ -158,6 +158,20 @@ def test_claim_within_noise_and_mismatch():
     assert "| no | yes | **MISMATCH** |" in text
 
 
+def test_claim_keeps_decay_policies_apart():
+    """purge = decay (issue 36's other branch): each decay_ms its own retain-0 baseline."""
+    pts = dict(POINTS)
+    for ms, f in (("100", 1.0), ("1000", 2.0)):
+        pts["d%s-0" % ms] = ("hoard2026", "decay_ms=%s;purge=decay;retain=0" % ms, 0.3, 70e6)
+        pts["d%s-64M" % ms] = ("hoard2026", "decay_ms=%s;purge=decay;retain=64M" % ms,
+                               0.3 * f, 70e6 * f)
+    text = "\n".join(P.purge_section(purge_rows(pts)))
+    assert "| d100-64M | purge = decay, decay_ms = 100, retain = 64M |" in text
+    assert "| hoard2026 | decay, decay_ms = 100 | 64M | 1.00 [0.96, 1.04] | " in text
+    assert "| hoard2026 | decay, decay_ms = 1000 | 64M | 2.00 [1.92, 2.08] | 2.00 [1.92, " \
+        "2.08] | yes | yes | agrees |" in text
+
+
 def test_section_absent_without_checkpoints():
     rows = purge_rows()
     for r in rows:

@@ -6,7 +6,7 @@ A table, purge-pareto.png (each allocator and policy a point, the non-dominated 
 drawn, the dominated named), and the direction of Hoard #116's claim -- a retain budget
 gives faster warm reuse and returns less -- decided by the interval (verdicts.NOISE_RULE)."""
 from .. import fmt as F, plotkit as K, verdicts as V
-from .series import PURGE_SECTION, phases_of, purge_policy
+from .series import PURGE_KNOBS, PURGE_SECTION, phases_of, purge_policy
 
 CHECKPOINTS = ("100ms", "1s", "5s")     # phased's default checkpoints, as its keys name them
 HELD_AT = "1s"                           # the memory the frontier and the claim weigh
@@ -91,14 +91,17 @@ def _decided_domination(a, b):
 
 
 def claim_rows(pts):
-    """Hoard #116's claim for each (strategy, purge) with retain = 0 and a retain budget:
-    [(strategy, purge, retain, burst ratio, held ratio, faster, returns less, verdict)], the
-    ratios budget / retain 0 with their intervals; faster and returns less from check()."""
+    """Hoard #116's claim for each strategy and purge policy (purge and its other knobs:
+    decay_ms, purge_delay) with retain = 0 and a retain budget: [(strategy, purge, retain,
+    burst ratio, held ratio, faster, returns less, verdict)], the ratios budget / retain 0
+    with their intervals; faster and returns less decided by them."""
     by = {}
     for v, rr, held, thr in pts:
         k = V.knobs_of(rr[0])
         if "retain" in k and "purge" in k:
-            by[(rr[0]["strategy"], k["purge"], k["retain"])] = (held, thr)
+            pol = ", ".join([k["purge"]] + ["%s = %s" % (x, k[x]) for x in PURGE_KNOBS
+                                            if x not in ("purge", "retain") and x in k])
+            by[(rr[0]["strategy"], pol, k["retain"])] = (held, thr)
     out = []
     for (s, p, ret), (held, thr) in by.items():
         zero = by.get((s, p, "0"))
