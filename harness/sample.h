@@ -57,6 +57,9 @@ void hb_series_begin(void);             /* hb_begin(): the row of t = 0, before 
 void hb_series_start(double t0);        /* hb_begin(): t0 set, the sampler runs */
 void hb_series_end(double t1);
 void hb_series_record(struct hb_json *j);   /* the record's "series" key (none when off) */
+/* One row now, without the sampler (t_s = hb_now()); does not call the allocator, so any
+ * thread may read one while a run goes on (phased's checkpoints after the drain). */
+void hb_series_read(struct hb_series_row *row);
 /* The rows of the last run (after hb_series_end()), the final one taken at the end. */
 int hb_series_rows(const struct hb_series_row **rows);
 

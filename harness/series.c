@@ -55,10 +55,10 @@ static void read_rollup(long long *v)
                 v[HB_SER_RSS + k] = strtoll(line + strlen(field[k]), NULL, 10);
 }
 
-static void take(struct hb_series_row *row)
+void hb_series_read(struct hb_series_row *row)
 {
     struct hoardlab_stats s;
-    row->t_s = hb_now() - ser_t0;
+    row->t_s = hb_now();
     if (hb_hoardlab_stats(&s)) {
         row->v[HB_SER_HELD] = (long long)s.held_bytes;
         row->v[HB_SER_IN_USE] = s.counting ? (long long)s.in_use : -1;   /* not counted */
@@ -67,6 +67,12 @@ static void take(struct hb_series_row *row)
         row->v[HB_SER_HELD] = row->v[HB_SER_IN_USE] = row->v[HB_SER_SELF] = -1;
     }
     read_rollup(row->v);
+}
+
+static void take(struct hb_series_row *row)
+{
+    hb_series_read(row);
+    row->t_s -= ser_t0;
 }
 
 /* Keep the rows on even grid points; the interval doubles. */

@@ -10,6 +10,18 @@
  *           1 - drain allocations a step, so the live set stays near (1 - drain) x live;
  *   steady  again, until `seconds` have passed.
  * The phases take steady_frac, spike_frac, drain_frac of `seconds`, the last steady the rest.
+ *
+ * What comes back, and when (issue 36): an extra thread reads RSS, Private_Dirty, LazyFree
+ * and A (hb_series_read), and the threads' live bytes, at each of `checkpoints` seconds
+ * after the drain -- counted from the moment the last thread finished freeing its share,
+ * not from the phase's planned start -- into extra.after_drain_<t>_*; a checkpoint the run
+ * ends before is null. With `next_burst`, the drain lasts until the last checkpoint is read
+ * (at least drain_frac of `seconds`; the later phases move by what the reading ran over),
+ * then a second spike, the next burst, as long as the first, comes before the last steady
+ * phase: its throughput (extra.next_burst_ops_per_s) against the first spike's
+ * (extra.spike_ops_per_s) is what keeping or returning the memory costs the next burst. The
+ * run then lasts longer than `seconds`.
+ *
  * A step is one loop of a thread: its allocations, then the frees of every block whose
  * lifetime (counted in the thread's steps) has ended.
  *
@@ -35,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "../hlbench.h"
 
 const struct hb_param hb_phased_params[] = {
@@ -57,11 +70,18 @@ const struct hb_param hb_phased_params[] = {
     { "trace",       HB_STR,  "",        false, "a hoardlab trace (HOARD_TRACE): draw each "
                                                  "block's size and lifetime from its "
                                                  "allocations instead" },
+    { "checkpoints", HB_STR,  "0.1,1,5", false, "seconds after the drain at which RSS, "
+                                                 "Private_Dirty, LazyFree and A are read "
+                                                 "(whole ms, ascending, at most 8; '' none)" },
+    { "next_burst",  HB_INT,  "0",       false, "1: the drain lasts until the last checkpoint, "
+                                                 "then a second spike (the next burst)" },
     { NULL, 0, NULL, false, NULL },
 };
 
-enum { STEADY, SPIKE, DRAIN, STEADY2, PHASES };
-static const char *const phase_name[PHASES] = { "steady", "spike", "drain", "steady" };
+/* BURST, the next burst, only with next_burst (else it takes no time and is not recorded) */
+enum { STEADY, SPIKE, DRAIN, BURST, STEADY2, PHASES };
+static const char *const phase_name[PHASES] = { "steady", "spike", "drain", "burst", "steady" };
+enum { CHECKPOINTS_MAX = 8 };
 
 struct blk { uint64_t death; char *p; size_t n; };
 
@@ -77,7 +97,20 @@ struct lane {                       /* one thread's live set: a min-heap on deat
 struct phased {
     struct hb_run *r;
     struct lane *lane;
-    double end[PHASES];             /* phase p runs until end[p] seconds after the start */
+    /* phase p runs until end[p] seconds after the start; with `hold`, the reader moves the
+     * ends from DRAIN on before it sets `waited`, and the threads read them only after */
+    double end[PHASES];
+    bool hold;                      /* next_burst: held in the drain until `waited` */
+    _Atomic bool waited;            /* the last checkpoint is read (or there is none) */
+    _Atomic int drained;            /* threads that have reached (or passed) the drain */
+    double *drained_at;             /* a thread's end of its drain from t0, -1: none */
+    int n_cp;                       /* the checkpoints: seconds after the drain */
+    double cp[CHECKPOINTS_MAX];
+    struct hb_series_row cp_row[CHECKPOINTS_MAX];
+    unsigned long long cp_live[CHECKPOINTS_MAX];   /* the threads' live bytes then */
+    bool cp_read[CHECKPOINTS_MAX];
+    double drained_s;               /* the last thread's end of its drain, -1: none */
+    _Atomic unsigned long long ops_in[PHASES];
     double t0;
     uint64_t salt;
     struct drawn *learned;          /* with `trace`: its allocations, else NULL */
@@ -183,33 +216,104 @@ static void note_peak(struct phased *P, int phase)
     while (sum > old && !atomic_compare_exchange_weak(&P->peak[phase], &old, sum)) {}
 }
 
+/* The phase at t seconds from the start (PHASES: the run is over). With `hold`, a thread
+ * stays in the drain until the reader has read the last checkpoint, and reads the ends from
+ * the drain on only after it has seen that (the reader may have moved them). */
+static int phase_at(struct phased *P, double t)
+{
+    int now = 0;
+    while (now < PHASES) {
+        if (now == DRAIN && P->hold &&
+            !atomic_load_explicit(&P->waited, memory_order_acquire))
+            break;
+        if (t < P->end[now]) break;
+        now++;
+    }
+    return now;
+}
+
+static void sleep_until(double t)       /* t: hb_now() seconds */
+{
+    double d;
+    while ((d = t - hb_now()) > 0) {
+        struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The checkpoint reader (one thread more than the workload's): once every thread has
+ * reached its drain, a row at each checkpoint after the last drain ended; with `hold`, then
+ * the later phases' ends moved by what the reading ran over the planned drain, and the
+ * threads let out of it. */
+static void read_checkpoints(struct phased *P)
+{
+    int n = P->r->threads;
+    sleep_until(P->t0 + P->end[SPIKE]);
+    while (atomic_load_explicit(&P->drained, memory_order_acquire) < n)
+        sleep_until(hb_now() + 0.001);
+    double last = -1;
+    for (int i = 0; i < n; i++)
+        if (P->drained_at[i] > last) last = P->drained_at[i];
+    P->drained_s = last;
+    for (int k = 0; k < P->n_cp && last >= 0; k++) {
+        double at = P->t0 + last + P->cp[k];
+        if (!P->hold && at > P->t0 + P->end[STEADY2]) break;     /* after the run: null */
+        sleep_until(at);
+        hb_series_read(&P->cp_row[k]);
+        for (int i = 0; i < n; i++)
+            P->cp_live[k] += atomic_load_explicit(&P->lane[i].live_bytes, memory_order_relaxed);
+        P->cp_read[k] = true;
+    }
+    if (P->hold) {
+        double late = hb_now() - P->t0 - P->end[DRAIN];
+        for (int p = DRAIN; p < PHASES && late > 0; p++) P->end[p] += late;
+        atomic_store_explicit(&P->waited, true, memory_order_release);
+    }
+}
+
 static void phased_thread(struct hb_run *r, int i, void *arg)
 {
     struct phased *P = arg;
+    if (i == r->threads) {
+        read_checkpoints(P);
+        return;
+    }
     struct lane *L = &P->lane[i];
     struct hb_rng g;
     hb_rng_seed(&g, r->seed, (uint64_t)i + 2800);
     double spike = hb_real(r, "spike"), drain = hb_real(r, "drain");
-    unsigned long long live = 0, ops = 0;
+    unsigned long long live = 0, ops = 0, mark = 0;
     int phase = -1;
+    P->drained_at[i] = -1;
     for (uint64_t step = 0;; step++) {
         if (step % 64 == 0) {
-            double t = hb_now() - P->t0;
-            int now = 0;
-            while (now < PHASES && t >= P->end[now]) now++;
+            int now = phase_at(P, hb_now() - P->t0);
             if (now == PHASES) break;
-            if (now != phase && now == DRAIN) drain_now(P, L, &g, &live, &ops);
+            if (now != phase) {
+                if (phase >= 0) atomic_fetch_add(&P->ops_in[phase], ops - mark);
+                mark = ops;
+                if (phase < DRAIN && now >= DRAIN) {     /* reached (or skipped) the drain */
+                    if (now == DRAIN) {
+                        drain_now(P, L, &g, &live, &ops);
+                        P->drained_at[i] = hb_now() - P->t0;
+                    }
+                    atomic_fetch_add_explicit(&P->drained, 1, memory_order_release);
+                }
+            }
             phase = now;
             atomic_store_explicit(&L->live_bytes, live, memory_order_relaxed);
             note_peak(P, phase);
         }
-        double rate = phase == SPIKE ? spike : phase == DRAIN ? 1.0 - drain : 1.0;
+        double rate = phase == SPIKE || phase == BURST ? spike
+                      : phase == DRAIN ? 1.0 - drain : 1.0;
         long long k = (long long)rate;
         if (unit(&g) < rate - (double)k) k++;
         while (k-- > 0) allocate(P, L, &g, step, &live, &ops);
         while (L->len && L->heap[0].death <= step) release(P, heap_pop(L), &live, &ops);
         atomic_store_explicit(&L->live_bytes, live, memory_order_relaxed);
     }
+    if (phase >= 0) atomic_fetch_add(&P->ops_in[phase], ops - mark);
+    if (phase < DRAIN) atomic_fetch_add_explicit(&P->drained, 1, memory_order_release);
     atomic_fetch_add(&r->ops, ops);
 }
 
@@ -298,6 +402,60 @@ static void phase_record(struct phased *P, int p, const struct hb_series_row *ro
     hb_json_end(j, '}');
 }
 
+/* The checkpoints from their text ("0.1,1,5"): whole milliseconds, ascending. */
+static void parse_checkpoints(struct phased *P, const char *text)
+{
+    const char *s = text;
+    while (*s) {
+        char *end;
+        double v = strtod(s, &end);
+        double ms = v * 1000;
+        if (end == s || !(v > 0) || fabs(ms - round(ms)) > 1e-6 || P->n_cp == CHECKPOINTS_MAX ||
+            (P->n_cp && v <= P->cp[P->n_cp - 1]) || (*end && *end != ','))
+            hb_usage("phased: checkpoints '%s': at most %d ascending times in seconds, each a "
+                     "whole number of ms, separated by commas (e.g. 0.1,1,5)", text,
+                     CHECKPOINTS_MAX);
+        P->cp[P->n_cp++] = v;
+        s = *end ? end + 1 : end;
+    }
+}
+
+/* extra.after_drain_<t>_{rss_kb,private_dirty_kb,lazyfree_kb,held_bytes,live_bytes}, <t> as
+ * 100ms or 1s; the throughput of the spike and of the next burst; when the drain ended. */
+static void checkpoints_record(struct phased *P)
+{
+    static const struct { const char *key; int col; } seen[] = {
+        { "rss_kb", HB_SER_RSS }, { "private_dirty_kb", HB_SER_PRIVATE_DIRTY },
+        { "lazyfree_kb", HB_SER_LAZYFREE }, { "held_bytes", HB_SER_HELD },
+    };
+    struct hb_json *j = P->r->extra;
+    if (P->drained_s >= 0) hb_json_real(j, "drained_s", P->drained_s);
+    else hb_json_null(j, "drained_s");
+    for (int k = 0; k < P->n_cp; k++) {
+        long long ms = llround(P->cp[k] * 1000);
+        char t[24], key[64];
+        if (ms % 1000) snprintf(t, sizeof t, "%lldms", ms);
+        else snprintf(t, sizeof t, "%llds", ms / 1000);
+        for (size_t s = 0; s < sizeof seen / sizeof seen[0]; s++) {
+            snprintf(key, sizeof key, "after_drain_%s_%s", t, seen[s].key);
+            long long v = P->cp_read[k] ? P->cp_row[k].v[seen[s].col] : -1;
+            if (v < 0) hb_json_null(j, key);
+            else hb_json_int(j, key, v);
+        }
+        snprintf(key, sizeof key, "after_drain_%s_live_bytes", t);
+        if (P->cp_read[k]) hb_json_uint(j, key, P->cp_live[k]);
+        else hb_json_null(j, key);
+    }
+    static const struct { const char *key; int phase; } rate[] = {
+        { "spike_ops_per_s", SPIKE }, { "next_burst_ops_per_s", BURST } };
+    for (size_t k = 0; k < sizeof rate / sizeof rate[0]; k++) {
+        int p = rate[k].phase;
+        double len = P->end[p] - P->end[p - 1];         /* 0: no next burst */
+        if (len > 0) hb_json_real(j, rate[k].key, (double)atomic_load(&P->ops_in[p]) / len);
+        else hb_json_null(j, rate[k].key);
+    }
+}
+
 int hb_phased(struct hb_run *r)
 {
     double seconds = hb_real(r, "seconds"), f[3] = { hb_real(r, "steady_frac"),
@@ -308,11 +466,18 @@ int hb_phased(struct hb_run *r)
         f[0] + f[1] + f[2] > 1 || seconds <= 0)
         hb_usage("phased needs 1 <= min_size <= max_size, 1 <= large_min <= large_max, live >= "
                  "1, drain and large_p <= 1, steady_frac + spike_frac + drain_frac <= 1");
-    struct phased P = { .r = r, .salt = hb_mix(r->seed ^ 0x9a5ed) };
+    struct phased P = { .r = r, .salt = hb_mix(r->seed ^ 0x9a5ed), .drained_s = -1,
+                        .hold = hb_int(r, "next_burst") != 0 };
+    parse_checkpoints(&P, hb_str(r, "checkpoints"));
+    P.waited = !P.hold || !P.n_cp;
+    double drain_s = f[2] * seconds;
+    if (P.hold && P.n_cp && P.cp[P.n_cp - 1] > drain_s) drain_s = P.cp[P.n_cp - 1];
     P.end[STEADY] = f[0] * seconds;
     P.end[SPIKE] = P.end[STEADY] + f[1] * seconds;
-    P.end[DRAIN] = P.end[SPIKE] + f[2] * seconds;
-    P.end[STEADY2] = seconds;
+    P.end[DRAIN] = P.end[SPIKE] + drain_s;
+    P.end[BURST] = P.end[DRAIN] + (P.hold ? f[1] * seconds : 0);
+    P.end[STEADY2] = P.end[BURST] + (1 - f[0] - f[1] - f[2]) * seconds;
+    if (!P.hold) P.end[STEADY2] = seconds;          /* exactly, whatever the rounding */
     double mean_life = (double)hb_int(r, "live");
     if (*hb_str(r, "trace")) mean_life = learn(&P, hb_str(r, "trace"));
     /* room for the spike's live set and its spread (at most 2^20 blocks a thread); when
@@ -320,7 +485,9 @@ int hb_phased(struct hb_run *r)
     double spike = hb_real(r, "spike") > 1 ? hb_real(r, "spike") : 1;
     double want = mean_life * spike * 2 + 1024;
     size_t cap = want < (double)(1 << 20) ? (size_t)want : (size_t)1 << 20;
-    if (!(P.lane = aligned_alloc(64, sizeof *P.lane * (size_t)r->threads))) hb_fail("out of memory");
+    if (!(P.lane = aligned_alloc(64, sizeof *P.lane * (size_t)r->threads)) ||
+        !(P.drained_at = calloc((size_t)r->threads, sizeof *P.drained_at)))
+        hb_fail("out of memory");
     memset(P.lane, 0, sizeof *P.lane * (size_t)r->threads);
     for (int i = 0; i < r->threads; i++) {
         P.lane[i].cap = cap;
@@ -328,20 +495,23 @@ int hb_phased(struct hb_run *r)
     }
     hb_begin(r);
     P.t0 = r->t0;
-    hb_parallel(r, r->threads, phased_thread, &P);
+    hb_parallel(r, r->threads + (P.n_cp > 0), phased_thread, &P);   /* + the reader */
     hb_end(r);
 
     const struct hb_series_row *rows;
     int n = hb_series_rows(&rows);
     hb_json_arr(r->extra, "phases");
-    for (int p = 0; p < PHASES; p++) phase_record(&P, p, rows, n);
+    for (int p = 0; p < PHASES; p++)
+        if (p != BURST || P.hold) phase_record(&P, p, rows, n);
     hb_json_end(r->extra, ']');
+    checkpoints_record(&P);
     for (int i = 0; i < r->threads; i++) {
         for (size_t k = 0; k < P.lane[i].len; k++)
             hb_release(P.lane[i].heap[k].p, P.lane[i].heap[k].n, P.salt);
         free(P.lane[i].heap);
     }
     free(P.lane);
+    free(P.drained_at);
     free(P.learned);
     return 0;
 }

@@ -255,6 +255,16 @@ def check_record(rec, workload, strategy, fields, hlbench, latency_every=64, sam
                 expect(p[k] is None if strategy is None else p[k] is None or is_int(p[k]),
                        "phase %s %r" % (k, p[k]))
         expect(phases[-1]["end_s"] == params["seconds"], "phases end at %r" % phases[-1])
+        # issue 36: the checkpoints after the drain (null when the run ended first) and the
+        # throughput of the spike (of the next burst: null without next_burst)
+        cps = ["after_drain_%s_%s" % (t, k) for t in ("100ms", "1s", "5s")
+               for k in ("rss_kb", "private_dirty_kb", "lazyfree_kb", "held_bytes", "live_bytes")]
+        expect(list(extra) == ["phases", "drained_s"] + cps + ["spike_ops_per_s",
+                                                               "next_burst_ops_per_s"],
+               "phased extra keys %s" % list(extra))
+        expect(all(extra[k] is None or is_int(extra[k]) for k in cps), "checkpoints %r" % extra)
+        expect(isinstance(extra["spike_ops_per_s"], float) and
+               extra["next_burst_ops_per_s"] is None, "phased rates %r" % extra)
     if workload == "linux-scalability":
         lat = extra.get("latency_ns")
         expect(isinstance(lat, dict) and lat["p50"] <= lat["p99"] <= lat["max"], "latency %r" % lat)

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 from .. import fmt as F
 from . import (cost, failures, header, history, hoard, hoard2026, knobs, memory, michael,
-               production, programs, remote, series, taxonomy, throughput, ucpp)
+               production, programs, purge, remote, series, taxonomy, throughput, ucpp)
 from .plots import all_plots, plots_section
 
 __all__ = ("write", "all_plots")
@@ -38,6 +38,7 @@ SECTIONS = (
     ("bench", lambda c: production.production_section(c.bench)),
     ("bench", lambda c: memory.memory_tables(c.bench)),
     ("bench", lambda c: series.memory_over_time_section(c.bench)),
+    ("bench", lambda c: purge.purge_section(c.bench)),
     ("bench", lambda c: series.latency_section(c.bench, c.ncores)),
     ("all", lambda c: programs.section(c.rows, c.meta)),
     ("all", lambda c: cost.cost_section(c.outdir, c.meta)),

@@ -119,6 +119,60 @@ PHASE_CELLS = (("A spike peak", 1, "held_bytes_peak", 1), ("A at end", -1, "held
                ("LazyFree at end", -1, "lazyfree_kb_end", 1024))
 
 
+# The purge policy a strategy runs with when no knob sets one (src/core's defaults: hoard2026's
+# as PR #88 had it, hoard202607's as Hoard through July 2026), and the section of the purge
+# sweep (purge.py) that measures the others.
+PURGE_DEFAULTS = {"hoard": "purge = off", "hoard2026": "purge = off",
+                  "hoard202607": "purge = free, retain = 64M"}
+PURGE_KNOBS = ("purge", "decay_ms", "purge_delay", "retain")
+PURGE_SECTION = "Purge: memory held after a drain against the next burst"
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def purge_policy(r):
+    """A row's purge policy in words: its knobs, else its strategy's defaults; None for an
+    allocator without one (a production allocator: its own)."""
+    knobs = V.knobs_of(r)
+    set_ = ["%s = %s" % (k, knobs[k]) for k in PURGE_KNOBS if k in knobs]
+    return ", ".join(set_) if set_ else PURGE_DEFAULTS.get(r.get("strategy"))
+
+
+def retain_bytes(policy):
+    """The retain budget a policy text names, in bytes (None without one)."""
+    for part in (policy or "").split(","):
+        k, _, v = part.partition("=")
+        v = v.strip().upper()
+        if k.strip() == "retain" and v and v.rstrip("KMG").isdigit():
+            return int(v.rstrip("KMG")) * SIZE_UNITS[v[len(v.rstrip("KMG")):]]
+    return None
+
+
+def purge_notes(groups):
+    """What the rows with a purge policy kept, and where the purge sweep measures the
+    others: groups [(allocator, rows, A kept, Private_Dirty kept, Private_Dirty at end)]."""
+    out = []
+    for v, rr, a, pd, end in groups:
+        pol = purge_policy(rr[0])
+        if not pol:
+            continue
+        text = "`%s` ran with %s: it kept %s of its A and %s of its RSS peak in " \
+            "Private_Dirty" % (v, pol, F.iv(a), F.iv(pd))
+        budget = retain_bytes(pol)
+        live = V.spread_of([phases_of(r)[-1].get("live_bytes_peak") for r in rr])
+        if budget is not None and end and live:
+            text += "; at the end %s MiB of Private_Dirty beyond the live bytes (the last " \
+                "phase's peak), against a retain budget of %s MiB" % (
+                    F.mib(end.med - live.med), F.mib(budget))
+        out.append("- %s." % text)
+    if not out:
+        return []
+    return ["A counts pages a strategy purged (they stay mapped), Private_Dirty does not. "
+            "The purge policy of each row:", ""] + out + [
+        "", "What each purge policy keeps 100 ms, 1 s and 5 s after a drain, and what it "
+        "costs the next burst: the purge sweep (configs/sweeps/purge.ini), its section "
+        "\"%s\"." % PURGE_SECTION, ""]
+
+
 def phases_table(sr):
     """Does memory come back? Per allocator of a phased workload, the spike's peak beside
     the end of the run (the last sample of the last steady phase), and what A and
@@ -131,20 +185,20 @@ def phases_table(sr):
            "peak of the spike and the last sample of the run, in MiB, median over repetitions "
            "at the highest thread count. Kept: the end over the spike's peak (1.00: nothing "
            "given back); of RSS, a LazyFree share the kernel has not reclaimed yet.", ""]
-    rs = []
+    rs, kept = [], []
     for w, t, v, rr in _groups(pr):
         cells, got = [w, V.threads_text(rr, w, t), v], {}
         for title, ph, key, unit in PHASE_CELLS:
             got[title] = _scaled(V.spread_of([phases_of(r)[ph].get(key) for r in rr]), unit)
             cells.append(F.pm(got[title], F.mib))
-        for a, b in (("A at end", "A spike peak"), ("Private_Dirty at end",
-                                                    "RSS spike peak")):
-            q = V.ratio(got[a], got[b])
-            cells.append(F.pm(q, "%.2f") if q else "–")
+        q = [V.ratio(got[a], got[b]) for a, b in (("A at end", "A spike peak"),
+                                                  ("Private_Dirty at end", "RSS spike peak"))]
+        cells += [F.pm(x, "%.2f") if x else "–" for x in q]
         rs.append(cells)
+        kept.append((v, rr, q[0], q[1], got["Private_Dirty at end"]))
     head = ["workload", "threads", "allocator"] + [c for c, _, _, _ in PHASE_CELLS] + \
         ["A kept", "Private_Dirty kept (of RSS peak)"]
-    return out + [F.table(head, rs), ""]
+    return out + [F.table(head, rs), ""] + purge_notes(kept)
 
 
 def latency_cells(rr, op):
