@@ -33,7 +33,7 @@ RESERVED = {"auto", "break", "case", "char", "const", "continue", "default", "do
             "sh", "sb", "heap"}
 
 
-def check_name(name, existing):
+def check_name(name, existing, repo=REPO):
     """A new strategy's name: a lower-case C identifier (it names the row hl_strategy_NAME and
     the HOARD_STRATEGY value), not a strategy, allocator or keyword already."""
     if not NAME.match(name) or keyword.iskeyword(name):
@@ -41,10 +41,10 @@ def check_name(name, existing):
                         "starting with a letter, at most 31 characters (e.g. tcache)" % name)
     if name in RESERVED:
         raise ToolError("new: '%s' is taken (a C keyword or an allocator's name)" % name)
-    for path in (os.path.join(REPO, "src", "strategies", name + ".c"),
-                 os.path.join(REPO, "src", "strategies", name)):
+    for path in (os.path.join(repo, "src", "strategies", name + ".c"),
+                 os.path.join(repo, "src", "strategies", name)):
         if os.path.exists(path):
-            raise ToolError("new: %s exists already" % os.path.relpath(path, REPO))
+            raise ToolError("new: %s exists already" % os.path.relpath(path, repo))
     if name in existing:
         raise ToolError("new: meson_options.txt lists '%s' already" % name)
 
@@ -79,23 +79,25 @@ def regenerate_docs(bdir):
         f.write(out)
 
 
-def new(name, origin, bdir, build=True):
-    """Scaffold strategy `name` from row `origin`; returns the files written or changed."""
+def new(name, origin, bdir, build=True, repo=REPO):
+    """Scaffold strategy `name` from row `origin` in the tree at `repo`; returns the files
+    written or changed."""
     if origin not in FROM:
         raise ToolError("new: --from %s: valid choices: %s" % (origin, ", ".join(FROM)))
-    check_name(name, listed_strategies())
+    options = os.path.join(repo, "meson_options.txt")
+    check_name(name, listed_strategies(options), repo)
     template, values = FROM[origin]
     values = dict(values, NAME=name, FROM=origin)
-    src = os.path.join(REPO, "src", "strategies", name + ".c")
-    test = os.path.join(REPO, "tests", "strategies", "lab_%s.c" % name)
+    src = os.path.join(repo, "src", "strategies", name + ".c")
+    test = os.path.join(repo, "tests", "strategies", "lab_%s.c" % name)
     with open(src, "w") as f:
         f.write(render(template, values))
     with open(test, "w") as f:
         f.write(render("test.c", values))
-    add_to_options(name)
-    files = [src, test, OPTIONS]
+    add_to_options(name, options)
+    files = [src, test, options]
     log("new: wrote %s and %s; added %s to meson_options.txt" % (
-        os.path.relpath(src, REPO), os.path.relpath(test, REPO), name))
+        os.path.relpath(src, repo), os.path.relpath(test, repo), name))
     if not build:
         return files
     do_build(bdir, targets=("src/libhoardlab.so", "src/hlconfig", "harness/hlbench"))

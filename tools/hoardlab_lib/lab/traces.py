@@ -41,38 +41,38 @@ C_SOURCE = "".join("struct s%d { int a[%d]; char *n; };\n"
                    for i in range(1, 300))
 C_SOURCE += "int main(void) { return 0; }\n"
 
-# name: (threads in the program, what it does, shell command run in a fresh folder with
+# name: (what the program does, shell command run in a fresh folder with
 # the files of INPUTS). Python runs with PYTHONMALLOC=malloc: its own small-object allocator
 # would otherwise serve most of its allocations from arenas, out of the trace's sight.
 RECIPES = {
-    "python3": (1, "Python starts, imports json, re, collections and runs a dict-heavy loop",
+    "python3": ("Python starts, imports json, re, collections and runs a dict-heavy loop",
                 "PYTHONMALLOC=malloc {python} -c 'import json, re, collections; d = collections.Counter(re.findall("
                 "\"[a-z]+\", json.dumps([{{str(i): [i] * (i % 9)}} for i in range(30000)])))'"),
-    "python3-threads": (4, "four Python threads building and trimming dicts of lists",
+    "python3-threads": ("four Python threads building and trimming dicts of lists",
                         "PYTHONMALLOC=malloc {python} threads.py"),
-    "sqlite3": (1, "sqlite3 inserts 20000 rows, indexes, queries, deletes a third, vacuums",
+    "sqlite3": ("sqlite3 inserts 20000 rows, indexes, queries, deletes a third, vacuums",
                 "sqlite3 db.sqlite < q.sql"),
-    "gcc": (1, "gcc -O2 compiles a 600-line C file (the cc1 process)", "gcc -O2 -c big.c"),
-    "git": (2, "git init, add and commit 200 files, then git log -p and a threaded git grep",
+    "gcc": ("gcc -O2 compiles a 600-line C file (the cc1 process)", "gcc -O2 -c big.c"),
+    "git": ("git init, add and commit 200 files, then git log -p and a threaded git grep",
             "git init -q r && cd r && for i in $(seq 200); do seq $i 3 $((i * 40)) > f$i; done"
             " && git add . && git -c user.name=lab -c user.email=lab@x commit -qm lab && "
             "git log -p > /dev/null && git grep --threads 2 -c 17 > /dev/null"),
-    "sort": (2, "sort --parallel=2 of 200000 lines of text",
-             "seq 200000 | sed 's/$/ lab/' | rev > in.txt && sort --parallel=2 -S 4M in.txt "
+    "sort": ("sort --parallel=2 of a million lines of text in 4 MB buffers",
+             "seq 1000000 | sed 's/$/ lab/' | rev > in.txt && sort --parallel=2 -S 4M in.txt "
              "> out.txt"),
-    "perl": (1, "perl counts words into a hash and sorts them",
-             "seq 60000 | perl -ne 'chomp; $h{$_ % 5000} .= $_; END { print scalar(keys %h) }'"
+    "perl": ("perl counts words into a hash and sorts them",
+             "seq 60000 | perl -ne 'chomp; $h{{$_ % 5000}} .= $_; END {{ print scalar(keys %h) }}'"
              " > /dev/null"),
-    "jq": (1, "jq builds and reduces a 20000-element JSON array",
+    "jq": ("jq builds and reduces a 20000-element JSON array",
            "jq -n '[range(20000) | {{k: tostring, v: [., . * 2]}}] | group_by(.k | length) | "
            "map(length)' > /dev/null"),
-    "xz": (2, "xz -T2 compresses 4 MB of text with two threads",
+    "xz": ("xz -T2 compresses 4 MB of text with two threads",
            "seq 600000 > in.txt && xz -T2 -k -3 in.txt"),
-    "node": (5, "node (V8 and its platform threads) builds and sorts an array of objects",
+    "node": ("node (V8 and its platform threads) builds and sorts an array of objects",
              "node -e 'let a = []; for (let i = 0; i < 200000; i++) a.push({{k: String(i % 997),"
              " v: [i]}}); a.sort((x, y) => x.k < y.k ? -1 : 1); console.log(a.length)'"
              " > /dev/null"),
-    "redis": (4, "redis-server with its I/O threads: 20000 SETs and GETs from redis-cli, then "
+    "redis": ("redis-server with its I/O threads: 20000 SETs and GETs from redis-cli, then "
               "shut down", "redis-server --port 6399 --save '' --io-threads 2 --daemonize no & "
               "sleep 0.5; for i in $(seq 2000); do echo \"SET k$i v$i$i$i\"; echo \"GET k$i\";"
               " done | redis-cli -p 6399 > /dev/null; redis-cli -p 6399 shutdown nosave; wait"),
@@ -107,16 +107,17 @@ def header(path):
 
 
 def cut(src, dst, events=EVENTS):
-    """The first `events` records of trace `src`, its header's count made theirs, into dst
-    (.xz). Threads keep their ids; a block allocated and not freed in the prefix stays live."""
-    lines, n = [], 0
+    """`events` records of trace `src`, its header's count made theirs, into dst (.xz): the
+    first ones, or in a program whose second thread starts later, from a tenth of `events`
+    before that. A block allocated and not freed in the window stays live; a free of a block
+    allocated before it is skipped by replay (its unmatched_frees)."""
     with open(src) as f:
-        for line in f:
-            if line.startswith("#"):
-                lines.append(line)
-            elif n < events:
-                lines.append(line)
-                n += 1
+        head = [next(f), next(f), next(f)]
+        recs = [ln for ln in f if not ln.startswith("#")]
+    second = next((i for i, ln in enumerate(recs) if ln.split()[2] != "0"), 0)
+    start = max(0, min(second - events // 10, len(recs) - events))
+    lines = head + recs[start:start + events]
+    n = len(lines) - 3
     tids = {ln.split()[2] for ln in lines if not ln.startswith("#")}
     lines[1] = "# pid 0 threads %d records %d dropped 0\n" % (len(tids), n)
     with lzma.open(dst, "wt", preset=9 | lzma.PRESET_EXTREME) as g:
@@ -126,7 +127,7 @@ def cut(src, dst, events=EVENTS):
 
 def record_one(name, lib, dest=DIR, events=EVENTS):
     """Record recipe `name` under libhoardlab (hoard), keep the process with the most records."""
-    threads, what, cmd = RECIPES[name]
+    what, cmd = RECIPES[name]
     if name in NEEDS and not shutil.which(NEEDS[name]):
         raise ToolError("traces: %s needs %s, not installed" % (name, NEEDS[name]))
     with tempfile.TemporaryDirectory(prefix="hoardlab-trace-") as tmp:
@@ -158,7 +159,7 @@ def listing():
         total += size
         out.append("| %s | %d | %d | %d | %s |" % (name, h.get("records", 0),
                                                 h.get("threads", 0), size >> 10,
-                                                RECIPES.get(name, (0, "?"))[1]))
+                                                RECIPES.get(name, ("?",))[0]))
     out.append("")
     out.append("%d traces, %d KiB compressed (cap %d KiB)" % (len(shipped()), total >> 10,
                                                               CAP_BYTES >> 10))
