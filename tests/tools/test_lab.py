@@ -11,7 +11,7 @@ import pytest
 from conftest import BDIR, REPO, needs_built
 from hoardlab_lib import build, selftest, sweep as sweepmod
 from hoardlab_lib.common import ToolError
-from hoardlab_lib.lab import grade as G, page, scaffold, traces
+from hoardlab_lib.lab import correct, grade as G, page, scaffold, traces
 
 
 def tree_copy(tmp_path):
@@ -183,3 +183,14 @@ def test_stats_reach_stderr_under_sort_and_a_file_gets_a_json_line_per_process(t
                    env=dict(os.environ, LD_PRELOAD=lib, HOARD_STATS=str(out)))
     lines = [json.loads(ln) for ln in out.read_text().splitlines()]
     assert len(lines) >= 2 and len({x["pid"] for x in lines}) == len(lines)     # both ls
+
+
+def test_the_correctness_log_is_read_by_test_name(tmp_path):
+    log = tmp_path / "grade.json"
+    log.write_text(json.dumps({"name": "hoardlab:unit+api / api-mine", "result": "OK",
+                               "stdout": ""}) + "\n" +
+                   json.dumps({"name": "hoardlab:reliability / rel-fork-mine", "result": "FAIL",
+                               "stdout": "x\n[  ERROR   ] --- 0x1 != 0x2\n"}) + "\n")
+    got = correct.read_log(str(log))
+    assert got["api-mine"][0] == "OK"
+    assert correct.first_message(got["rel-fork-mine"][1]) == "[  ERROR   ] --- 0x1 != 0x2"

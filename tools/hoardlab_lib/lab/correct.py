@@ -69,8 +69,8 @@ def read_log(path):
         for line in f:
             if line.strip():
                 r = json.loads(line)
-                out[r["name"]] = (r.get("result"), (r.get("stdout") or "") +
-                                  (r.get("stderr") or ""))
+                name = r["name"].rpartition(" / ")[2]      # "project:suites / name"
+                out[name] = (r.get("result"), (r.get("stdout") or "") + (r.get("stderr") or ""))
     return out
 
 

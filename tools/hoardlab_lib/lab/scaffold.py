@@ -2,8 +2,8 @@
 
 Writes src/strategies/NAME.c from a commented template (templates/: a single heap, or private
 heaps with ownership), its test tests/strategies/lab_NAME.c, adds NAME to meson_options.txt's
-one list of strategies, reconfigures the build directory (do_build: build.sync_strategies), builds the
-library and hlconfig, and regenerates docs/config.md from the key table, so that the next
+one list of strategies, reconfigures the build directory (do_build: build.sync_strategies),
+builds the library and hlconfig, and regenerates docs/config.md from the key table, so that the next
 `hoardlab run -a NAME` and `hoardlab test --strategy NAME` work."""
 import keyword
 import os

@@ -46,7 +46,8 @@ C_SOURCE += "int main(void) { return 0; }\n"
 # would otherwise serve most of its allocations from arenas, out of the trace's sight.
 RECIPES = {
     "python3": ("Python starts, imports json, re, collections and runs a dict-heavy loop",
-                "PYTHONMALLOC=malloc {python} -c 'import json, re, collections; d = collections.Counter(re.findall("
+                "PYTHONMALLOC=malloc {python} -c 'import json, re, collections; "
+                "d = collections.Counter(re.findall("
                 "\"[a-z]+\", json.dumps([{{str(i): [i] * (i % 9)}} for i in range(30000)])))'"),
     "python3-threads": ("four Python threads building and trimming dicts of lists",
                         "PYTHONMALLOC=malloc {python} threads.py"),
@@ -66,22 +67,24 @@ RECIPES = {
     "jq": ("jq builds and reduces a 20000-element JSON array",
            "jq -n '[range(20000) | {{k: tostring, v: [., . * 2]}}] | group_by(.k | length) | "
            "map(length)' > /dev/null"),
-    "xz": ("xz -T2 compresses 4 MB of text with two threads",
-           "seq 600000 > in.txt && xz -T2 -k -3 in.txt"),
+    "gawk": ("gawk appends 200000 numbers to strings in an associative array of 7919 keys",
+             "seq 200000 | gawk '{{ w[$1 % 7919] = w[$1 % 7919] \" \" $1 }} END {{ n = 0; "
+             "for (k in w) n += length(w[k]); print n }}' > /dev/null"),
     "node": ("node (V8 and its platform threads) builds and sorts an array of objects",
              "node -e 'let a = []; for (let i = 0; i < 200000; i++) a.push({{k: String(i % 997),"
              " v: [i]}}); a.sort((x, y) => x.k < y.k ? -1 : 1); console.log(a.length)'"
              " > /dev/null"),
-    "redis": ("redis-server with its I/O threads: 20000 SETs and GETs from redis-cli, then "
-              "shut down", "redis-server --port 6399 --save '' --io-threads 2 --daemonize no & "
-              "sleep 0.5; for i in $(seq 2000); do echo \"SET k$i v$i$i$i\"; echo \"GET k$i\";"
-              " done | redis-cli -p 6399 > /dev/null; redis-cli -p 6399 shutdown nosave; wait"),
+    "redis": ("redis-server (io-threads 2) and redis-cli: 2000 SETs and 2000 GETs, then "
+              "shutdown; the process with the most records",
+              "redis-server --port 6399 --save '' --io-threads 2 --daemonize no & sleep 0.5; "
+              "for i in $(seq 2000); do echo \"SET k$i v$i$i$i\"; echo \"GET k$i\"; done "
+              "| redis-cli -p 6399 > /dev/null; redis-cli -p 6399 shutdown nosave; wait"),
 }
 INPUTS = {"python3-threads": {"threads.py": PY_THREADS}, "sqlite3": {"q.sql": SQL},
           "gcc": {"big.c": C_SOURCE}}
 # the program each recipe needs (apt package), for a clear message when it is missing
 NEEDS = {"sqlite3": "sqlite3", "gcc": "gcc", "git": "git", "sort": "sort", "perl": "perl",
-         "jq": "jq", "xz": "xz", "node": "node", "redis": "redis-server"}
+         "jq": "jq", "gawk": "gawk", "node": "node", "redis": "redis-server"}
 
 
 def shipped():
