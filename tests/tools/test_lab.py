@@ -5,10 +5,12 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 from conftest import BDIR, REPO, needs_built
+from test_build import source_files        # the tree as it is, to copy
 from hoardlab_lib import build, selftest, sweep as sweepmod
 from hoardlab_lib.common import ToolError
 from hoardlab_lib.lab import correct, grade as G, page, scaffold, traces
@@ -194,3 +196,29 @@ def test_the_correctness_log_is_read_by_test_name(tmp_path):
     got = correct.read_log(str(log))
     assert got["api-mine"][0] == "OK"
     assert correct.first_message(got["rel-fork-mine"][1]) == "[  ERROR   ] --- 0x1 != 0x2"
+
+
+@pytest.mark.skipif(not (shutil.which("meson") and shutil.which("ninja")),
+                    reason="meson and ninja are needed to build (tools/install-deps)")
+def test_new_then_run_works_in_a_copy_of_the_tree(tmp_path):
+    """As a student would, in a copy of the tree (build/ untouched): `new`, then `run -a` the
+    new strategy, and its test in `test --strategy --list`. About a minute on 2 cores."""
+    root = tmp_path / "hoardlab"
+    for f in source_files():
+        (root / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(os.path.join(REPO, f), root / f)
+    tool = [sys.executable, str(root / "tools" / "hoardlab")]
+    env = dict(os.environ)
+    env.pop("HOARDLAB_BUILD_DIR", None)
+    p = subprocess.run(tool + ["new", "mine", "--from", "hoard"], cwd=root, env=env,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    p = subprocess.run(tool + ["run", "threadtest", "-a", "mine", "-t", "2", "--scale", "0.01"],
+                       cwd=root, env=env, capture_output=True, text=True)
+    assert p.returncode == 0 and "threadtest under mine" in p.stdout, p.stderr[-2000:]
+    row = [ln for ln in (root / "docs" / "config.md").read_text().splitlines()
+           if ln.startswith("| `strategy` |")][0]
+    assert row.split("|")[4].split(",")[-1].strip() == "mine"
+    p = subprocess.run(tool + ["test", "--strategy", "mine", "--list", "--no-deps"], cwd=root,
+                       env=env, capture_output=True, text=True)
+    assert "lab-mine" in p.stdout.split() and "api-mine" in p.stdout.split(), p.stderr[-2000:]

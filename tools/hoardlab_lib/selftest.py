@@ -11,7 +11,7 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-from .build import do_build, install_deps
+from .build import do_build, install_deps, sync_strategies
 from .common import REPO, ToolError
 
 
@@ -127,7 +127,10 @@ def tests_of(tests, name):
 
 
 def strategy_tests(bdir, name, jobs=None, list_only=False):
-    do_build(bdir, jobs)
+    if list_only and os.path.exists(os.path.join(bdir, "build.ninja")):
+        sync_strategies(bdir)           # the list needs the configuration, not the binaries
+    else:
+        do_build(bdir, jobs)
     names = tests_of(introspect_tests(bdir), name)
     if not names:
         raise ToolError("test --strategy %s: no test runs under it; is it compiled in? "
