@@ -35,7 +35,8 @@ def correctness_lines(corr):
 def trace_lines(ts):
     out = ["## 2. Single-threaded, on the traces", "",
            "U = peak live requested bytes / peak bytes held (A, with the allocator's metadata); "
-           "T = trace events per second (median of the repetitions); P = %.1f U + %.1f "
+           "T = trace events per second (the best of the repetitions: a replay lasts milliseconds, "
+           "and the best run is the one no other process interrupted); P = %.1f U + %.1f "
            "min(1, T/T_glibc), U the mean over the traces and T/T_glibc the geometric mean."
            % (G.U_WEIGHT, G.T_WEIGHT), "",
            "| trace | events | live peak | held peak | U | T (events/s) | T glibc | T/T_glibc |",
