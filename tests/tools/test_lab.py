@@ -68,14 +68,24 @@ def test_a_full_build_follows_meson_options_and_a_subset_build_is_told(tmp_path,
     monkeypatch.setattr(build, "listed_strategies", lambda: listed + ["serial2"])
     # a strategy file made after the build was configured: the build follows the file
     full = fake_build(tmp_path, listed)
+    os.makedirs(os.path.join(full, "meson-private"))
+    with open(os.path.join(full, "meson-private", "cmd_line.txt"), "w") as f:
+        f.write("[options]\nstrategies = %s\n" % ",".join(listed))
     src = os.path.join(REPO, "src", "strategies", "serial.c")
     os.utime(os.path.join(full, "meson-info", "intro-buildoptions.json"),
              (os.path.getmtime(src) - 10,) * 2)
     assert build.sync_strategies(full)
     assert ran == [["meson", "configure", full, "-Dstrategies=" + ",".join(listed + ["serial2"])]]
+    # on the default (meson keeps the old list when the file changes): follows the file
+    ran.clear()
+    assert build.sync_strategies(fake_build(tmp_path / "d", listed))
+    assert len(ran) == 1
     # -Dstrategies=serial,hoard on purpose: left alone, with the line that would add the rest
     ran.clear()
     subset = fake_build(tmp_path / "s", ["serial", "hoard"])
+    (tmp_path / "s" / "b" / "meson-private").mkdir()
+    (tmp_path / "s" / "b" / "meson-private" / "cmd_line.txt").write_text(
+        "[options]\nstrategies = serial,hoard\n")
     assert not build.sync_strategies(subset)
     assert ran == []
     assert "-Dstrategies=" + ",".join(listed + ["serial2"]) in capsys.readouterr().err

@@ -38,6 +38,16 @@ def built_strategies(bdir):
         return next((o["value"] for o in json.load(f) if o["name"] == "strategies"), None)
 
 
+def strategies_set_by_hand(bdir):
+    """Whether the build's strategies were given on a meson command line (-Dstrategies=...),
+    which meson records in meson-private/cmd_line.txt; a build on the default has none."""
+    path = os.path.join(bdir, "meson-private", "cmd_line.txt")
+    if not os.path.exists(path):
+        return False
+    with open(path) as f:
+        return any(ln.split("=")[0].strip() == "strategies" for ln in f)
+
+
 def reconfigure_line(bdir, names):
     return "meson configure %s -Dstrategies=%s" % (os.path.relpath(bdir, REPO), ",".join(names))
 
@@ -45,9 +55,11 @@ def reconfigure_line(bdir, names):
 def sync_strategies(bdir):
     """A build configured with every strategy meson_options.txt listed then follows the file:
     when it names strategies the build lacks (added since, by hand or `hoardlab new`) or lacks
-    ones the build has, `meson configure -Dstrategies=...`. A build configured with fewer on
-    purpose (-Dstrategies=serial,hoard) is left as it is, with the one line that would add
-    them. Returns whether it reconfigured."""
+    ones the build has, `meson configure -Dstrategies=...`. Such a build is one on the default
+    (no -Dstrategies on its command line; meson keeps the value it was configured with when
+    the file changes), or one whose missing strategies' files are newer than its
+    configuration. A build configured with fewer on purpose (-Dstrategies=serial,hoard) is left
+    as it is, with the one line that would add them. Returns whether it reconfigured."""
     built = built_strategies(bdir)
     if built is None:
         return False
@@ -58,8 +70,9 @@ def sync_strategies(bdir):
         return False
     src = os.path.join(REPO, "src", "strategies")
     stamp = os.path.getmtime(os.path.join(bdir, "meson-info", "intro-buildoptions.json"))
-    new = all(os.path.getmtime(os.path.join(src, s + ".c")) > stamp
-              for s in added if os.path.exists(os.path.join(src, s + ".c")))
+    new = not strategies_set_by_hand(bdir) or all(
+        os.path.getmtime(os.path.join(src, s + ".c")) > stamp
+        for s in added if os.path.exists(os.path.join(src, s + ".c")))
     if not new and not gone:
         log("build: %s compiles %s; meson_options.txt also lists %s. To build them: %s"
             % (bdir, ",".join(built), ",".join(added), reconfigure_line(bdir, listed)))
