@@ -11,8 +11,11 @@ milliseconds, so one preemption by another process halves a run's rate: the best
 one nothing interrupted); P = 0.6 U + 0.4 min(1, T / T_glibc), with U the mean over the traces
 and T / T_glibc the geometric mean of the per-trace ratios.
 
-Multi-threaded: the Table 7 row, and M = the geometric mean, over threadtest, larson and
-linux-scalability at P threads, of median throughput / serial's."""
+Multi-threaded: the Table 7 row, scored Q = the mean of a point per verdict (POINTS: what
+Hoard's paper counts as good gets 1, a verdict noise or few cores left open 0.5), so that a
+row is ranked by what the measurement decided; and M = the geometric mean, over threadtest,
+larson and linux-scalability at P threads, of median throughput / serial's (timing: on a
+shared 2-core machine, weak evidence)."""
 import math
 import os
 import shutil
@@ -27,6 +30,10 @@ MT_WORKLOADS = ("threadtest", "larson", "linux-scalability")
 REPETITIONS = 3
 TRACE_REPETITIONS = 7
 U_WEIGHT, T_WEIGHT = 0.6, 0.4
+OPEN = 0.5              # a verdict the data left open (within noise, undecided)
+POINTS = {"fast": {"yes": 1, "no": 0}, "scalable": {"yes": 1, "maybe": 0.5, "no": 0},
+          "false_sharing": {"yes": 1, "no": 0}, "blowup": {"O(1)": 1, "O(P)": 0.5,
+                                                           "unbounded": 0}}
 
 # The taxonomy sweep's workloads (configs/sweeps/taxonomy.ini), smaller: [label, settings].
 MT_SECTIONS = [
@@ -139,5 +146,7 @@ def mt_scores(rows, rounds, strategy, ncores):
         mine = _median_of(rows, strategy, wl, "throughput", tmax)
         ref = _median_of(rows, "serial", wl, "throughput", tmax)
         per[wl] = mine / ref if mine and ref else None
-    return {"taxonomy": tax[0] if tax else None, "threads": tmax, "vs_serial": per,
-            "m": gmean(list(per.values()))}
+    e = tax[0] if tax else None
+    q = sum(POINTS[k].get(e[k]["value"], OPEN) for k in POINTS) / len(POINTS) if e else None
+    return {"taxonomy": e, "threads": tmax, "vs_serial": per, "m": gmean(list(per.values())),
+            "q": q}

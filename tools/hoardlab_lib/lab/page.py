@@ -69,6 +69,10 @@ def mt_lines(mt, ncores):
         v = e[k]
         out.append("- %s **%s** — %s%s" % (TITLES[k], v["value"], v["evidence"],
                                            " (%s)" % v["note"] if v["note"] else ""))
+    out += ["", "Q = the mean of a point per verdict (%s; within noise or undecided %.1f): "
+            "**%s**" % ("; ".join("%s: %s" % (TITLES[k], ", ".join(
+                "%s %g" % kv for kv in G.POINTS[k].items())) for k in KEYS), G.OPEN,
+                num(mt.get("q")))]
     out += ["", "M = throughput / serial's at %d threads, geometric mean: **%s** (%s)" % (
         mt["threads"], num(mt["m"]), ", ".join("%s %s" % (w, num(x))
                                                for w, x in mt["vs_serial"].items())),
@@ -140,15 +144,15 @@ def plot(path, strategy, corr, ts, mt, cost):
 
 
 def leaderboard(outdir, entries):
-    """leaderboard.md: one row per strategy, best P first."""
-    hdr = ["strategy", "correctness", "U", "T/T_glibc", "P", "M (vs serial)", "fast?",
+    """leaderboard.md: one row per strategy, best P + Q first."""
+    hdr = ["strategy", "correctness", "U", "T/T_glibc", "P", "Q", "M (vs serial)", "fast?",
            "scalable?", "false sharing?", "blowup", "instr/pair 64 B"]
     rows = []
-    for s, corr, ts, mt, cost in sorted(entries, key=lambda e: -(e[2]["p"] or 0)):
+    for s, corr, ts, mt, cost in sorted(entries, key=lambda e: -((e[2]["p"] or 0) + (e[3].get("q") or 0))):
         e = mt["taxonomy"]
         bad = [k for k, r in corr.items() if r["status"] == "fail"]
         rows.append([s, "fail: " + ", ".join(bad) if bad else "pass", num(ts["u"]),
-                     num(ts["ratio"]), num(ts["p"]), num(mt["m"])] +
+                     num(ts["ratio"]), num(ts["p"]), num(mt.get("q")), num(mt["m"])] +
                     [e[k]["value"] if e else "–" for k in KEYS] +
                     [num((cost or {}).get("64 B"), "%.0f")])
     path = os.path.join(outdir, "leaderboard.md")
