@@ -232,3 +232,10 @@ def test_new_then_run_works_in_a_copy_of_the_tree(tmp_path):
     p = subprocess.run(tool + ["test", "--strategy", "mine", "--list", "--no-deps"], cwd=root,
                        env=env, capture_output=True, text=True)
     assert "lab-mine" in p.stdout.split() and "api-mine" in p.stdout.split(), p.stderr[-2000:]
+
+
+def test_a_kind_takes_its_tests_by_name_and_by_prefix():
+    registered = {"mt-hoard-thread", "mt-hoard-hash", "mt-hoard2026-cpu", "rel-stress-hoard"}
+    assert correct.matching("mt-hoard-*", registered) == ["mt-hoard-hash", "mt-hoard-thread"]
+    assert correct.matching("rel-stress-hoard", registered) == ["rel-stress-hoard"]
+    assert correct.matching("mt-hoard", registered) == []

@@ -11,17 +11,24 @@ import subprocess
 from ..common import REPO, ToolError
 from ..selftest import introspect_tests, tests_of
 
-# (kind, test names with {s} for the strategy). The long fuzzing run and the ASan builds are
-# left to `hoardlab test --strategy`; the fuzzer here replays its saved corpus under the
-# strategy against the model of the malloc API.
+# (kind, test names with {s} for the strategy; a name ending in * stands for every test whose
+# name starts so, e.g. mt-hoard-thread, mt-hoard-hash). The long fuzzing run and the ASan
+# builds are left to `hoardlab test --strategy`; the fuzzer here replays its saved corpus under
+# the strategy against the model of the malloc API.
 KINDS = [
     ("conformance", ["api-{s}", "api-{s}-uncounted", "rel-conformance-{s}", "lab-{s}"]),
-    ("stress", ["rel-stress-{s}", "mt-{s}"]),
+    ("stress", ["rel-stress-{s}", "mt-{s}", "mt-{s}-*"]),
     ("fork", ["rel-fork-{s}"]),
-    ("churn", ["rel-churn-{s}"]),
-    ("tsan", ["rel-tsan-stress-{s}"]),
+    ("churn", ["rel-churn-{s}", "churn-{s}-*"]),
+    ("tsan", ["rel-tsan-stress-{s}", "tsan-{s}"]),
     ("fuzzer", ["rel-fuzz-malloc-corpus-{s}"]),
 ]
+
+
+def matching(pattern, registered):
+    if pattern.endswith("*"):
+        return sorted(n for n in registered if n.startswith(pattern[:-1]))
+    return [pattern] if pattern in registered else []
 QUICK_SKIPS = ("tsan", "fuzzer")        # --quick: the two slowest kinds
 
 
@@ -34,7 +41,7 @@ def plan(bdir, strategy, quick=False):
         if quick and kind in QUICK_SKIPS:
             out[kind] = None
             continue
-        out[kind] = [n.format(s=strategy) for n in names if n.format(s=strategy) in registered]
+        out[kind] = [m for n in names for m in matching(n.format(s=strategy), registered)]
     return out, tests
 
 
