@@ -170,7 +170,11 @@ static int set_value(const struct option *o, const char *text, char *why, size_t
             if (!strcasecmp(text, c)) { *(int *)field = i; return 0; }
         }
         choices_text(o, range, sizeof range);
-        snprintf(why, wlen, "'%s' is not one of: %s", text, range);
+        /* the strategies are the build's: a new one needs its name in meson_options.txt and
+         * a build that took it (tools/hoardlab build does both checks; docs/lab.md) */
+        snprintf(why, wlen, "'%s' is not one of: %s%s", text, range, o->choices ? "" :
+                 " (the strategies this build compiled in: a new one is named in "
+                 "meson_options.txt, then tools/hoardlab build)");
         return -1;
     case OUTPUT:
         /* A bare word is a typo of stderr or off far more often than a file name: sterr

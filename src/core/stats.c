@@ -78,10 +78,17 @@ static void fold(struct hl_thread *t)
     thread_start(t);
 }
 
+/* HOARD_STATS=stderr writes to a copy of stderr taken at init: coreutils (sort, ls, ...) close
+ * stderr at exit, before the library's destructor writes the report. Close-on-exec, and
+ * numbered from 100 up, out of the way of the low descriptors programs count on. */
+static int stats_fd = -1;
+
 void hl_stats_init(void)
 {
     hl_thread_start_hook = thread_start;
     hl_thread_fold_hook = fold;
+    if (hl_cfg.stats && !strcmp(hl_cfg.stats, "stderr"))
+        stats_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 100);
 }
 
 struct sum { struct hl_counters c; int64_t unpublished; };
@@ -129,7 +136,8 @@ void hl_stats_reset_peaks(void)
     hl_os_reset_peak();
 }
 
-/* HOARD_STATS=stderr|path: one JSON object per process, appended (children append theirs). */
+/* HOARD_STATS=stderr|path: one JSON object per process on a line of its own, with its pid,
+ * appended (JSON lines: a program that starts others leaves a line per process). */
 void hl_stats_at_exit(void)
 {
     if (!hl_cfg.stats || !*hl_cfg.stats || !strcmp(hl_cfg.stats, "off")) return;
@@ -148,8 +156,8 @@ void hl_stats_at_exit(void)
     if (n >= sizeof buf) n = sizeof buf - 1;
     int fd = strcmp(hl_cfg.stats, "stderr")
                  ? open(hl_cfg.stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
-                 : STDERR_FILENO;
+                 : stats_fd >= 0 ? stats_fd : STDERR_FILENO;
     if (fd < 0) { hl_say("HOARD_STATS: cannot open %s", hl_cfg.stats); return; }
     if (write(fd, buf, n) < 0) { /* nothing more to do at exit */ }
-    if (fd != STDERR_FILENO) close(fd);
+    if (fd != STDERR_FILENO && fd != stats_fd) close(fd);
 }

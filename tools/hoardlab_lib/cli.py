@@ -4,7 +4,7 @@ import argparse
 import os
 import sys
 
-from . import commands, cost as costmod, slurm
+from . import commands, cost as costmod, lab, slurm
 from .common import ToolError, log
 
 
@@ -164,6 +164,11 @@ def parse_test(sub):
                        "summary line")
     s.add_argument("-j", "--jobs", type=int)
     s.add_argument("--no-deps", action="store_true", help="skip tools/install-deps")
+    s.add_argument("--strategy", metavar="NAME", help="only NAME's tests: the meson tests that "
+                   "run under it (HOARD_STRATEGY=NAME, or NAME in their arguments), no pytest; "
+                   "with --list, name them and run nothing")
+    s.add_argument("--list", action="store_true", help="with --strategy: print the names of "
+                   "its tests, run nothing")
     s.set_defaults(func=commands.cmd_test)
 
 
@@ -223,6 +228,7 @@ def parser():
                 parse_config,
                 parse_layers,
                 parse_test,
+                lab.add_commands,
                 parse_soak,
                 parse_main):
         add(sub)

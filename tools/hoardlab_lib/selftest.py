@@ -3,6 +3,7 @@
 install-deps -> meson setup + compile -> meson test (the C suites) -> pytest tests/tools,
 then one closing line `tests: N passed, N failed` (totals of both); non-zero exit on any
 failure, including a failed install or build (each counted as one failure)."""
+import json
 import os
 import re
 import subprocess
@@ -10,7 +11,7 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-from .build import do_build, install_deps
+from .build import do_build, install_deps, sync_strategies
 from .common import REPO, ToolError
 
 
@@ -100,3 +101,46 @@ def main(bdir, jobs=None, skip_deps=False):
         print("note: %s" % n)
     print("tests: %d passed, %d failed" % (passed, failed), flush=True)
     return 0 if failed == 0 else 1
+
+
+# --- one strategy's tests (`hoardlab test --strategy NAME`) -----------------------------------
+
+def introspect_tests(bdir):
+    """meson's test list with each test's environment and command line."""
+    p = subprocess.run(["meson", "introspect", "--tests", bdir], cwd=REPO, capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        raise ToolError("meson introspect --tests %s failed: %s" % (bdir, p.stderr.strip()[-300:]))
+    return json.loads(p.stdout)
+
+
+def tests_of(tests, name):
+    """The names of the tests that run under strategy `name`: meson sets HOARD_STRATEGY=name
+    (the per-strategy suites, the reliability runs, the fuzzer) or passes name as an argument
+    (the preloaded real programs). Tests that run the default strategy are not its."""
+    out = []
+    for t in tests:
+        env = t.get("env") or {}
+        if env.get("HOARD_STRATEGY") == name or name in (t.get("cmd") or [])[1:]:
+            out.append(t["name"])
+    return out
+
+
+def strategy_tests(bdir, name, jobs=None, list_only=False):
+    if list_only and os.path.exists(os.path.join(bdir, "build.ninja")):
+        sync_strategies(bdir)           # the list needs the configuration, not the binaries
+    else:
+        do_build(bdir, jobs)
+    names = tests_of(introspect_tests(bdir), name)
+    if not names:
+        raise ToolError("test --strategy %s: no test runs under it; is it compiled in? "
+                        "(hoardlab strategies)" % name)
+    if list_only:
+        print("\n".join(names))
+        return 0
+    print("== meson test -C %s: %d tests of %s" % (bdir, len(names), name), flush=True)
+    rc, out = run_tee(["meson", "test", "-C", bdir, "--print-errorlogs"] +
+                      (["--num-processes", str(jobs)] if jobs else []) + names)
+    c = meson_counts(out) or (0, 1)
+    print("tests of %s: %d passed, %d failed" % (name, c[0], c[1]), flush=True)
+    return 0 if rc == 0 and c[1] == 0 else 1

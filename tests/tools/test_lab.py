@@ -1,0 +1,241 @@
+"""The lab (tools/hoardlab_lib/lab/, docs/lab.md): `new` into a copy of the tree, the build
+following meson_options.txt, one strategy's tests, the grade's scores and page from rows, the
+shipped traces and their replay."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BDIR, REPO, needs_built
+from test_build import source_files        # the tree as it is, to copy
+from hoardlab_lib import build, selftest, sweep as sweepmod
+from hoardlab_lib.common import ToolError
+from hoardlab_lib.lab import correct, grade as G, page, scaffold, traces
+
+
+def tree_copy(tmp_path):
+    """The parts of the tree `new` writes to, copied."""
+    for d in ("src/strategies", "tests/strategies"):
+        os.makedirs(tmp_path / d)
+    shutil.copy(os.path.join(REPO, "meson_options.txt"), tmp_path / "meson_options.txt")
+    shutil.copy(os.path.join(REPO, "src", "strategies", "serial.c"),
+                tmp_path / "src" / "strategies" / "serial.c")
+    return str(tmp_path)
+
+
+@pytest.mark.parametrize("origin", ["serial", "hoard"])
+def test_new_writes_the_strategy_its_test_and_its_name(tmp_path, origin):
+    repo = tree_copy(tmp_path)
+    files = scaffold.new("mine", origin, BDIR, build=False, repo=repo)
+    assert [os.path.relpath(f, repo) for f in files] == [
+        "src/strategies/mine.c", "tests/strategies/lab_mine.c", "meson_options.txt"]
+    src = open(files[0]).read()
+    assert "hl_strategy_mine" in src and ".name = \"mine\"" in src and "@" not in src
+    assert "HL_MALLOC_PAIR(static, mine_malloc" in src
+    assert "\"mine\"" in open(files[1]).read()
+    listed = build.listed_strategies(files[2])
+    assert listed[-1] == "mine" and listed[:-1] == build.listed_strategies()
+
+
+@pytest.mark.parametrize("name,why", [("serial", "exists already"), ("Tcache", "not a strategy"),
+                                      ("1cache", "not a strategy"), ("register", "taken"),
+                                      ("glibc", "taken")])
+def test_new_refuses_a_bad_or_taken_name(tmp_path, name, why):
+    repo = tree_copy(tmp_path)
+    with pytest.raises(ToolError, match=why):
+        scaffold.new(name, "serial", BDIR, build=False, repo=repo)
+    assert build.listed_strategies(os.path.join(repo, "meson_options.txt")) == \
+        build.listed_strategies()
+
+
+def fake_build(tmp_path, strategies):
+    info = tmp_path / "b" / "meson-info"
+    info.mkdir(parents=True)
+    (info / "intro-buildoptions.json").write_text(json.dumps(
+        [{"name": "strategies", "value": strategies}]))
+    return str(tmp_path / "b")
+
+
+def test_a_full_build_follows_meson_options_and_a_subset_build_is_told(tmp_path, monkeypatch,
+                                                                        capsys):
+    ran = []
+    monkeypatch.setattr(build.subprocess, "run", lambda argv, **kw: ran.append(argv) or
+                        subprocess.CompletedProcess(argv, 0))
+    listed = build.listed_strategies()
+    monkeypatch.setattr(build, "listed_strategies", lambda: listed + ["serial2"])
+    # a strategy file made after the build was configured: the build follows the file
+    full = fake_build(tmp_path, listed)
+    os.makedirs(os.path.join(full, "meson-private"))
+    with open(os.path.join(full, "meson-private", "cmd_line.txt"), "w") as f:
+        f.write("[options]\nstrategies = %s\n" % ",".join(listed))
+    src = os.path.join(REPO, "src", "strategies", "serial.c")
+    os.utime(os.path.join(full, "meson-info", "intro-buildoptions.json"),
+             (os.path.getmtime(src) - 10,) * 2)
+    assert build.sync_strategies(full)
+    assert ran == [["meson", "configure", full, "-Dstrategies=" + ",".join(listed + ["serial2"])]]
+    # on the default (meson keeps the old list when the file changes): follows the file
+    ran.clear()
+    assert build.sync_strategies(fake_build(tmp_path / "d", listed))
+    assert len(ran) == 1
+    # -Dstrategies=serial,hoard on purpose: left alone, with the line that would add the rest
+    ran.clear()
+    subset = fake_build(tmp_path / "s", ["serial", "hoard"])
+    (tmp_path / "s" / "b" / "meson-private").mkdir()
+    (tmp_path / "s" / "b" / "meson-private" / "cmd_line.txt").write_text(
+        "[options]\nstrategies = serial,hoard\n")
+    assert not build.sync_strategies(subset)
+    assert ran == []
+    assert "-Dstrategies=" + ",".join(listed + ["serial2"]) in capsys.readouterr().err
+    assert not build.sync_strategies(fake_build(tmp_path / "same", listed + ["serial2"]))
+
+
+def test_a_strategys_tests_are_those_run_under_it():
+    tests = [{"name": "api-serial", "env": {"HOARD_STRATEGY": "serial"}, "cmd": ["/t"]},
+             {"name": "preload-ls-serial", "env": {}, "cmd": ["/p.sh", "/lib.so", "serial", "ls"]},
+             {"name": "api-serial2", "env": {"HOARD_STRATEGY": "serial2"}, "cmd": ["/t"]},
+             {"name": "config", "env": {}, "cmd": ["/c"]}]
+    assert selftest.tests_of(tests, "serial") == ["api-serial", "preload-ls-serial"]
+
+
+@needs_built("build.ninja")
+def test_every_strategy_has_its_correctness_tests_registered():
+    names = selftest.tests_of(selftest.introspect_tests(BDIR), "serial")
+    for n in ("api-serial", "rel-stress-serial", "rel-fork-serial", "rel-churn-serial"):
+        assert n in names
+    assert not any(n.endswith("-hoard") for n in names)
+
+
+def rows_of(strategy, trace, live, held, t, glibc_t):
+    base = {"status": "ok", "workload": "replay", "workload_label": "trace-" + trace,
+            "threads": 1, "knobs": ""}
+    return [dict(base, variant=strategy, throughput=t, **{"extra.trace_peak_requested": live,
+                                                        "extra.replay_a": held,
+                                                        "extra.events": 1000}),
+            dict(base, variant="glibc", throughput=glibc_t)]
+
+
+def test_the_trace_score_is_the_labs_formula():
+    rows = rows_of("mine", "a", 500, 1000, 50, 100) + rows_of("mine", "b", 900, 1000, 400, 100)
+    ts = G.trace_scores(rows, "mine")
+    assert [p["u"] for p in ts["traces"]] == [0.5, 0.9]
+    assert ts["u"] == pytest.approx(0.7)
+    assert ts["ratio"] == pytest.approx(2.0 ** 0.5 * 2 ** 0.5 / 2 ** 0.5)  # gmean(0.5, 4)
+    assert ts["p"] == pytest.approx(0.6 * 0.7 + 0.4 * 1.0)        # T/T_glibc capped at 1
+
+
+def test_the_grade_page_has_its_four_parts_and_a_figure(tmp_path):
+    ts = G.trace_scores(rows_of("mine", "a", 500, 1000, 50, 100), "mine")
+    corr = {"conformance": {"status": "pass", "tests": 1, "message": "", "names": ["api-mine"]},
+            "fork": {"status": "fail", "tests": 1, "message": "rel-fork-mine (FAIL): boom",
+                     "names": ["rel-fork-mine"]}}
+    mt = {"taxonomy": None, "threads": 2, "vs_serial": {"threadtest": 1.5}, "m": 1.5}
+    path = page.write(str(tmp_path), "mine", corr, ts, mt, {"8 B": 88.0}, 2)
+    text = open(path).read()
+    for part in ("## 1. Correctness", "## 2. Single-threaded", "## 3. Multi-threaded",
+                 "## 4. Instructions", "## Heap map", "rel-fork-mine (FAIL): boom",
+                 "P = 0.6 x 0.50 + 0.4 x min(1, 0.50) = 0.50"):
+        assert part in text
+    assert os.path.getsize(tmp_path / "grade-mine.png") > 1000
+
+
+def test_the_grade_sweep_is_a_valid_sweep():
+    text = G.sweep_text(["hoard"], [("python3", "/tmp/p.trace")], "grade-hoard")
+    sw = sweepmod.Sweep(text, "<grade>", strategies=build.listed_strategies())
+    runs = sw.expand()
+    replays = [r for r in runs if r["workload"] == "replay"]
+    assert {r["variant"] for r in replays} == {"hoard", "glibc"}
+    assert {r["variant"] for r in runs if r["workload"] == "larson"} == {"hoard", "serial"}
+
+
+def test_the_shipped_traces_are_ten_or_more_and_small():
+    found = traces.shipped()
+    assert len(found) >= 10, found
+    assert sum(os.path.getsize(p) for _, p in found) <= traces.CAP_BYTES
+    assert any(traces.header(p)["threads"] > 1 for _, p in found)     # a multithreaded one
+    for name, p in found:
+        assert name in traces.RECIPES, name
+
+
+@needs_built("harness/hlbench", "src/libhoardlab.so")
+def test_a_shipped_trace_replays_all_its_events(tmp_path):
+    name, path = traces.shipped()[0]
+    plain = traces.unpack(path, str(tmp_path))
+    env = dict(os.environ, LD_PRELOAD=os.path.join(BDIR, "src", "libhoardlab.so"),
+               HOARD_STRATEGY="serial")
+    out = subprocess.run([os.path.join(BDIR, "harness", "hlbench"), "replay", "--trace", plain],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    rec = json.loads(out.strip().splitlines()[-1])
+    assert rec["extra"]["events"] == traces.header(path)["records"]
+    assert rec["extra"]["replay_a"] >= rec["extra"]["trace_peak_requested"] > 0
+
+
+def test_cut_keeps_a_window_and_says_how_many(tmp_path):
+    src = tmp_path / "t.trace"
+    recs = ["a %d 0 %x 16 0 16\n" % (i, 0x1000 + i * 16) for i in range(50)] + \
+        ["a %d 1 %x 32 0 32\n" % (100 + i, 0x9000 + i * 32) for i in range(50)]
+    src.write_text("# hoardlab trace 1\n# pid 7 threads 2 records 100 dropped 0\n"
+                   "# op t_ns tid id size align usable\n" + "".join(recs))
+    n, tids = traces.cut(str(src), str(tmp_path / "t.trace.xz"), events=20)
+    assert (n, tids) == (20, 2)        # starts 2 records before thread 1's first
+    assert traces.header(str(tmp_path / "t.trace.xz")) == {"pid": 0, "threads": 2,
+                                                           "records": 20, "dropped": 0}
+
+
+@needs_built("src/libhoardlab.so")
+def test_stats_reach_stderr_under_sort_and_a_file_gets_a_json_line_per_process(tmp_path):
+    lib = os.path.join(BDIR, "src", "libhoardlab.so")
+    p = subprocess.run(["sort", os.path.join(REPO, "meson_options.txt")], capture_output=True,
+                       text=True, env=dict(os.environ, LD_PRELOAD=lib, HOARD_STATS="stderr"))
+    assert json.loads(p.stderr.strip().splitlines()[-1])["strategy"] == "hoard"
+    out = tmp_path / "stats.json"
+    subprocess.run(["sh", "-c", "ls > /dev/null; ls > /dev/null; true"], check=True,
+                   env=dict(os.environ, LD_PRELOAD=lib, HOARD_STATS=str(out)))
+    lines = [json.loads(ln) for ln in out.read_text().splitlines()]
+    assert len(lines) >= 2 and len({x["pid"] for x in lines}) == len(lines)     # both ls
+
+
+def test_the_correctness_log_is_read_by_test_name(tmp_path):
+    log = tmp_path / "grade.json"
+    log.write_text(json.dumps({"name": "hoardlab:unit+api / api-mine", "result": "OK",
+                               "stdout": ""}) + "\n" +
+                   json.dumps({"name": "hoardlab:reliability / rel-fork-mine", "result": "FAIL",
+                               "stdout": "x\n[  ERROR   ] --- 0x1 != 0x2\n"}) + "\n")
+    got = correct.read_log(str(log))
+    assert got["api-mine"][0] == "OK"
+    assert correct.first_message(got["rel-fork-mine"][1]) == "[  ERROR   ] --- 0x1 != 0x2"
+
+
+@pytest.mark.skipif(not (shutil.which("meson") and shutil.which("ninja")),
+                    reason="meson and ninja are needed to build (tools/install-deps)")
+def test_new_then_run_works_in_a_copy_of_the_tree(tmp_path):
+    """As a student would, in a copy of the tree (build/ untouched): `new`, then `run -a` the
+    new strategy, and its test in `test --strategy --list`. About a minute on 2 cores."""
+    root = tmp_path / "hoardlab"
+    for f in source_files():
+        (root / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(os.path.join(REPO, f), root / f)
+    tool = [sys.executable, str(root / "tools" / "hoardlab")]
+    env = dict(os.environ)
+    env.pop("HOARDLAB_BUILD_DIR", None)
+    p = subprocess.run(tool + ["new", "mine", "--from", "hoard"], cwd=root, env=env,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    p = subprocess.run(tool + ["run", "threadtest", "-a", "mine", "-t", "2", "--scale", "0.01"],
+                       cwd=root, env=env, capture_output=True, text=True)
+    assert p.returncode == 0 and "threadtest under mine" in p.stdout, p.stderr[-2000:]
+    row = [ln for ln in (root / "docs" / "config.md").read_text().splitlines()
+           if ln.startswith("| `strategy` |")][0]
+    assert row.split("|")[4].split(",")[-1].strip() == "mine"
+    p = subprocess.run(tool + ["test", "--strategy", "mine", "--list", "--no-deps"], cwd=root,
+                       env=env, capture_output=True, text=True)
+    assert "lab-mine" in p.stdout.split() and "api-mine" in p.stdout.split(), p.stderr[-2000:]
+
+
+def test_a_kind_takes_its_tests_by_name_and_by_prefix():
+    registered = {"mt-hoard-thread", "mt-hoard-hash", "mt-hoard2026-cpu", "rel-stress-hoard"}
+    assert correct.matching("mt-hoard-*", registered) == ["mt-hoard-hash", "mt-hoard-thread"]
+    assert correct.matching("rel-stress-hoard", registered) == ["rel-stress-hoard"]
+    assert correct.matching("mt-hoard", registered) == []

@@ -1,0 +1,119 @@
+"""A grade's correctness part: the strategy's own registered tests, by kind, run through
+`meson test` (its log of this run kept apart with --logbase, so a grade does not overwrite
+another meson test's log), each kind pass or fail with the first failure's message.
+
+The kinds are the per-strategy tests every strategy gets (tests/unit, tests/strategies,
+tests/reliability); a kind with no test registered for the strategy reads "not registered"."""
+import json
+import os
+import subprocess
+
+from ..common import REPO, ToolError
+from ..selftest import introspect_tests, tests_of
+
+# (kind, test names with {s} for the strategy; a name ending in * stands for every test whose
+# name starts so, e.g. mt-hoard-thread, mt-hoard-hash). The long fuzzing run and the ASan
+# builds are left to `hoardlab test --strategy`; the fuzzer here replays its saved corpus under
+# the strategy against the model of the malloc API.
+KINDS = [
+    ("conformance", ["api-{s}", "api-{s}-uncounted", "rel-conformance-{s}", "lab-{s}"]),
+    ("stress", ["rel-stress-{s}", "mt-{s}", "mt-{s}-*"]),
+    ("fork", ["rel-fork-{s}"]),
+    ("churn", ["rel-churn-{s}", "churn-{s}-*"]),
+    ("tsan", ["rel-tsan-stress-{s}", "tsan-{s}"]),
+    ("fuzzer", ["rel-fuzz-malloc-corpus-{s}"]),
+]
+
+
+def matching(pattern, registered):
+    if pattern.endswith("*"):
+        return sorted(n for n in registered if n.startswith(pattern[:-1]))
+    return [pattern] if pattern in registered else []
+QUICK_SKIPS = ("tsan", "fuzzer")        # --quick: the two slowest kinds
+
+
+def plan(bdir, strategy, quick=False):
+    """({kind: [test names registered for the strategy]}, {name: meson's test entry})."""
+    tests = {t["name"]: t for t in introspect_tests(bdir)}
+    registered = set(tests_of(tests.values(), strategy))
+    out = {}
+    for kind, names in KINDS:
+        if quick and kind in QUICK_SKIPS:
+            out[kind] = None
+            continue
+        out[kind] = [m for n in names for m in matching(n.format(s=strategy), registered)]
+    return out, tests
+
+
+def targets_of(bdir, entries):
+    """The build's files the tests run (their programs and the programs in their arguments),
+    so that only those are built, not every test of the tree as `meson test` would."""
+    out = set()
+    for t in entries:
+        for word in t.get("cmd") or []:
+            if word.startswith(bdir + os.sep):
+                out.add(os.path.relpath(word, bdir))
+            elif not word.startswith("/") and "/" in word and not set("=|") & set(word):
+                out.add(word)           # a custom target's output, named relative to bdir
+    return sorted(out)
+
+
+def first_message(text, limit=300):
+    """The first line of a failed test's output that says what failed."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    for key in ("[  ERROR", "[  FAILED", "FAIL", "error", "Error", "ERROR", "assert",
+                "ThreadSanitizer", "AddressSanitizer", "hoardlab:", "corrupt", "mismatch"):
+        for ln in lines:
+            if key in ln:
+                return ln[:limit]
+    return (lines[-1] if lines else "no output")[:limit]
+
+
+def read_log(path):
+    """{test name: (result, output)} from meson's JSON lines test log."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                r = json.loads(line)
+                name = r["name"].rpartition(" / ")[2]      # "project:suites / name"
+                out[name] = (r.get("result"), (r.get("stdout") or "") + (r.get("stderr") or ""))
+    return out
+
+
+def run(bdir, strategy, quick=False, jobs=2):
+    """{kind: {"status": pass|fail|not registered|skipped, "tests": n, "message": ...}}."""
+    kinds, tests = plan(bdir, strategy, quick)
+    names = sorted({n for ns in kinds.values() if ns for n in ns})
+    logbase = "grade-%s" % strategy
+    log = os.path.join(bdir, "meson-logs", logbase + ".json")
+    if os.path.exists(log):
+        os.remove(log)
+    if names:
+        p = subprocess.run(["ninja", "-C", bdir] + targets_of(bdir, [tests[n] for n in names]),
+                           cwd=REPO, stdout=subprocess.DEVNULL)
+        if p.returncode != 0:
+            raise ToolError("grade: building %s's tests failed (ninja -C %s)" % (strategy, bdir))
+        subprocess.run(["meson", "test", "-C", bdir, "--no-rebuild", "--logbase", logbase,
+                        "--num-processes", str(jobs)] + names, cwd=REPO,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if not os.path.exists(log):
+            raise ToolError("grade: meson test wrote no %s (is %s built?)" % (log, bdir))
+    results = read_log(log) if names else {}
+    out = {}
+    for kind, _ in KINDS:
+        ns = kinds[kind]
+        if ns is None:
+            out[kind] = {"status": "skipped", "tests": 0, "message": "--quick"}
+            continue
+        if not ns:
+            out[kind] = {"status": "not registered", "tests": 0, "message": ""}
+            continue
+        bad = [n for n in ns if (results.get(n) or ("MISSING",))[0] not in ("OK", "SKIP")]
+        msg = ""
+        if bad:
+            res, text = results.get(bad[0]) or ("MISSING", "not run")
+            msg = "%s (%s): %s" % (bad[0], res, first_message(text))
+        out[kind] = {"status": "fail" if bad else "pass", "tests": len(ns), "message": msg,
+                     "names": ns}
+    return out
