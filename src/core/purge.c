@@ -184,23 +184,29 @@ static void tick(struct hl_heap *held)
 
 void hl_purge_tick_slow(void) { tick(NULL); }
 
+/* Timed: sb joins the list, and what fell due is done (its shard, locked, is sb's owner). */
+static void park_timed(struct hl_sb *sb)
+{
+    sb->parked = KEPT;
+    hl_lock_acquire(&lock);
+    atomic_fetch_add_explicit(&retained, hl_sb_size, memory_order_relaxed);
+    sb->parked_at = now_ns();
+    sb->purge_next = NULL;
+    if ((sb->purge_prev = newest)) newest->purge_next = sb;
+    else oldest = sb;
+    newest = sb;
+    purge_due(sb->parked_at, atomic_load_explicit(&sb->owner, memory_order_relaxed));
+    hl_lock_release(&lock);
+}
+
 void hl_purge_park(struct hl_sb *sb)
 {
     if (hl_cfg.purge == HL_PURGE_OFF || sb->parked) return;
-    size_t was = atomic_fetch_add_explicit(&retained, hl_sb_size, memory_order_relaxed);
     if (timed()) {
-        struct hl_heap *g = atomic_load_explicit(&sb->owner, memory_order_relaxed);
-        sb->parked = KEPT;
-        hl_lock_acquire(&lock);
-        sb->parked_at = now_ns();
-        sb->purge_next = NULL;
-        if ((sb->purge_prev = newest)) newest->purge_next = sb;
-        else oldest = sb;
-        newest = sb;
-        purge_due(sb->parked_at, g);     /* (a cheap no-op unless due) */
-        hl_lock_release(&lock);
+        park_timed(sb);
         return;
     }
+    size_t was = atomic_fetch_add_explicit(&retained, hl_sb_size, memory_order_relaxed);
     if (was + hl_sb_size <= hl_cfg.retain) {
         sb->parked = KEPT;
         return;
