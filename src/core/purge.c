@@ -18,9 +18,10 @@
  *     which starts flat (a lull of a tenth of decay_ms purges 3% of them, a quarter 16%), is
  *     steepest at decay_ms / 2 (half gone) and ends flat at none (jemalloc's dirty decay; its
  *     second curve, from MADV_FREE to MADV_DONTNEED, is not modelled). Time runs in
- *     DECAY_STEPS epochs of decay_ms / DECAY_STEPS: the growth of the excess over an epoch is
- *     one entry of a backlog, weighted by 1 - s(its age / decay_ms); the excess beyond the
- *     backlog's weighted sum is purged, oldest superblock first. Superblocks taken back cut
+ *     DECAY_STEPS epochs of decay_ms / DECAY_STEPS: the growth of the excess in an epoch (as
+ *     superblocks park) is one entry of a backlog, weighted by 1 - s(its age / decay_ms); at
+ *     each new epoch the excess beyond the backlog's weighted sum, rounded up to whole
+ *     superblocks (never below the curve), is purged, oldest first. Superblocks taken back cut
  *     the excess, not the backlog, so a reused burst is purged more slowly, not sooner.
  * The last two are timed: their purges fall due with the clock (CLOCK_MONOTONIC_COARSE) and
  * are done by the slow paths that pass by (a superblock parking or leaving the global heap,
