@@ -166,10 +166,20 @@
     HL_HOARD_ROWS,                                                                             \
     "hoard: pages of empty superblocks parked in the global heap go back to the OS with "      \
     "madvise MADV_FREE or MADV_DONTNEED, beyond `retain` bytes kept as they are (Hoard #99, "  \
-    "#116); they stay counted in A")                                                           \
+    "#116), or with MADV_FREE along a curve over decay_ms (decay: jemalloc's); they stay "     \
+    "counted in A")                                                                            \
   X(retain,          superblock,   SIZE,  "64M",      0, 64 * 1024 * HL_MB, NULL,              \
-    HL_HOARD_ROWS " if purge=free|dontneed",                                                   \
+    HL_HOARD_ROWS " if purge=free|dontneed|decay",                                             \
     "hoard purge: bytes of parked empty superblocks kept unpurged, for a fast reuse")          \
+  X(decay_ms,        superblock,   INT,   "1000",     1, 3600000, NULL,                        \
+    HL_HOARD_ROWS " if purge=decay",                                                           \
+    "purge=decay: ms over which what parks beyond retain is purged along 1 - smoothstep(t / "  \
+    "decay_ms) (half at decay_ms / 2), due purges done on slow paths (jemalloc's "             \
+    "dirty_decay_ms)")                                                                         \
+  X(purge_delay,     superblock,   INT,   "0",        0, 3600000, NULL,                        \
+    HL_HOARD_ROWS " if purge=free|dontneed",                                                   \
+    "hoard purge: ms a superblock stays parked empty before it is purged, checked on slow "    \
+    "paths (mimalloc's purge_delay); 0 = as it parks")                                         \
   X(partial_list,    lockfree,     ENUM,  "fifo",     0, 0, hl_list_orders,                    \
     "lockfree",                                                                                \
     "lockfree: order of a size class's list of PARTIAL superblocks (Michael 2004 prefers fifo)") \
@@ -224,7 +234,7 @@
   E(hl_tlab_foreigns, C(HL_FOREIGN_HOME, "home") C(HL_FOREIGN_ADOPT, "adopt"))                 \
   E(hl_tlab_batches, C(HL_TLAB_HALF, "half") C(HL_TLAB_BATCH, "batch"))                        \
   E(hl_purges, C(HL_PURGE_OFF, "off") C(HL_PURGE_FREE, "free")                                 \
-    C(HL_PURGE_DONTNEED, "dontneed"))                                                          \
+    C(HL_PURGE_DONTNEED, "dontneed") C(HL_PURGE_DECAY, "decay"))                               \
   E(hl_free_lists, C(HL_FREE_LISTS_SINGLE, "single") C(HL_FREE_LISTS_SHARDED, "sharded"))
 
 #define HL_ENUM_CONSTANT(constant, name) constant,

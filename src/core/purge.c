@@ -1,48 +1,243 @@
-/* purge.c — `purge` and `retain`: what happens to an empty superblock parked in hoard's global
- * heap (the later Hoard's #99: purge empty superblocks; #116: a retain budget).
+/* purge.c — `purge`, `retain`, `decay_ms` and `purge_delay`: what happens to an empty
+ * superblock parked in hoard's global heap (the later Hoard's #99: purge empty superblocks;
+ * #116: a retain budget; jemalloc's decay and mimalloc's purge delay, as knobs).
  *
  *   purge = off       kept as it is (the paper; hoard2026).
  *   purge = free      its blocks' pages are given back with madvise(MADV_FREE): the kernel
  *                     reclaims them when it needs memory, and a page written before that stays.
  *   purge = dontneed  madvise(MADV_DONTNEED): gone at once; the next touch maps a zero page.
- * Either way, up to `retain` bytes of parked superblocks (over all shards) are kept unpurged,
- * for a fast reuse; the rest is purged as it parks.
+ *   purge = decay     MADV_FREE, along a curve in time (below).
+ * Up to `retain` bytes of parked superblocks (over all shards) are never purged, for a fast
+ * reuse; what is parked beyond them, the excess, is purged
+ *   - as it parks: free or dontneed with purge_delay = 0;
+ *   - once it has stayed parked purge_delay ms (mimalloc's purge delay), oldest first: free
+ *     or dontneed with purge_delay > 0;
+ *   - decay: as much of it as the curve no longer allows. Bytes that park at time 0 may stay
+ *     unpurged at time t only up to
+ *         E(t) = E(0) (1 - s(t / decay_ms)),   s(x) = 3x^2 - 2x^3 (smoothstep), s = 1 past 1,
+ *     which starts flat (a lull of a tenth of decay_ms purges 3% of them, a quarter 16%), is
+ *     steepest at decay_ms / 2 (half gone) and ends flat at none (jemalloc's dirty decay; its
+ *     second curve, from MADV_FREE to MADV_DONTNEED, is not modelled). Time runs in
+ *     DECAY_STEPS epochs of decay_ms / DECAY_STEPS: the growth of the excess in an epoch (as
+ *     superblocks park) is one entry of a backlog, weighted by 1 - s(its age / decay_ms); at
+ *     each new epoch the excess beyond the backlog's weighted sum, rounded up to whole
+ *     superblocks (never below the curve), is purged, oldest first. Superblocks taken back cut
+ *     the excess, not the backlog, so a reused burst is purged more slowly, not sooner.
+ * The last two are timed: their purges fall due with the clock (CLOCK_MONOTONIC_COARSE) and
+ * are done by the slow paths that pass by (a superblock parking or leaving the global heap,
+ * a heap's refill: hl_purge_tick), with no timer thread: a program that stops calling the
+ * allocator's slow paths keeps what it held then (as jemalloc without background threads).
  *
  * A purged superblock is formatted afresh first (no free list, nothing carved: blocks are
  * carved anew as it is reused), since its free list lived in the pages given back. Its header
  * page stays. It stays in the global heap, mapped, and counted in A: A is the memory hoardlab
  * holds from the OS for blocks, resident or not, so with purge on, RSS may be below A by the
- * purged pages (docs/hoard2026.md). Only the pages wholly after the header are purged. */
+ * purged pages (docs/hoard2026.md). Only the pages wholly after the header are purged.
+ *
+ * Locking. A superblock parks and leaves under its shard's lock. Timed, the superblocks
+ * parked unpurged are also in one list in parking order under `lock`, taken under a shard's
+ * lock (park, unpark) or a heap's (refill); a due purge holds `lock` and takes the shard of
+ * the superblock it purges with a trylock only — a busy shard's superblock waits for the next
+ * tick — so no lock is ever waited for in the reverse order. fork.c takes `lock` after every
+ * heap's. */
+#include <stddef.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <time.h>
+#include "heap.h"
 #include "purge.h"
 
 enum { KEPT = 1, PURGED = 2 };          /* sb->parked */
+enum { DECAY_STEPS = 100 };             /* epochs per decay_ms */
+
+/* The timed purges' fields in the header must not push `remote`, and the blocks, a line on. */
+_Static_assert(offsetof(struct hl_sb, remote) == 2 * HL_CACHE_LINE, "hl_sb grew a line");
 
 static _Atomic size_t retained;          /* bytes of superblocks parked KEPT */
+
+/* Timed purges: all under `lock`, but `due`, read by every tick. */
+static hl_lock lock = HL_LOCK_INIT;
+static struct hl_sb *oldest, *newest;    /* the KEPT superblocks, in parking order */
+static _Atomic uint64_t due = UINT64_MAX;    /* the tick before which nothing falls due, ns */
+static uint64_t epoch_start;             /* decay: the current epoch began then (ns) */
+static size_t seen;                      /* decay: the excess left by the last epoch's purge */
+static size_t backlog[DECAY_STEPS];      /* decay: the excess's growth per epoch, newest last */
+
+static bool timed(void) { return hl_cfg.purge == HL_PURGE_DECAY || hl_cfg.purge_delay > 0; }
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);   /* the vDSO's: no system call */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t ms_ns(long ms) { return (uint64_t)ms * 1000000u; }
+
+double hl_purge_decay_curve(double x)
+{
+    if (x <= 0) return 1;
+    if (x >= 1) return 0;
+    return 1 - x * x * (3 - 2 * x);
+}
+
+/* sb (its shard locked) formatted afresh and its pages given back. */
+static void give_back(struct hl_sb *sb)
+{
+    sb->parked = PURGED;
+    hl_sb_format(sb, sb->cls);
+    uintptr_t from = hl_align_up((uintptr_t)sb + HL_SB_HEADER, HL_PAGE);
+    uintptr_t end = (uintptr_t)sb + hl_sb_size;
+    if (from < end)     /* a refusal leaves the pages resident: nothing else to undo */
+        hl_os_madvise((void *)from, end - from,
+                      hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE);
+}
+
+static size_t excess(void)
+{
+    size_t kept = atomic_load_explicit(&retained, memory_order_relaxed);
+    return kept > hl_cfg.retain ? kept - hl_cfg.retain : 0;
+}
+
+static void unlink_kept(struct hl_sb *sb)
+{
+    if (sb->purge_prev) sb->purge_prev->purge_next = sb->purge_next;
+    else oldest = sb->purge_next;
+    if (sb->purge_next) sb->purge_next->purge_prev = sb->purge_prev;
+    else newest = sb->purge_prev;
+    sb->purge_next = sb->purge_prev = NULL;
+    atomic_fetch_sub_explicit(&retained, hl_sb_size, memory_order_relaxed);
+}
+
+/* `lock` held: purge the oldest KEPT superblocks, those parked before `before`, until the
+ * excess is at most `limit`. held: a shard the caller holds (else NULL). */
+static void purge_oldest(size_t limit, uint64_t before, struct hl_heap *held)
+{
+    struct hl_sb *sb = oldest;
+    while (sb && excess() > limit && sb->parked_at <= before) {
+        struct hl_sb *next = sb->purge_next;
+        /* The owner cannot change: sb leaves its shard only through hl_purge_unpark, which
+         * waits for `lock`. */
+        struct hl_heap *g = atomic_load_explicit(&sb->owner, memory_order_relaxed);
+        if (g == held || hl_trylock(&g->lock)) {
+            if (g != held) HL_COUNT_AT(g->acquisitions, 1);
+            unlink_kept(sb);
+            give_back(sb);
+            if (g != held) hl_heap_unlock(g);
+        }
+        sb = next;
+    }
+}
+
+/* decay, `lock` held: the excess's growth since the last call enters the backlog in the
+ * current epoch (park calls it each time, so growth is dated to its epoch); at a new epoch,
+ * the excess beyond what the backlog allows is purged. */
+static void decay(uint64_t now, struct hl_heap *held)
+{
+    uint64_t epoch = ms_ns(hl_cfg.decay_ms) / DECAY_STEPS;
+    uint64_t k = (now - epoch_start) / epoch;
+    if (k) {
+        size_t shift = k < DECAY_STEPS ? (size_t)k : DECAY_STEPS;
+        memmove(backlog, backlog + shift, (DECAY_STEPS - shift) * sizeof *backlog);
+        memset(backlog + DECAY_STEPS - shift, 0, shift * sizeof *backlog);
+        epoch_start += k * epoch;
+    }
+    size_t e = excess();
+    if (e > seen) backlog[DECAY_STEPS - 1] += e - seen;
+    seen = e;
+    if (!k) return;
+    double limit = 0;
+    for (size_t i = 0; i < DECAY_STEPS; i++)    /* backlog[i] is DECAY_STEPS-1-i epochs old */
+        limit += (double)backlog[i] *
+                 hl_purge_decay_curve((double)(DECAY_STEPS - 1 - i) / DECAY_STEPS);
+    size_t whole = ((size_t)limit + hl_sb_size - 1) / hl_sb_size * hl_sb_size;
+    purge_oldest(whole, UINT64_MAX, held);      /* never below the curve */
+    seen = excess();
+}
+
+/* `lock` held: when the next purge can fall due, for the ticks to compare. */
+static void set_due(void)
+{
+    uint64_t at = UINT64_MAX;
+    if (excess() && hl_cfg.purge == HL_PURGE_DECAY)
+        at = epoch_start + ms_ns(hl_cfg.decay_ms) / DECAY_STEPS;
+    else if (excess() && oldest)
+        at = oldest->parked_at + ms_ns(hl_cfg.purge_delay);
+    atomic_store_explicit(&due, at, memory_order_relaxed);
+}
+
+/* `lock` held: what is due at `now`. */
+static void purge_due(uint64_t now, struct hl_heap *held)
+{
+    if (hl_cfg.purge == HL_PURGE_DECAY) decay(now, held);
+    else if (now >= ms_ns(hl_cfg.purge_delay))
+        purge_oldest(0, now - ms_ns(hl_cfg.purge_delay), held);
+    set_due();
+}
+
+static void tick(struct hl_heap *held)
+{
+    uint64_t now = now_ns();
+    if (now < atomic_load_explicit(&due, memory_order_relaxed) || !hl_trylock(&lock)) return;
+    purge_due(now, held);                /* (busy: whoever holds `lock` will set `due`) */
+    hl_lock_release(&lock);
+}
+
+void hl_purge_tick_slow(void) { tick(NULL); }
+
+/* Timed: sb joins the list, and what fell due is done (its shard, locked, is sb's owner). */
+static void park_timed(struct hl_sb *sb)
+{
+    sb->parked = KEPT;
+    hl_lock_acquire(&lock);
+    atomic_fetch_add_explicit(&retained, hl_sb_size, memory_order_relaxed);
+    sb->parked_at = now_ns();
+    sb->purge_next = NULL;
+    if ((sb->purge_prev = newest)) newest->purge_next = sb;
+    else oldest = sb;
+    newest = sb;
+    purge_due(sb->parked_at, atomic_load_explicit(&sb->owner, memory_order_relaxed));
+    hl_lock_release(&lock);
+}
 
 void hl_purge_park(struct hl_sb *sb)
 {
     if (hl_cfg.purge == HL_PURGE_OFF || sb->parked) return;
+    if (timed()) {
+        park_timed(sb);
+        return;
+    }
     size_t was = atomic_fetch_add_explicit(&retained, hl_sb_size, memory_order_relaxed);
     if (was + hl_sb_size <= hl_cfg.retain) {
         sb->parked = KEPT;
         return;
     }
     atomic_fetch_sub_explicit(&retained, hl_sb_size, memory_order_relaxed);
-    sb->parked = PURGED;
-    hl_sb_format(sb, sb->cls);
-    uintptr_t from = hl_align_up((uintptr_t)sb + HL_SB_HEADER, HL_PAGE);
-    uintptr_t end = (uintptr_t)sb + hl_sb_size;
-    if (from < end)
-        madvise((void *)from, end - from,
-                hl_cfg.purge == HL_PURGE_FREE ? MADV_FREE : MADV_DONTNEED);
+    give_back(sb);
 }
 
 void hl_purge_unpark(struct hl_sb *sb)
 {
-    if (sb->parked == KEPT)
-        atomic_fetch_sub_explicit(&retained, hl_sb_size, memory_order_relaxed);
+    bool kept = sb->parked == KEPT;
     sb->parked = 0;
+    if (!kept) return;
+    if (!timed()) {
+        atomic_fetch_sub_explicit(&retained, hl_sb_size, memory_order_relaxed);
+        return;
+    }
+    hl_lock_acquire(&lock);
+    unlink_kept(sb);
+    if (seen > excess()) seen = excess();    /* decay: if it parks again, it is new growth */
+    set_due();
+    hl_lock_release(&lock);
+    tick(atomic_load_explicit(&sb->owner, memory_order_relaxed));   /* the shard it left */
 }
 
 size_t hl_purge_retained(void) { return atomic_load_explicit(&retained, memory_order_relaxed); }
+
+void hl_purge_fork(int phase)
+{
+    if (phase == HL_FORK_PREPARE) hl_lock_take(&lock);
+    else if (phase == HL_FORK_PARENT) hl_lock_release(&lock);
+    else hl_lock_init(&lock);
+}

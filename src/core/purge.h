@@ -1,5 +1,6 @@
 /* purge.h — returning the pages of hoard's parked empty superblocks to the OS (the later
- * Hoard's #99 and #116; keys `purge`, `retain`): purge.c says how. */
+ * Hoard's #99 and #116, jemalloc's decay, mimalloc's purge delay; keys `purge`, `retain`,
+ * `decay_ms`, `purge_delay`): purge.c says how and when. */
 #ifndef HL_PURGE_H
 #define HL_PURGE_H
 
@@ -8,11 +9,29 @@
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 
 /* sb, empty, is now in the global heap (its shard locked): kept as it is while the retained
- * bytes allow, else formatted afresh and its blocks' pages purged. Once per parking. */
+ * bytes allow, else formatted afresh and its blocks' pages purged, now or (timed: purge =
+ * decay, or purge_delay > 0) on a later slow path. Once per parking. */
 void hl_purge_park(struct hl_sb *sb);
-/* sb leaves the global heap (its shard locked): out of the retained bytes, if it was in. */
+/* sb leaves the global heap (its shard locked, sb->owner still that shard): out of the
+ * retained bytes, if it was in. Anything that takes a parked superblock out of a shard must
+ * call it. */
 void hl_purge_unpark(struct hl_sb *sb);
 size_t hl_purge_retained(void);          /* bytes of parked superblocks kept unpurged */
+
+/* Timed purges: do what has fallen due. Called by slow paths holding no shard lock (a heap's
+ * refill); park and unpark do the same themselves. Not on a fast path: a clock read. */
+void hl_purge_tick_slow(void);
+static inline void hl_purge_tick(void)
+{
+    if (hl_unlikely(hl_cfg.purge_delay > 0 || hl_cfg.purge == HL_PURGE_DECAY))
+        hl_purge_tick_slow();
+}
+
+/* purge = decay: the fraction of bytes parked at once that may stay unpurged x = t / decay_ms
+ * later: 1 - smoothstep(x) = 1 - (3x^2 - 2x^3) on [0, 1], 1 before, 0 after (purge.c). */
+double hl_purge_decay_curve(double x);
+
+void hl_purge_fork(int phase);           /* fork.c: the timed purges' lock */
 
 #pragma GCC visibility pop
 

@@ -36,6 +36,10 @@ struct hl_sb {
     uintptr_t tlab_slot;
     uint32_t magic;                      /* HL_SB_MAGIC while formatted (checks build) */
     uint8_t parked;                      /* purge.c: empty in the global heap, kept or purged */
+    /* purge.c, timed purges: when it parked (ns), and its links in the list of the parked
+     * superblocks kept unpurged. Fits in the line before `remote`: S is not changed. */
+    struct hl_sb *purge_next, *purge_prev;
+    uint64_t parked_at;
     /* free_lists = sharded (sharded.h): the owner's own frees, kept off `free_head` (the list
      * malloc pops) until that runs dry and this one is swapped in. Out of `used` already. */
     void *local_free;

@@ -80,6 +80,7 @@ static void hoard_check(struct hl_heap *h, int c, bool freed)
 static void *refill(struct hl_heap *h, unsigned c)
 {
     hl_heap_recheck_cpu();
+    hl_purge_tick();                                     /* purge = decay, purge_delay */
     struct hl_sb *sb = hl_global_get(h, c);
     if (!sb) {
         if (!(sb = hl_sb_new(c))) return NULL;

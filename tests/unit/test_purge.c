@@ -1,0 +1,231 @@
+/* test_purge.c — the timed purges (src/core/purge.c), one configuration per meson run:
+ *   purge = decay        what parks beyond `retain` stays at first, is partly purged half way
+ *                        through decay_ms, and is all purged once decay_ms has passed and a slow
+ *                        path ran: the memory held (RSS less LazyFree) falls by its pages;
+ *   purge_delay = d      nothing is purged before it stayed parked d ms; after that, and a slow
+ *                        path, everything beyond `retain` is, and RSS less LazyFree falls.
+ * A thread fills many superblocks and frees them all (release_threshold = 0: every empty one
+ * parks at once); the test then sleeps and checks what the policy must have done by the time
+ * it measured (the bounds come from the time elapsed, never from how fast anything ran). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "hoard.h"
+
+#define SZ 200
+#define NSB 64                           /* superblocks filled */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void sleep_until(double t_ms)
+{
+    double d;
+    while ((d = t_ms - now_ms()) > 0) usleep((useconds_t)(d * 1e3) + 1);
+}
+
+/* RSS less LazyFree of this process, KiB: the memory it holds (MADV_FREE pages are not). */
+static long held_kb(void)
+{
+    static char buf[4096];
+    int fd = open("/proc/self/smaps_rollup", O_RDONLY);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    char *rss = strstr(buf, "\nRss:"), *lazy = strstr(buf, "\nLazyFree:");
+    if (!rss || !lazy) return -1;
+    return strtol(rss + 5, NULL, 10) - strtol(lazy + 10, NULL, 10);
+}
+
+struct parked { size_t kept, purged; };
+
+static void count_parked(struct hl_heap *h, void *arg)
+{
+    struct parked *p = arg;
+    if (!hl_heap_is_shard(h)) return;
+    hl_heap_lock(h);
+    for (unsigned c = 0; c < hl_classes->count; c++)
+        for (unsigned l = 0; l <= HL_LIST_EMPTY; l++)
+            for (struct hl_sb *sb = h->cls[c].list[l]; sb; sb = sb->next) {
+                if (sb->parked == 1) p->kept++;
+                if (sb->parked == 2) p->purged++;
+            }
+    hl_heap_unlock(h);
+}
+
+static struct parked parked(void)
+{
+    struct parked p = { 0, 0 };
+    hl_heaps_foreach(count_parked, &p);
+    assert_int_equal(hl_purge_retained(), p.kept * hl_sb_size);
+    return p;
+}
+
+static void check_heap(struct hl_heap *h, void *arg) { (void)arg; hl_heap_check(h, -1); }
+
+static void *fill_and_free(void *arg)
+{
+    (void)arg;
+    size_t n = NSB * hl_sb_size / SZ;
+    void **v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) memset(v[i] = hl_malloc(SZ), 0x7e, SZ);
+    for (size_t i = 0; i < n; i++) hl_free(v[i]);
+    free(v);
+    return NULL;
+}
+
+static void in_thread(void *(*fn)(void *))
+{
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, fn, NULL), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+}
+
+/* A slow path, as a program's: the first malloc of a size class refills the TLAB or heap
+ * (here, from the global heap). The block is freed after the count: with K = 0 its superblock
+ * parks again then. */
+static void *slow_path(void)
+{
+    static size_t size = 2000;
+    return hl_malloc(size += 1000);
+}
+
+static size_t retain_sb(void) { return hl_cfg.retain / hl_sb_size; }
+
+/* The drain: everything parks; returns the time before its first free could park (ms). */
+static double drain(struct parked *after, double *t_end)
+{
+    double t0 = now_ms();
+    in_thread(fill_and_free);
+    *t_end = now_ms();
+    *after = parked();
+    printf("# %zu superblocks parked in %.1f ms: %zu kept, %zu purged (retain %zu)\n",
+           after->kept + after->purged, *t_end - t0, after->kept, after->purged, retain_sb());
+    assert_true(after->kept + after->purged >= NSB / 2);
+    return t0;
+}
+
+static void curve(void **state)
+{
+    (void)state;
+    assert_true(hl_purge_decay_curve(-1) == 1 && hl_purge_decay_curve(0) == 1);
+    assert_true(hl_purge_decay_curve(0.5) == 0.5);
+    assert_true(hl_purge_decay_curve(1) == 0 && hl_purge_decay_curve(2) == 0);
+    assert_true(hl_purge_decay_curve(0.25) > 0.84 && hl_purge_decay_curve(0.25) < 0.85);
+    for (double x = 0; x < 1; x += 1.0 / 64)               /* smooth: falls, never jumps */
+        assert_true(hl_purge_decay_curve(x + 1.0 / 64) < hl_purge_decay_curve(x) &&
+                    hl_purge_decay_curve(x) - hl_purge_decay_curve(x + 1.0 / 64) < 0.03);
+}
+
+/* The excess (superblocks beyond retain) the curve allows at t_ms for parks in [t0, t1],
+ * widened by `slack` ms each way (the coarse clock, an epoch): [lo, hi]. */
+static void allowed(double e, double t0, double t1, double t, double slack, double *lo,
+                    double *hi)
+{
+    double T = (double)hl_cfg.decay_ms;
+    *lo = e * hl_purge_decay_curve((t - t0 + slack) / T) - 1;   /* one purge may overshoot */
+    *hi = e * hl_purge_decay_curve((t - t1 - slack) / T) + 1;
+}
+
+static void decay(void **state)
+{
+    (void)state;
+    if (hl_cfg.purge != HL_PURGE_DECAY) skip();
+    double T = (double)hl_cfg.decay_ms, slack = 10 + T / 100, t_end, lo, hi;
+    struct parked p;
+    double t0 = drain(&p, &t_end);
+    size_t total = p.kept + p.purged, keep = retain_sb();
+    double e = (double)(total - keep);
+    allowed(e, t0, t_end, now_ms(), slack, &lo, &hi);
+    assert_true((double)p.kept - (double)keep >= lo);        /* not purged at once */
+    long held0 = held_kb();
+    size_t purged0 = parked().purged;
+
+    sleep_until(t_end + T / 2);                              /* half way: partly */
+    hl_purge_tick();
+    double t = now_ms();
+    p = parked();
+    allowed(e, t0, t_end, t, slack, &lo, &hi);
+    printf("# at %.0f ms of %.0f: %zu kept, %zu purged; the curve allows %.1f .. %.1f beyond "
+           "retain\n", t - t_end, T, p.kept, p.purged, lo, hi);
+    assert_true((double)p.kept - (double)keep >= lo && (double)p.kept - (double)keep <= hi);
+    if (t - t0 < 0.7 * T)                                    /* (else the machine stalled) */
+        assert_true(p.purged > 0 && p.kept > keep);
+
+    sleep_until(t_end + T + slack);                          /* decay_ms past, and a slow path */
+    void *q = slow_path();
+    p = parked();
+    long held1 = held_kb();
+    printf("# after %.0f ms: %zu kept, %zu purged; held %ld -> %ld KiB\n", now_ms() - t_end,
+           p.kept, p.purged, held0, held1);
+    assert_true(p.kept <= keep);
+    assert_true(p.purged + 1 >= total - keep);               /* (the malloc took one back) */
+    /* the purged pages are no longer held: at least 3/4 of them (MADV_FREE: LazyFree) */
+    assert_true(held0 - held1 >= (long)((p.purged - purged0) * (hl_sb_size / 1024) * 3 / 4));
+    hl_free(q);
+
+    in_thread(fill_and_free);                                /* reused, and parks again */
+    p = parked();
+    assert_true(p.kept > keep);
+    hl_heaps_foreach(check_heap, NULL);
+}
+
+static void delay(void **state)
+{
+    (void)state;
+    if (hl_cfg.purge_delay <= 0) skip();
+    double D = (double)hl_cfg.purge_delay, slack = 10, t_end;
+    struct parked p;
+    double t0 = drain(&p, &t_end);
+    size_t total = p.kept + p.purged, keep = retain_sb();
+    hl_purge_tick();
+    p = parked();
+    if (now_ms() - t0 < D - slack)                           /* (else the machine stalled) */
+        assert_int_equal(p.purged, 0);
+    long held0 = held_kb();
+    size_t purged0 = parked().purged;
+
+    sleep_until(t0 + D / 2);                                 /* before the delay: none */
+    hl_purge_tick();
+    void *q0 = slow_path();                                  /* (kept: it would park late) */
+    p = parked();
+    if (now_ms() - t0 < D - slack) assert_int_equal(p.purged, 0);
+
+    sleep_until(t_end + D + slack);                          /* after it, and a slow path */
+    void *q = slow_path();
+    p = parked();
+    long held1 = held_kb();
+    printf("# after %.0f ms: %zu kept, %zu purged; held %ld -> %ld KiB\n", now_ms() - t_end,
+           p.kept, p.purged, held0, held1);
+    assert_true(p.kept <= keep);
+    assert_true(p.purged + 2 >= total - keep);               /* (the mallocs took two back) */
+    assert_true(held0 - held1 >= (long)((p.purged - purged0) * (hl_sb_size / 1024) * 3 / 4));
+    hl_free(q);
+    hl_free(q0);
+}
+
+int main(void)
+{
+    hl_init();
+    hl_free(hl_malloc(1));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(curve),
+        cmocka_unit_test(decay),
+        cmocka_unit_test(delay),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
