@@ -353,6 +353,9 @@ bool hl_trace_init(const char *path);
 void hl_trace_alloc(struct hl_thread *t, void *p, size_t request, size_t usable, size_t align);
 void hl_trace_free(struct hl_thread *t, void *p, size_t usable);
 void hl_trace_write(void);
+/* heaplog.c (heap_log): sets heap.h's hl_heap_observer; writes the file at exit. */
+bool hl_heaplog_init(const char *path);
+void hl_heaplog_write(void);
 
 /* ---- superblock.c, heap.c, heapselect.c, remote.c: private heaps ---------------------------
  * Their prototypes are in superblock.h, heap.h, heapselect.h and remote.h, included by the
