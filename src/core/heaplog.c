@@ -82,7 +82,7 @@ static void put_list(struct line *l, unsigned list)
     }
 }
 
-/* kind t thread heap global class sb from to peer u a n_0 .. n_{G+1} */
+/* kind t thread heap global class sb from to peer u a live n_0 .. n_{G+1} */
 static void format(struct line *l, char kind, uint64_t t, unsigned heap, bool global,
                    const struct slot *s, const struct hl_sb *sb, unsigned from, unsigned to,
                    unsigned peer)
@@ -100,6 +100,8 @@ static void format(struct line *l, char kind, uint64_t t, unsigned heap, bool gl
     put_list(l, peer);
     put_num(l, s->u, 10);
     put_num(l, s->a, 10);
+    int64_t live = hl_stats_in_use_published();
+    put_num(l, live > 0 ? (uint64_t)live : 0, 10);
     for (unsigned i = 0; i < lists; i++) put_num(l, s->n[i], 10);
     l->s[l->len - 1] = '\n';
 }
@@ -212,8 +214,9 @@ void hl_heaplog_write(void)
     }
     text[l.len - 1] = '\n';
     put_all(fd, text, l.len);
-    const char *cols = "# kind t_ns thread heap global class sb from to peer u a, then superblocks "
-                       "per list: groups 0 .. G-1 by fullness, G full, G+1 empty\n";
+    const char *cols = "# kind t_ns thread heap global class sb from to peer u a live, then "
+                       "superblocks per list: groups 0 .. G-1 by fullness, G full, G+1 empty "
+                       "(u, a: the heap's bytes in use and held; live: the process's U)\n";
     put_all(fd, cols, strlen(cols));
     for (size_t at = 0; at < end;) {
         size_t run = strnlen(buf + at, end - at);

@@ -309,6 +309,9 @@ void hl_stats_init(void);               /* before any thread registers: the thre
 void hl_stats_at_exit(void);            /* HOARD_STATS output */
 void hl_stats_sum(struct hoardlab_stats *out);   /* api.c's hoardlab_stats, after init */
 void hl_stats_reset_peaks(void);
+/* U as published so far (within threads x stats_batch bytes; 0 with counting = off): the
+ * heap log's live bytes. */
+int64_t hl_stats_in_use_published(void);
 /* U's change that no credit holds yet, in bytes: tlab.c's bins (hl_tlab_unseen), set by
  * hl_tlab_start when the TLAB's fast paths leave U to them; NULL otherwise. mine: the calling
  * thread's bins, which it marks seen (stats.c publishes it with the thread's credit); else

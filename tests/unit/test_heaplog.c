@@ -18,7 +18,7 @@ static char log_path[64];
 
 struct entry {
     char kind;
-    unsigned long long t, thread, heap, global, cls, sb, u, a, total;
+    unsigned long long t, thread, heap, global, cls, sb, u, a, live, total;
     char from[8], to[8], peer[16];
 };
 
@@ -26,9 +26,9 @@ struct entry {
 static bool parse(const char *line, struct entry *e, unsigned lists)
 {
     int n = 0, k;
-    if (sscanf(line, "%c %llu %llu %llu %llu %llu %llx %7s %7s %15s %llu %llu%n", &e->kind,
-               &e->t, &e->thread, &e->heap, &e->global, &e->cls, &e->sb, e->from, e->to,
-               e->peer, &e->u, &e->a, &n) != 12 || line[0] == '#')
+    if (sscanf(line, "%c %llu %llu %llu %llu %llu %llx %7s %7s %15s %llu %llu %llu%n",
+               &e->kind, &e->t, &e->thread, &e->heap, &e->global, &e->cls, &e->sb, e->from,
+               e->to, e->peer, &e->u, &e->a, &e->live, &n) != 13 || line[0] == '#')
         return false;
     e->total = 0;
     for (unsigned i = 0; i < lists; i++) {

@@ -3,10 +3,11 @@ what it shows (superblocks moving to and from the global heap, a heap that only 
 the heap map (heaps x time, coloured by fullness: bytes in use over bytes held) as a PNG, and
 export it as a Chrome trace-event file (Perfetto, chrome://tracing).
 
-The log's lines: `kind t_ns thread heap global class sb from to peer u a n_0 .. n_{G+1}`,
+The log's lines: `kind t_ns thread heap global class sb from to peer u a live n_0 .. n_{G+1}`,
 kind a (a superblock entered the heap; peer: the heap it came from, `-` from the OS), d (it
-left), g (it changed fullness group), s (the heap's last state, at exit); n_i: superblocks in
-list i after the event (groups 0 .. G-1, G full, G+1 empty)."""
+left), g (it changed fullness group), s (the heap's last state, at exit); u and a: the heap's
+bytes in use and held, live: the process's bytes in use (U, as published); n_i: superblocks
+in list i after the event (groups 0 .. G-1, G full, G+1 empty)."""
 import collections
 import json
 import os
@@ -14,11 +15,14 @@ import os
 from . import check, common, plotkit, runner
 from .common import ToolError
 
-Line = collections.namedtuple("Line", "kind t thread heap glob cls sb src dst peer u a counts")
+Line = collections.namedtuple("Line",
+                              "kind t thread heap glob cls sb src dst peer u a live counts")
 Log = collections.namedtuple("Log", "groups interval_ms dropped lines")
 Move = collections.namedtuple("Move", "t thread sb cls src dst to_global from_global")
-NFIELDS = 12
-MIN_GROWTH = 4           # superblocks a heap must gain to count as growing
+NFIELDS = 13
+MIN_GROWTH = 32          # superblocks a heap must take to count as growing (a thread's
+                         # first superblock of each size class is not growth)
+BLOWUP = 2.0             # ... and gain this many times the change of the live bytes
 
 
 def _opt(text):
@@ -40,7 +44,7 @@ def parse(text):
         try:
             lines.append(Line(f[0], int(f[1]), int(f[2]), int(f[3]), f[4] == "1", int(f[5]),
                               int(f[6], 16), _opt(f[7]), _opt(f[8]), _opt(f[9]), int(f[10]),
-                              int(f[11]), tuple(int(x) for x in f[NFIELDS:])))
+                              int(f[11]), int(f[12]), tuple(int(x) for x in f[NFIELDS:])))
         except ValueError:
             continue
     lines.sort(key=lambda ln: ln.t)      # stable: one heap's lines keep their order
@@ -85,21 +89,20 @@ def series(log):
     return dict(by)
 
 
-def only_grows(lines, t_end):
+def only_grows(lines):
     """A heap's lines say it only grows: it never gave a superblock away, its held bytes never
-    fell, it took at least MIN_GROWTH superblocks, and it kept taking them to the end (in
-    each of the last three quarters of its life, up to t_end). A private heap that reuses its
-    own frees stops taking them once its threads' live set fits (threadtest); one whose
-    frees land elsewhere never stops (producer-consumer: the paper's unbounded blowup)."""
+    fell, it took at least MIN_GROWTH superblocks, and its held bytes grew by more than BLOWUP
+    times the change of the whole process's live bytes over its life (no live bytes seen, as
+    with counting = off: undecided, False). A heap that reuses what its threads free grows
+    with their live bytes (private on threadtest); one whose blocks are freed onto other
+    heaps grows while they stay put (private on producer-consumer: the paper's unbounded
+    blowup). Not a rule on time: a loaded machine stretches a run's phases, not its bytes."""
     held = [ln.a for ln in lines]
+    live = [ln.live for ln in lines]
     kinds = [ln.kind for ln in lines]
-    if ("d" in kinds or kinds.count("a") < MIN_GROWTH
-            or any(b < a for a, b in zip(held, held[1:]))):
-        return False
-    t0 = lines[0].t
-    span = max(t_end - t0, 1)
-    quarters = {min(3, 4 * (ln.t - t0) // span) for ln in lines if ln.kind == "a"}
-    return {1, 2, 3} <= quarters
+    return ("d" not in kinds and kinds.count("a") >= MIN_GROWTH and max(live) > 0
+            and all(b >= a for a, b in zip(held, held[1:]))
+            and held[-1] - held[0] > BLOWUP * (max(live) - min(live)))
 
 
 def facts(log):
@@ -109,14 +112,13 @@ def facts(log):
     ms = moves(log)
     by = series(log)
     glob = global_heaps(log)
-    t_end = log.lines[-1].t if log.lines else 0
     return {
         "lines": len(log.lines), "dropped": log.dropped, "heaps": sorted(by),
         "global_heaps": sorted(glob),
         "to_global": sum(m.to_global for m in ms), "from_global": sum(m.from_global for m in ms),
         "between_heaps": len(ms), "to_os": len(released(log)),
         "only_growing": sorted(h for h, lines in by.items()
-                               if h not in glob and only_grows(lines, t_end)),
+                               if h not in glob and only_grows(lines)),
         "peak_superblocks": {h: max(sum(ln.counts) for ln in lines) for h, lines in by.items()},
         "peak_held": {h: max(ln.a for ln in lines) for h, lines in by.items()},
     }
