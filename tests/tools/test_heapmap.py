@@ -122,14 +122,14 @@ SHORT = {"threadtest": {"blocks": 20000, "rounds": 5, "size": 64},
          "blowup-prodcons": {"rounds": 20, "blocks": 2000}}
 
 
-def short_run(tmp_path, allocator, workload):
+def short_run(tmp_path, allocator, workload, interval=0):
     paths, f = heapmap.run(BDIR, allocator, workload, str(tmp_path), threads=2,
                            params=dict(SHORT[workload], sample_interval=0, latency_every=0),
-                           timeout=120)
+                           interval=interval, timeout=120)
     for k in ("log", "png", "json"):
         assert os.path.getsize(paths[k]) > 0
     check_trace(paths["json"])
-    return f
+    return f, heapmap.read(paths["log"])
 
 
 @needs_built("src/libhoardlab.so", "harness/hlbench", "src/hlconfig")
@@ -140,8 +140,21 @@ def short_run(tmp_path, allocator, workload):
     ("private", "threadtest", False, False),        # each thread reuses its own blocks
 ])
 def test_targets_from_real_runs(tmp_path, allocator, workload, drains, grows):
-    f = short_run(tmp_path, allocator, workload)
+    f, _ = short_run(tmp_path, allocator, workload)
     assert heapmap.drains_to_global(f) == drains, heapmap.summary(f)
     assert heapmap.has_growing_heap(f) == grows, heapmap.summary(f)
     if drains:
         assert f["from_global"] > 0, heapmap.summary(f)
+
+
+@needs_built("src/libhoardlab.so", "harness/hlbench", "src/hlconfig")
+def test_sampled_log_keeps_the_moves(tmp_path):
+    """heap_log_interval: a heap's group changes written at most once a minute, so (in a
+    run far shorter) hardly any `g` lines, and an `s` line at exit per heap with changes
+    left unwritten; every move still written."""
+    f, log = short_run(tmp_path, "hoard", "threadtest", interval=60000)
+    every, _ = short_run(tmp_path / "every", "hoard", "threadtest")
+    kinds = [ln.kind for ln in log.lines]
+    assert log.interval_ms == 60000 and "s" in kinds
+    assert kinds.count("g") <= len(f["heaps"]) and len(log.lines) < every["lines"]
+    assert heapmap.drains_to_global(f) and f["from_global"] > 0

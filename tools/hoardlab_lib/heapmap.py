@@ -235,17 +235,29 @@ def draw(log_path, png_path, title=None):
 # ---- Chrome trace-event export ------------------------------------------------------------
 
 PID = 1                  # one process: hoardlab's heaps, a track (tid) each
+COUNTER_STEPS = 4000     # a heap's counters: its last line in each of this many time steps
 
 
 def _name(h, glob):
     return ("global heap %d" if h in glob else "heap %d") % h
 
 
+def counter_lines(log):
+    """Each heap's last line in each of COUNTER_STEPS steps of the run, in time order: a
+    per-event log of a long run has millions of lines, more than a trace viewer loads."""
+    step = max(log.lines[-1].t, 1) / COUNTER_STEPS if log.lines else 1
+    last = {}
+    for ln in log.lines:
+        last[ln.heap, int(ln.t // step)] = ln
+    return sorted(last.values(), key=lambda ln: ln.t)
+
+
 def trace_events(log, label=""):
     """The log as Chrome trace events (the JSON Object Format's traceEvents): a track per
     heap; on it counters of held and in-use bytes and of superblocks per fullness group;
     each move between heaps a slice on both tracks joined by a flow arrow; a superblock
-    given back to the OS an instant event. ts in microseconds."""
+    given back to the OS an instant event. ts in microseconds; counters thinned to
+    counter_lines."""
     glob = global_heaps(log)
     names = ["g%d" % i for i in range(log.groups)] + ["full", "empty"]
     ev = [{"name": "process_name", "ph": "M", "ts": 0, "pid": PID, "tid": 0,
@@ -255,7 +267,7 @@ def trace_events(log, label=""):
                    "args": {"name": _name(h, glob)}})
         ev.append({"name": "thread_sort_index", "ph": "M", "ts": 0, "pid": PID, "tid": h,
                    "args": {"sort_index": h if h not in glob else -1000 + h}})
-    for ln in log.lines:
+    for ln in counter_lines(log):
         ts = ln.t / 1000.0
         ev.append({"name": _name(ln.heap, glob) + " bytes", "ph": "C", "ts": ts, "pid": PID,
                    "tid": ln.heap, "args": {"held": ln.a, "in_use": ln.u}})
