@@ -184,8 +184,8 @@
   X(heap_log,        observe,      STR,   "",         0, 0, NULL,                              \
     "private, ownership, " HL_HOARD_ROWS,                                                      \
     "write each superblock's moves between heaps and fullness groups, with its heap's "        \
-    "superblocks per group, held and in-use bytes, to this file at exit (the heap map: "       \
-    "`tools/hoardlab heapmap`)")                                                               \
+    "superblocks per group, held and in-use bytes, to this file at exit, %p: the process id "  \
+    "(the heap map: `tools/hoardlab heapmap`)")                                                \
   X(heap_log_interval, observe,    INT,   "0",        0, 60000, NULL,                          \
     "private, ownership, " HL_HOARD_ROWS,                                                      \
     "heap_log: ms between a heap's lines for fullness-group changes (moves between heaps are " \

@@ -192,9 +192,11 @@ static void put_all(int fd, const char *s, size_t n)
 void hl_heaplog_write(void)
 {
     if (atomic_exchange(&stopped, true)) return;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    char file[sizeof path + 32];
+    hl_msg_path(path, file, sizeof file);
+    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        hl_say("heap_log: cannot create %s", path);
+        hl_say("heap_log: cannot create %s", file);
         return;
     }
     size_t end = atomic_load(&used);

@@ -117,6 +117,9 @@ extern void (*hl_entry_exit_free)(void *p);
 _Noreturn void hl_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same line without exiting (for checks that abort themselves). */
 void hl_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* pattern with each "%p" replaced by the process id, into dst (cap bytes): trace's and
+ * heap_log's file, one per process. */
+void hl_msg_path(const char *pattern, char *dst, size_t cap);
 
 /* ---- bootstrap.c: the arena serving calls before and during init --------------------------- */
 
