@@ -199,7 +199,7 @@ def draw(log_path, png_path, title=None):
     log = read(log_path)
     f = facts(log)
     plt = plotkit.plt()
-    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True,
+    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True, layout="constrained",
                                   gridspec_kw={"height_ratios": [3, 2]})
     rows = rows_of(log, f)
     t_end = max([ln.t for ln in log.lines] + [1])
@@ -209,7 +209,9 @@ def draw(log_path, png_path, title=None):
     data = [[float("nan") if c is None else c for c in row] for row in cells] or [[float("nan")]]
     im = ax.imshow(data, aspect="auto", interpolation="nearest", cmap=cmap, vmin=0, vmax=1,
                    extent=(0, t_end * ms_per_ns, len(rows) - 0.5, -0.5))
-    fig.colorbar(im, ax=ax, label="fullness: in use / held", pad=0.01)
+    # beside both panels, so that their time axes stay aligned
+    fig.colorbar(im, ax=(ax, ax2), label="fullness (top): in use / held", pad=0.01,
+                 fraction=0.04)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([("global %d" if h in f["global_heaps"] else "heap %d") % h
                         for h in rows], fontsize=6 if len(rows) > 16 else 8)
@@ -225,8 +227,7 @@ def draw(log_path, png_path, title=None):
     ax2.set_ylabel("superblocks held")
     ax2.set_ylim(bottom=0)
     if rows:
-        plotkit.legend(ax2)
-    fig.tight_layout()
+        ax2.legend(fontsize=7, loc="upper left", ncol=2, framealpha=0.8)
     fig.savefig(png_path, dpi=110)
     plt.close(fig)
     return f
