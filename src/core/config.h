@@ -191,6 +191,15 @@
     "count allocator-induced false sharing: blocks on a cache line another thread holds")      \
   X(trace,           observe,      STR,   "",         0, 0, NULL, "all",                       \
     "record every operation to this file at exit, for hlbench replay")                         \
+  X(heap_log,        observe,      STR,   "",         0, 0, NULL,                              \
+    "private, ownership, " HL_HOARD_ROWS,                                                      \
+    "write each superblock's moves between heaps and fullness groups, with its heap's "        \
+    "superblocks per group, held and in-use bytes, to this file at exit, %p: the process id "  \
+    "(the heap map: `tools/hoardlab heapmap`)")                                                \
+  X(heap_log_interval, observe,    INT,   "0",        0, 60000, NULL,                          \
+    "private, ownership, " HL_HOARD_ROWS,                                                      \
+    "heap_log: ms between a heap's lines for fullness-group changes (moves between heaps are " \
+    "always written); 0 = every change")                                                       \
   X(checks,          observe,      BOOL,  "off",      0, 1, NULL, "all",                       \
     "detect double frees and frees of pointers hoardlab never returned, and abort")            \
   HL_FAULT_OPTIONS(X)

@@ -8,6 +8,8 @@
 unsigned hl_heap_groups;
 size_t (*hl_heap_floor)(const struct hl_heap *h, size_t a);
 hl_after_free_fn hl_heap_after_free;
+void (*hl_heap_observer)(const struct hl_heap *h, const struct hl_sb *sb, unsigned from,
+                         unsigned to);
 
 void hl_heap_init(void)
 {
@@ -116,6 +118,7 @@ void hl_heap_move_to_front(struct hl_heap *h, struct hl_sb *sb)
 void hl_heap_regroup(struct hl_heap *h, struct hl_sb *sb)
 {
     unsigned to = hl_heap_group_of(sb);
+    if (hl_unlikely(hl_heap_observer)) hl_heap_observer(h, sb, sb->list, to);
     hl_heap_list_unlink(h, sb);
     hl_heap_list_push(h, sb, to);
 }
@@ -146,12 +149,14 @@ void hl_heap_attach(struct hl_heap *h, struct hl_sb *sb)
     if (hl_sb_empty(sb)) h->nempty++;
     atomic_store_explicit(&sb->owner, h, memory_order_release);
     hl_heap_list_push(h, sb, hl_heap_group_of(sb));
+    if (hl_unlikely(hl_heap_observer)) hl_heap_observer(h, sb, HL_LIST_NONE, sb->list);
 }
 
 void hl_heap_detach(struct hl_heap *h, struct hl_sb *sb)
 {
     struct hl_heap_class *k = &h->cls[sb->cls];
     struct hl_account *ac = k->acct;
+    if (hl_unlikely(hl_heap_observer)) hl_heap_observer(h, sb, sb->list, HL_LIST_NONE);
     hl_heap_list_unlink(h, sb);
     if (hl_unlikely(hl_sb_sharded)) {
         if (*hl_heap_cur(k) == sb) *hl_heap_cur(k) = NULL;

@@ -248,6 +248,12 @@ typedef void *(*hl_refill_fn)(struct hl_heap *h, unsigned c);
  * checks build); the general path always. */
 typedef void (*hl_after_free_fn)(struct hl_heap *h, struct hl_sb *sb);
 
+/* Non-NULL while the heap log watches (heap_log, heaplog.c; set by observe.c): sb moves from
+ * list `from` to list `to` of h, HL_LIST_NONE for outside h. Called with h locked (or by
+ * h's only thread): on attach after the move, on detach and regroup before it. */
+extern void (*hl_heap_observer)(const struct hl_heap *h, const struct hl_sb *sb, unsigned from,
+                                unsigned to);
+
 /* The active strategy's after-free policy, for frees collected from other threads
  * (remote_free = list | queue: remote.c), which reach a heap outside any free call. */
 extern hl_after_free_fn hl_heap_after_free;

@@ -117,6 +117,9 @@ extern void (*hl_entry_exit_free)(void *p);
 _Noreturn void hl_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same line without exiting (for checks that abort themselves). */
 void hl_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* pattern with each "%p" replaced by the process id, into dst (cap bytes): trace's and
+ * heap_log's file, one per process. */
+void hl_msg_path(const char *pattern, char *dst, size_t cap);
 
 /* ---- bootstrap.c: the arena serving calls before and during init --------------------------- */
 
@@ -309,6 +312,9 @@ void hl_stats_init(void);               /* before any thread registers: the thre
 void hl_stats_at_exit(void);            /* HOARD_STATS output */
 void hl_stats_sum(struct hoardlab_stats *out);   /* api.c's hoardlab_stats, after init */
 void hl_stats_reset_peaks(void);
+/* U as published so far (within threads x stats_batch bytes; 0 with counting = off): the
+ * heap log's live bytes. */
+int64_t hl_stats_in_use_published(void);
 /* U's change that no credit holds yet, in bytes: tlab.c's bins (hl_tlab_unseen), set by
  * hl_tlab_start when the TLAB's fast paths leave U to them; NULL otherwise. mine: the calling
  * thread's bins, which it marks seen (stats.c publishes it with the thread's credit); else
@@ -353,6 +359,9 @@ bool hl_trace_init(const char *path);
 void hl_trace_alloc(struct hl_thread *t, void *p, size_t request, size_t usable, size_t align);
 void hl_trace_free(struct hl_thread *t, void *p, size_t usable);
 void hl_trace_write(void);
+/* heaplog.c (heap_log): sets heap.h's hl_heap_observer; writes the file at exit. */
+bool hl_heaplog_init(const char *path);
+void hl_heaplog_write(void);
 
 /* ---- superblock.c, heap.c, heapselect.c, remote.c: private heaps ---------------------------
  * Their prototypes are in superblock.h, heap.h, heapselect.h and remote.h, included by the

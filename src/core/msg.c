@@ -33,3 +33,19 @@ void hl_die(const char *fmt, ...)
     va_end(ap);
     _exit(2);
 }
+
+/* The output files of trace and heap_log: pattern with each "%p" replaced by the process id,
+ * so that a program that starts others leaves a file per process. */
+void hl_msg_path(const char *pattern, char *dst, size_t cap)
+{
+    size_t o = 0;
+    for (const char *s = pattern; *s && o + 24 < cap; s++) {
+        if (s[0] == '%' && s[1] == 'p') {
+            o += (size_t)snprintf(dst + o, cap - o, "%ld", (long)getpid());
+            s++;
+        } else {
+            dst[o++] = *s;
+        }
+    }
+    dst[o] = 0;
+}

@@ -1,13 +1,14 @@
 /* observe.c — the observers of every block handed out and given back: the false-sharing
  * census (census.c) and the trace recorder (trace.c). interpose.c calls the hooks below only
  * while hl_observing is true, so with both off the cost is one predictable branch per call.
+ * The heap log (heaplog.c) watches superblocks, not blocks: heap.c calls it, not interpose.c.
  *
  * Observers run inside malloc and free: they never call malloc or stdio, and take their
  * memory straight from mmap so that it counts neither in U nor in A. */
 #include "hl.h"
 
 bool hl_observing;
-static bool census_on, trace_on;
+static bool census_on, trace_on, heaplog_on;
 
 static void touched(const void *object) { hl_census_touch(hl_self(), object); }
 static uint64_t foreign(const void *start, size_t bytes)
@@ -19,6 +20,7 @@ void hl_observe_init(void)
 {
     census_on = hl_cfg.census && hl_census_init();
     trace_on = hl_cfg.trace && hl_cfg.trace[0] && hl_trace_init(hl_cfg.trace);
+    heaplog_on = hl_cfg.heap_log && hl_cfg.heap_log[0] && hl_heaplog_init(hl_cfg.heap_log);
     hl_observing = census_on || trace_on;
     /* The parts below call the census through these hooks, not upward. */
     if (census_on) {
@@ -44,4 +46,5 @@ void hl_observe_free(void *p, size_t usable)
 void hl_observe_at_exit(void)
 {
     if (trace_on) hl_trace_write();
+    if (heaplog_on) hl_heaplog_write();
 }

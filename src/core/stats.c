@@ -136,6 +136,11 @@ void hl_stats_reset_peaks(void)
     hl_os_reset_peak();
 }
 
+int64_t hl_stats_in_use_published(void)
+{
+    return atomic_load_explicit(&in_use_published, memory_order_relaxed);
+}
+
 /* HOARD_STATS=stderr|path: one JSON object per process on a line of its own, with its pid,
  * appended (JSON lines: a program that starts others leaves a line per process). */
 void hl_stats_at_exit(void)

@@ -161,26 +161,6 @@ static bool cursor_valid(struct cursor *k)
     return k->c != NULL;
 }
 
-/* The output path with every "%p" replaced by the process id (one file per process when a
- * traced program starts others). */
-static void expand_path(char *dst, size_t cap)
-{
-    size_t o = 0;
-    for (const char *s = path; *s && o + 24 < cap; s++) {
-        if (s[0] == '%' && s[1] == 'p') {
-            char tmp[24];
-            int k = 0;
-            for (unsigned long v = (unsigned long)getpid(); v || !k; v /= 10)
-                tmp[k++] = (char)('0' + v % 10);
-            while (k) dst[o++] = tmp[--k];
-            s++;
-        } else {
-            dst[o++] = *s;
-        }
-    }
-    dst[o] = 0;
-}
-
 void hl_trace_write(void)
 {
     if (atomic_exchange(&stopped, true)) return;
@@ -195,7 +175,7 @@ void hl_trace_write(void)
         hl_say("trace: out of memory at exit; no trace written");
         return;
     }
-    expand_path(file, sizeof file);
+    hl_msg_path(path, file, sizeof file);
     o->fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (o->fd < 0) {
         hl_say("trace: cannot create %s", file);

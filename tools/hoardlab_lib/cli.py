@@ -129,6 +129,27 @@ def parse_cost(sub):
     s.set_defaults(func=commands.cmd_cost)
 
 
+def parse_heapmap(sub):
+    s = sub.add_parser("heapmap", help="the heap over time: run a workload under a heap "
+                       "strategy with heap_log on; draw the heap map (PNG) and export a Chrome "
+                       "trace-event file (Perfetto, chrome://tracing)")
+    s.add_argument("workload", nargs="?", default="phased")
+    s.add_argument("-a", "--allocator", default="hoard",
+                   help="a heap strategy, with knobs as run -a (default hoard)")
+    s.add_argument("-t", "--threads", type=int, default=4)
+    s.add_argument("-p", "--param", action="append",
+                   help="workload parameter name=value, passed as --name value")
+    s.add_argument("--interval", type=int, default=0,
+                   help="heap_log_interval: ms between a heap's group-change lines (0: every "
+                   "change)")
+    s.add_argument("--scale", type=float, default=1.0)
+    s.add_argument("--seed", type=int, default=42)
+    s.add_argument("--out", default="results/heapmap", help="output directory (default "
+                   "results/heapmap; a sweep's directory puts it in that report)")
+    add_no_build(s)
+    s.set_defaults(func=commands.cmd_heapmap)
+
+
 def parse_strategies(sub):
     s = sub.add_parser("strategies", help="list strategies and production allocators")
     s.set_defaults(func=commands.cmd_strategies)
@@ -224,6 +245,7 @@ def parser():
                 parse_compare,
                 parse_attribute,
                 parse_cost,
+                parse_heapmap,
                 parse_strategies,
                 parse_config,
                 parse_layers,

@@ -9,6 +9,7 @@ import sys
 from . import attribute, check, common, compare as comparemod, cost as costmod, cost_golden, fmt
 from . import layers as layersmod, orchestrate, runner, selftest, slurm, soak as soakmod
 from . import sweep as sweepmod, tidy
+from . import heapmap as heapmapmod
 from .build import MEASURED_TARGETS, do_build, incremental_build, install_deps
 from .common import REPO, ToolError, build_dir, require, log
 
@@ -176,6 +177,18 @@ def cmd_cost(a):
 
 
 # --- strategies, config, layers, test ------------------------------------------------------
+
+def cmd_heapmap(a):
+    bdir = build_dir(a.build_dir)
+    orchestrate.build_for(a, bdir, MEASURED_TARGETS[:3])
+    params = common.parse_key_values(a.param or [], "--param", knobs=False, form="name=value")
+    paths, facts = heapmapmod.run(bdir, a.allocator, a.workload, a.out, a.threads, params,
+                                  a.interval, a.scale, a.seed, extra=a.extra)
+    print(heapmapmod.summary(facts))
+    for k in ("png", "json", "log"):
+        print("%s: %s" % (k, paths[k]))
+    return 0
+
 
 def cmd_strategies(a):
     bdir = build_dir(a.build_dir)

@@ -17,7 +17,7 @@ LAYERS = [
                "superblock", "purge", "heap", "selector", "heapselect", "remote", "heappaths",
                "sharded", "globalheap", "tlab", "singleheap", "hazard", "lfstack", "lfqueue"]),
     ("strategies", ["strategies/*"]),
-    ("instruments", ["observe", "census", "trace", "checks"]),
+    ("instruments", ["observe", "census", "trace", "heaplog", "checks"]),
     ("front", ["interpose", "export", "fork", "init", "api"]),
 ]
 # The registry's table names the strategies' rows (data, not calls): allowed upward, and no

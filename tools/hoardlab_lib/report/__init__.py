@@ -14,8 +14,9 @@ import os
 from types import SimpleNamespace
 
 from .. import fmt as F
-from . import (cost, failures, header, history, hoard, hoard2026, knobs, memory, michael,
-               production, programs, purge, remote, series, taxonomy, throughput, ucpp)
+from . import (cost, failures, header, heapmaps, history, hoard, hoard2026, knobs, memory,
+               michael, production, programs, purge, remote, series, taxonomy, throughput,
+               ucpp)
 from .plots import all_plots, plots_section
 
 __all__ = ("write", "all_plots")
@@ -42,6 +43,7 @@ SECTIONS = (
     ("bench", lambda c: series.latency_section(c.bench, c.ncores)),
     ("all", lambda c: programs.section(c.rows, c.meta)),
     ("all", lambda c: cost.cost_section(c.outdir, c.meta)),
+    ("all", lambda c: heapmaps.heapmap_section(c.outdir)),
     ("all", lambda c: plots_section(c.plot_files, c.plot_errors)),
 )
 
