@@ -141,6 +141,17 @@ def test_the_grade_page_has_its_four_parts_and_a_figure(tmp_path):
     assert os.path.getsize(tmp_path / "grade-mine.png") > 1000
 
 
+def test_the_grade_page_shows_its_heap_maps_or_why_not(tmp_path):
+    ts = G.trace_scores(rows_of("mine", "a", 500, 1000, 50, 100), "mine")
+    mt = {"taxonomy": None, "threads": 2, "vs_serial": {}, "m": None}
+    maps = [{"workload": "threadtest", "png": "heapmap-mine.png", "trace": "heapmap-mine.json",
+             "summary": "17 moves to the global heap"},
+            {"workload": "blowup-prodcons", "error": "heapmap -a mine: not a heap strategy"}]
+    text = open(page.write(str(tmp_path), "mine", {}, ts, mt, None, 2, maps)).read()
+    assert "![](heapmap-mine.png)" in text and "17 moves to the global heap" in text
+    assert "blowup-prodcons: not drawn: heapmap -a mine: not a heap strategy" in text
+
+
 def test_the_grade_sweep_is_a_valid_sweep():
     text = G.sweep_text(["hoard"], [("python3", "/tmp/p.trace")], "grade-hoard")
     sw = sweepmod.Sweep(text, "<grade>", strategies=build.listed_strategies())

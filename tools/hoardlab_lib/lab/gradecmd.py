@@ -4,7 +4,7 @@ from a grade's folder (its runs.csv and grade.json) without measuring."""
 import json
 import os
 
-from .. import cost as costmod, fmt, meta as metamod
+from .. import cost as costmod, fmt, heapmap, meta as metamod
 from ..build import incremental_build
 from ..common import ToolError, build_dir, hlconfig_strategies, log
 from . import correct, grade as G, page
@@ -23,6 +23,27 @@ def costs(bdir, strategies):
     return out
 
 
+# The heap over time on the page: a drain (threadtest: Hoard's superblocks go to the global
+# heap and come back) and a hand-off (blowup-prodcons: pure private heaps only grow), short.
+MAPS = {"threadtest": {"blocks": 20000, "rounds": 5, "size": 64},
+        "blowup-prodcons": {"rounds": 20, "blocks": 2000}}
+
+
+def heap_maps(bdir, outdir, strategy):
+    """[{workload, png, summary} or {workload, error}] of the heap log's maps of a strategy;
+    a strategy that keeps no heap log (a single heap, a new one without the key) says why."""
+    out = []
+    for w, params in MAPS.items():
+        try:
+            paths, f = heapmap.run(bdir, strategy, w, outdir, threads=2, timeout=120,
+                                   params=dict(params, sample_interval=0, latency_every=0))
+            out.append({"workload": w, "png": os.path.basename(paths["png"]),
+                        "trace": os.path.basename(paths["json"]), "summary": heapmap.summary(f)})
+        except ToolError as e:
+            out.append({"workload": w, "error": str(e)})
+    return out
+
+
 def pages(outdir, extra):
     rows, rounds = G.load(outdir)
     ncores = fmt.cores_of(metamod.read(os.path.join(outdir, "meta.json")), rows)
@@ -32,7 +53,8 @@ def pages(outdir, extra):
         ts = G.trace_scores(rows, s)
         mt = G.mt_scores(rows, rounds, s, ncores)
         cost = extra["cost"].get(s)
-        paths.append(page.write(outdir, s, corr, ts, mt, cost, ncores))
+        paths.append(page.write(outdir, s, corr, ts, mt, cost, ncores,
+                                (extra.get("heapmaps") or {}).get(s)))
         entries.append((s, corr, ts, mt, cost))
     if len(entries) > 1:
         paths.append(page.leaderboard(outdir, entries))
@@ -66,6 +88,7 @@ def cmd_grade(a):
             extra["correctness"][s] = correct.run(bdir, s, quick=a.quick)
     if not a.no_cost:
         extra["cost"] = costs(bdir, strategies)
+    extra["heapmaps"] = {s: heap_maps(bdir, outdir, s) for s in strategies}
     with open(os.path.join(outdir, "grade.json"), "w") as f:
         json.dump(extra, f, indent=1)
     print("\n".join(pages(outdir, extra)))

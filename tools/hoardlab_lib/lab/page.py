@@ -15,11 +15,19 @@ def num(x, form="%.2f"):
     return form % x if x is not None else "–"
 
 
-def heap_map_section(outdir, strategy):
-    """The heap over time (issue 39's heap map: heaps x time, coloured by fullness). Its
-    drawing is another module's; until it is there, the page says so."""
-    return ["## Heap map", "", "Not drawn by this build: the heap event log and its map come "
-            "with `hoardlab grade`'s heap-map hook (docs/lab.md, step 4).", ""]
+def heap_map_section(maps):
+    """The heap over time (heapmap.py): per map its PNG, Chrome trace file and the facts the
+    log shows (moves to and from the global heap, a heap that only grows)."""
+    out = ["## Heap map", ""]
+    if not maps:
+        return out + ["Not drawn in this grade (graded before the heap log existed).", ""]
+    for m in maps:
+        if "error" in m:
+            out.append("- %s: not drawn: %s" % (m["workload"], m["error"]))
+        else:
+            out += ["- %s: %s (trace: `%s`, opens in ui.perfetto.dev)" % (
+                m["workload"], m["summary"], m["trace"]), "", "  ![](%s)" % m["png"]]
+    return out + [""]
 
 
 def correctness_lines(corr):
@@ -89,7 +97,7 @@ def cost_lines(cost):
                   "| " + " | ".join("%.0f" % cost[c] for c in cases) + " |", ""]
 
 
-def write(outdir, strategy, corr, ts, mt, cost, ncores):
+def write(outdir, strategy, corr, ts, mt, cost, ncores, maps=None):
     """grade-NAME.md and grade-NAME.png; returns the markdown's path."""
     png = "grade-%s.png" % strategy
     err = plot(os.path.join(outdir, png), strategy, corr, ts, mt, cost)
@@ -98,7 +106,7 @@ def write(outdir, strategy, corr, ts, mt, cost, ncores):
              "runs.csv beside this page." % (strategy, ncores), "",
              "![the grade](%s)" % png if not err else "(no figure: %s)" % err, ""]
     lines += correctness_lines(corr) + trace_lines(ts) + mt_lines(mt, ncores)
-    lines += cost_lines(cost) + heap_map_section(outdir, strategy)
+    lines += cost_lines(cost) + heap_map_section(maps)
     path = os.path.join(outdir, "grade-%s.md" % strategy)
     with open(path, "w") as f:
         f.write("\n".join(lines))
