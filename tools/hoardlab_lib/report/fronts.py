@@ -201,6 +201,8 @@ def fronts_plot(rows, outdir):
             ax.set_ylabel(label)
             if allv:
                 K.value_axis(ax, allv)
+            else:                        # migrate: threadtest's held = 1 only records them
+                ax.text(0.5, 0.5, "not recorded", ha="center", transform=ax.transAxes)
             ax.grid(alpha=0.3)
             K.title(ax, "%s: %s" % (w, label), fontsize=10)
         K.legend(axes[i][2])
