@@ -99,6 +99,20 @@ bool hb_hoardlab_stats(struct hoardlab_stats *s)
     return true;
 }
 
+long long hb_cache_bytes(void)
+{
+    struct hoardlab_stats s;
+    /* issue 37: memory held in the allocator's front caches. hoardlab: the TLABs (i37-rseq's
+     * per-CPU caches join here when merged). */
+    if (hb_hoardlab_stats(&s)) return (long long)s.tlab_bytes;
+    /* gperftools' tcmalloc (Debian's libtcmalloc-minimal4): its threads' caches */
+    int (*prop)(const char *, size_t *);
+    *(void **)&prop = dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
+    size_t v;
+    if (prop && prop("tcmalloc.current_total_thread_cache_bytes", &v)) return (long long)v;
+    return -1;
+}
+
 void hb_hoardlab_reset_peaks(void)
 {
     void (*fn)(void);

@@ -30,6 +30,9 @@ int hb_peak_rss_reset(void);            /* forget VmHWM (Linux >= 4.0); -1 if re
 /* Allocator statistics when libhoardlab is loaded: false (and *s untouched) otherwise. */
 bool hb_hoardlab_stats(struct hoardlab_stats *s);
 void hb_hoardlab_reset_peaks(void);
+/* Bytes of free blocks held in the allocator's caches in front of its heaps (hoardlab's
+ * TLABs, tcmalloc's thread caches), now; -1 when the allocator does not say. */
+long long hb_cache_bytes(void);
 const char *hb_hoardlab_strategy(void); /* the active strategy's name, NULL without it */
 
 /* Install handler for SIGUSR1 (SA_RESTART), keeping the old action in *old; hb_fail() if the

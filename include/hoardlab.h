@@ -60,6 +60,11 @@
       "of cas_attempts, those made by free (the rest: malloc)")                                   \
     X(cas_free_retries, thread, sum,                                                              \
       "of cas_retries, those made by free")                                                       \
+    X(tlab_sb_hits, thread, sum,                                                                  \
+      "frees the TLAB's superblock cache served without reading the superblock's header "        \
+      "(tlab_sb_cache; counted builds)")                                                          \
+    X(tlab_sb_fills, thread, sum,                                                                 \
+      "entries of the TLAB's superblock cache filled by a free that read the header")             \
     X(remote_pending, thread, largest,                                                            \
       "bytes freed by a thread other than the owner's and not yet "                               \
       "collected by the owner heap (remote_free = list | queue)")                                 \

@@ -1,7 +1,9 @@
 /* classic.c — the allocation-rate workloads of the Hoard paper (§5.2) and Michael's PLDI
  * 2004 evaluation (§4.1): threadtest, shbench, larson (and larson-replace, as Larson's own
  * program replaces its threads), linux-scalability. */
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,12 +20,23 @@ const struct hb_param hb_threadtest_params[] = {
     { "blocks", HB_INT, "100000", false, "N: blocks in all threads together (N/t each)" },
     { "size",   HB_INT, "8",      false, "s: bytes per block" },
     { "rounds", HB_INT, "100",    true,  "I: allocate-all / free-all rounds" },
+    { "cpus",   HB_INT, "0",      false, "run all t threads on the first K CPUs the process "
+                                         "may use, free to move among them (0: all; issue 37: "
+                                         "many more threads than CPUs)" },
+    { "held",   HB_INT, "0",      false, "1: after the last round the threads wait for each "
+                                         "other and thread 0 records the bytes the "
+                                         "allocator's caches hold (extra.cache_bytes)" },
     { NULL, 0, NULL, false, NULL },
 };
 
+struct threadtest { cpu_set_t *cpus; pthread_barrier_t done; };
+
+/* cpus = K: the set of the process's first K allowed CPUs, which each thread takes on. */
 static void threadtest_thread(struct hb_run *r, int i, void *arg)
 {
-    (void)arg;
+    struct threadtest *T = arg;
+    if (T->cpus && sched_setaffinity(0, sizeof(cpu_set_t), T->cpus))
+        hb_fail("threadtest: sched_setaffinity: %s", strerror(errno));
     long long n = hb_int(r, "blocks") / r->threads, rounds = hb_int(r, "rounds");
     size_t size = (size_t)hb_int(r, "size");
     uint64_t salt = thread_salt(r, i);
@@ -34,13 +47,37 @@ static void threadtest_thread(struct hb_run *r, int i, void *arg)
         for (long long j = 0; j < n; j++) b[j] = hb_alloc(size, salt);
         for (long long j = 0; j < n; j++) hb_release(b[j], size, salt);
     }
+    if (hb_int(r, "held")) {             /* every thread's cache as its last round left it */
+        pthread_barrier_wait(&T->done);
+        if (i == 0) hb_json_int(r->extra, "cache_bytes", hb_cache_bytes());
+        pthread_barrier_wait(&T->done);
+    }
     free(b);
     atomic_fetch_add(&r->ops, (unsigned long long)(2 * n * rounds));
 }
 
 int hb_threadtest(struct hb_run *r)
 {
-    hb_parallel(r, r->threads, threadtest_thread, NULL);
+    long long want = hb_int(r, "cpus");
+    cpu_set_t all, set;
+    CPU_ZERO(&set);
+    if (want < 0) hb_usage("threadtest needs cpus >= 0");
+    if (sched_getaffinity(0, sizeof all, &all)) hb_fail("sched_getaffinity: %s", strerror(errno));
+    if (want > 0) {
+        if (want > CPU_COUNT(&all))
+            hb_usage("threadtest: cpus = %lld, but the process may run on %d CPUs", want,
+                     CPU_COUNT(&all));
+        for (int c = 0, n = 0; n < want; c++)
+            if (CPU_ISSET(c, &all)) {
+                CPU_SET(c, &set);
+                n++;
+            }
+    }
+    hb_json_int(r->extra, "cpus_used", want > 0 ? want : CPU_COUNT(&all));
+    struct threadtest T = { .cpus = want > 0 ? &set : NULL };
+    pthread_barrier_init(&T.done, NULL, (unsigned)r->threads);
+    hb_parallel(r, r->threads, threadtest_thread, &T);
+    pthread_barrier_destroy(&T.done);
     return 0;
 }
 

@@ -29,8 +29,15 @@ void hl_sb_init(void)
                hl_sb_size, hl_class_size(hl_classes->count - 1));
 }
 
+_Atomic uint64_t hl_sb_generation;
+static void generation_move(void)
+{
+    atomic_fetch_add_explicit(&hl_sb_generation, 1, memory_order_release);
+}
+
 void hl_sb_format(struct hl_sb *sb, unsigned c)
 {
+    bool reclassed = sb->magic == HL_SB_MAGIC && sb->cls != c;
     sb->free_head = sb->free_tail = sb->local_free = NULL;
     sb->size = (uint32_t)hl_class_size(c);
     sb->capacity = hl_sb_capacity_of(c);
@@ -39,6 +46,7 @@ void hl_sb_format(struct hl_sb *sb, unsigned c)
     atomic_store_explicit(&sb->interior, 0, memory_order_relaxed);
     __atomic_store_n(&sb->tlab_slot, hl_tlab_slot(c), __ATOMIC_RELAXED);
     sb->magic = HL_SB_MAGIC;
+    if (reclassed) generation_move();
 }
 
 struct hl_sb *hl_sb_new(unsigned c)
@@ -60,9 +68,11 @@ void *hl_sb_memalign(void *(*alloc)(size_t), size_t align, size_t size)
     char *b = alloc(size + align - HL_ALIGN);
     if (!b) return NULL;
     char *q = (char *)hl_align_up((uintptr_t)b, align);
-    if (q != b) {
+    if (q != b) {                        /* (moved each time: a second thread may see
+                                          * interior set before the first has moved it) */
         atomic_store_explicit(&hl_sb_of(b)->interior, 1, memory_order_relaxed);
         __atomic_store_n(&hl_sb_of(b)->tlab_slot, HL_TLAB_BYPASS, __ATOMIC_RELAXED);
+        generation_move();
     }
     return q;
 }
@@ -70,6 +80,7 @@ void *hl_sb_memalign(void *(*alloc)(size_t), size_t align, size_t size)
 void hl_sb_release(struct hl_sb *sb)
 {
     sb->magic = 0;
+    generation_move();
     hl_arena_free(sb, hl_sb_size, HL_OS_HELD);
 }
 

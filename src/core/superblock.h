@@ -62,6 +62,12 @@ extern size_t hl_sb_size;                /* S, set by hl_sb_init */
 extern uintptr_t hl_sb_mask;             /* ~(S - 1) */
 extern int hl_sb_fifo;                   /* free_list == fifo */
 extern int hl_sb_sharded;                /* free_lists == sharded (sharded.h) */
+/* The TLAB's superblock cache (tlab.h, tlab_sb_cache) keeps a superblock's bin offset
+ * (tlab_slot) without re-reading the header; this count moves (release) after every change
+ * that makes a kept offset wrong: a formatted superblock given another class, one made
+ * interior by memalign, one given back to the arena. A block of the new meaning is handed
+ * out after the move, so its free sees the count moved (coherence) and drops its entries. */
+extern _Atomic uint64_t hl_sb_generation;
 
 void hl_sb_init(void);                   /* after config: S and the free-list order */
 

@@ -50,6 +50,12 @@ static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, uint
  * leave U to the bins. */
 static bool init(void)
 {
+    long ways = hl_cfg.tlab_sb_cache;
+    if (ways && !hl_is_pow2((size_t)ways))
+        hl_die("tlab_sb_cache = %ld: not a power of two; valid: 0 (off), 1, 2, 4, 8, 16, 32, 64",
+               ways);
+    hl_tlab_sbc_mask = ways ? ((uintptr_t)ways - 1) * sizeof(struct hl_tlab_sbc) : 0;
+    hl_tlab_sbc_shift = (unsigned)__builtin_ctzl(hl_sb_size) - 4;
     for (unsigned c = 0; c < hl_classes->count; c++) limit[c] = limit_of(hl_cfg.tlab_budget, c);
     uint16_t *slot16 = hl_meta_alloc(hl_classes->granules * sizeof *slot16);
     for (size_t g = 0; g < hl_classes->granules; g++)
@@ -64,6 +70,17 @@ static bool init(void)
 #endif
     if (u_by_bins) hl_stats_unseen_fn = hl_tlab_unseen;
     return u_by_bins;
+}
+
+unsigned hl_tlab_sbc_shift;
+uintptr_t hl_tlab_sbc_mask;
+
+/* The superblock cache's entries dropped (the generation seen is gen now): a TLAB taken
+ * from the pool, whose heap changed, or whose free found hl_sb_generation moved. */
+static void sbc_reset(struct hl_tlab *t, uint64_t gen)
+{
+    for (uintptr_t i = 0; i <= hl_tlab_sbc_mask / sizeof t->sbc[0]; i++) t->sbc[i].sb = 0;
+    t->sbc_gen = gen;
 }
 
 static struct hl_tlab *mine(void) { return hl_tlab_of(hl_me.tlab_bins); }
@@ -139,6 +156,8 @@ static struct hl_heap *heap_now(void)
 {
     hl_heap_recheck_cpu();
     struct hl_heap *h = hl_heap_mine();
+    if (hl_cfg.tlab_sb_cache && mine()->heap != h)      /* the entries were the old heap's */
+        sbc_reset(mine(), mine()->sbc_gen);
     mine()->heap = h;
     return h;
 }
@@ -190,6 +209,7 @@ static bool setup(void)
     t->budget = hl_cfg.tlab_budget;
     t->slow = 0;
     t->heap = hl_heap_mine();
+    if (hl_cfg.tlab_sb_cache) sbc_reset(t, 0);    /* a pooled TLAB's are old */
     hl_lock_acquire(&reg_lock);
     t->prev = NULL;
     t->next = live;
@@ -296,6 +316,13 @@ void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_
     if (!first) return NULL;
     move(hl_me.tlab_bins, c, -((int32_t)n - 1));
     return hl_stats_malloc(first, hl_class_size(c));
+}
+
+void hl_tlab_free_stale(void *p, hl_after_free_fn after, void (*plain)(void *))
+{
+    if (own_bins())
+        sbc_reset(mine(), atomic_load_explicit(&hl_sb_generation, memory_order_acquire));
+    hl_tlab_free_slow(p, after, plain);
 }
 
 void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
@@ -407,10 +434,10 @@ int64_t hl_tlab_unseen(bool mine)
     return bytes;
 }
 
-const struct hl_paths *hl_tlab_start(const struct hl_paths paths[3])
+const struct hl_paths *hl_tlab_start(const struct hl_paths paths[6])
 {
     bool u_by_bins = init();
-    return &paths[!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2];
+    return &paths[(hl_cfg.tlab_sb_cache ? 3 : 0) + (!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2)];
 }
 
 void hl_tlab_heaps_thread_exit(struct hl_thread *t)

@@ -56,8 +56,28 @@ struct hl_tlab_bin {
     uint32_t limit;                      /* tlab_budget / class size */
 };
 
+/* The superblock cache (tlab_sb_cache = N ways; Hoard #95, #123): entry
+ * (sb / S) mod N holds a superblock whose owner was the TLAB's heap when a free read its
+ * header, and its tlab_slot, so the next free into it reads neither. An entry goes stale when
+ * the superblock changes class or becomes interior (hl_sb_generation moves: every entry of
+ * the TLAB is dropped at its next free), when the TLAB's heap changes (dropped then), or when
+ * the superblock moves to another heap: then its blocks enter this TLAB as tlab_foreign =
+ * adopt's do (a block in a TLAB is out of its superblock whoever owns it; giving back
+ * re-reads the owner), until the entry is replaced. */
+struct hl_tlab_sbc {
+    uintptr_t sb;                        /* the superblock's address; 0: empty */
+    uintptr_t slot;                      /* its tlab_slot when filled */
+};
+#define HL_TLAB_SBC_MAX 64               /* tlab_sb_cache's largest value */
+/* An entry's byte offset is (sb >> hl_tlab_sbc_shift) & hl_tlab_sbc_mask: log2 S - 4 and
+ * (tlab_sb_cache - 1) x 16, so the fast path does no scaling. */
+extern unsigned hl_tlab_sbc_shift;
+extern uintptr_t hl_tlab_sbc_mask;
+
 /* A thread's TLAB: this header, then its bins (hl_classes->count of them). */
 struct hl_tlab {
+    struct hl_tlab_sbc sbc[HL_TLAB_SBC_MAX];   /* tlab_sb_cache: first tlab_sb_cache used */
+    uint64_t sbc_gen;                    /* hl_sb_generation when the entries were good */
     struct hl_tlab *next, *prev;         /* tlab.c: live TLABs (doubly linked), or the pool */
     size_t budget;                       /* tlab_adaptive: bytes per class now */
     uint32_t slow;                       /* tlab_adaptive: slow paths taken */
@@ -66,6 +86,7 @@ struct hl_tlab {
     struct hl_heap *heap;
 };
 
+_Static_assert(sizeof(struct hl_tlab_sbc) == 16, "hl_tlab_sbc_shift: log2 S - 4");
 _Static_assert(sizeof(struct hl_tlab_bin) == HL_TLAB_BIN_BYTES, "superblock.h's tlab_slot");
 
 /* The calling thread's bins are hl_me.tlab_bins (hl.h), just after its struct hl_tlab: one
@@ -88,6 +109,9 @@ static inline struct hl_tlab *hl_tlab_of(struct hl_tlab_bin *bins)
 /* The slow halves, out of line. The heap to use is the caller's, through hl_heap_mine. */
 void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t));
 void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *));
+/* The superblock cache's free when hl_sb_generation moved: the entries dropped, then the
+ * slow half. */
+void hl_tlab_free_stale(void *p, hl_after_free_fn after, void (*plain)(void *));
 
 /* Both fast paths take `exact` and `counted` last (built three ways by HL_TLAB_PATHS below:
  * uncounted, counted, and counted with exact = true). Counted, they count the call; exact, U as
@@ -125,27 +149,54 @@ static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size,
  * back, or plain(p) (a block of another heap, a memalign'd inner pointer, a thread without a
  * TLAB). No validation: p must be what malloc returned (C's rule). A thread's heap, not
  * hl_me.heap: a thread without bins (teardown, tlab = off) fails the owner test and never
- * writes the shared array. */
+ * writes the shared array (nor its superblock cache). With sbc (tlab_sb_cache > 0) a hit in
+ * the superblock cache gives the bin without reading sb's header; a miss that passes the
+ * owner test fills the entry. */
 static inline __attribute__((always_inline)) void hl_tlab_free(void *p, hl_after_free_fn after,
-                                                               void (*plain)(void *),
+                                                               void (*plain)(void *), bool sbc,
                                                                bool exact, bool counted)
 {
     struct hl_sb *sb = hl_sb_of(p);
     struct hl_tlab_bin *bins = hl_me.tlab_bins;
-    if (hl_likely(atomic_load_explicit(&sb->owner, memory_order_relaxed) ==
-                  hl_tlab_of(bins)->heap)) {
-        struct hl_tlab_bin *b =
-            hl_tlab_bin_at(bins, HL_WORD_LOAD(sb->tlab_slot));
-        if (hl_likely(HL_OWN_ADD(b->room, -1) >= 0)) {
-            *(void **)p = b->head;
-            b->head = p;
-            if (exact && counted) hl_stats_free(sb->size);
-            else HL_COUNT_IF(counted, frees, 1);
+    struct hl_tlab *t = hl_tlab_of(bins);
+    struct hl_tlab_sbc *e = NULL;
+    uint64_t gen = 0;
+    uintptr_t slot;
+    if (sbc) {
+        /* acquire: a filled entry's slot is no older than the generation it is filed under */
+        gen = atomic_load_explicit(&hl_sb_generation, memory_order_acquire);
+        e = (struct hl_tlab_sbc *)((char *)t->sbc +
+                                   (((uintptr_t)sb >> hl_tlab_sbc_shift) & hl_tlab_sbc_mask));
+        if (hl_likely(e->sb == (uintptr_t)sb && t->sbc_gen == gen)) {
+            HL_COUNT_IF(counted, tlab_sb_hits, 1);
+            slot = e->slot;
+            goto push;
+        }
+        if (hl_unlikely(t->sbc_gen != gen)) {
+            hl_tlab_free_stale(p, after, plain);        /* drops the entries first */
             return;
         }
-        HL_OWN_SET(b->room, 0);          /* it was: full, the class bypasses the TLAB, or
-                                          * sb is interior (the bypass bin) */
     }
+    if (hl_unlikely(atomic_load_explicit(&sb->owner, memory_order_relaxed) != t->heap))
+        goto slow;
+    slot = HL_WORD_LOAD(sb->tlab_slot);
+    if (sbc) {
+        e->sb = (uintptr_t)sb;
+        e->slot = slot;
+        HL_COUNT_IF(counted, tlab_sb_fills, 1);
+    }
+push:;
+    struct hl_tlab_bin *b = hl_tlab_bin_at(bins, slot);
+    if (hl_likely(HL_OWN_ADD(b->room, -1) >= 0)) {
+        *(void **)p = b->head;
+        b->head = p;
+        if (exact && counted) hl_stats_free(sb->size);
+        else HL_COUNT_IF(counted, frees, 1);
+        return;
+    }
+    HL_OWN_SET(b->room, 0);              /* it was: full, the class bypasses the TLAB, or
+                                          * sb is interior (the bypass bin) */
+slow:
     hl_tlab_free_slow(p, after, plain);
 }
 
@@ -162,23 +213,31 @@ void hl_tlab_fork(int phase);           /* HL_FORK_*: the registry of TLABs */
 /* ---- a heap row with the key `tlab` (ownership, hoard and its rows) ----------------------
  * HL_TLAB_PATHS(name, refill, plain_malloc, after, plain_free) builds the row's malloc and
  * free behind the TLAB three ways (stats.h): uncounted, counted with U left to the bins, and
- * exact (every call counts U: stats_batch = 0), as name_paths[3]; the row's init, after
+ * exact (every call counts U: stats_batch = 0), as name_paths[0..2], and again with the
+ * superblock cache's free (tlab_sb_cache > 0) as name_paths[3..5]; the row's init, after
  * hl_heaps_init and with tlab = on, installs the one that counting and stats_batch ask for
  * with hl_paths = hl_tlab_start(name_paths). HL_TLAB_HEAP_ROW is HL_HEAP_ROW with the TLAB's
  * thread exit (its blocks go back first), fork and tlab_bytes; each does nothing for a
- * thread without bins, so a row uses it whether tlab is on or not. A use names the twelve
+ * thread without bins, so a row uses it whether tlab is on or not. A use names the eighteen
  * functions and the table it defines in a comment beside it (tests/tools/test_entries.py). */
 #define HL_TLAB_PATHS(name, refill, plain_malloc, after, plain_free)                          \
     HL_MALLOC_PAIR(static, name##_malloc, hl_tlab_malloc, refill, plain_malloc, false)        \
-    HL_FREE_PAIR(static, name##_free, hl_tlab_free, after, plain_free, false)                 \
+    HL_FREE_PAIR(static, name##_free, hl_tlab_free, after, plain_free, false, false)          \
     HL_MALLOC_BUILD(static, name##_malloc_exact, hl_tlab_malloc, true, refill, plain_malloc,  \
                     true)                                                                     \
-    HL_FREE_BUILD(static, name##_free_exact, hl_tlab_free, true, after, plain_free, true)     \
-    static const struct hl_paths name##_paths[3] = {                                          \
+    HL_FREE_BUILD(static, name##_free_exact, hl_tlab_free, true, after, plain_free, false,    \
+                  true)                                                                       \
+    HL_FREE_PAIR(static, name##_free_sbc, hl_tlab_free, after, plain_free, true, false)       \
+    HL_FREE_BUILD(static, name##_free_sbc_exact, hl_tlab_free, true, after, plain_free, true, \
+                  true)                                                                       \
+    static const struct hl_paths name##_paths[6] = {                                          \
         HL_PATHS(name##_malloc_uncounted, name##_free_uncounted),                             \
         HL_PATHS(name##_malloc, name##_free), HL_PATHS(name##_malloc_exact, name##_free_exact), \
+        HL_PATHS(name##_malloc_uncounted, name##_free_sbc_uncounted),                         \
+        HL_PATHS(name##_malloc, name##_free_sbc),                                             \
+        HL_PATHS(name##_malloc_exact, name##_free_sbc_exact),                                 \
     };
-const struct hl_paths *hl_tlab_start(const struct hl_paths paths[3]);
+const struct hl_paths *hl_tlab_start(const struct hl_paths paths[6]);
 void hl_tlab_heaps_thread_exit(struct hl_thread *t);
 void hl_tlab_heaps_fork(int phase);
 void hl_tlab_heaps_stats(struct hoardlab_stats *s);

@@ -151,23 +151,28 @@ HL_MALLOC_PAIR(, hl_hoard_malloc, hl_heap_malloc_fast, refill)
 
 /* tlab = on: the TLAB in front of the heap (tlab.h), the heap's paths behind it (the paths of
  * hoard2026 and hoard202607, whose tlab is on by default).
- * HL_TLAB_PATHS defines hoard_tlab_paths[3], the table of hoard_tlab_malloc,
+ * HL_TLAB_PATHS defines hoard_tlab_paths[6], the table of hoard_tlab_malloc,
  * hoard_tlab_malloc_entry, hoard_tlab_malloc_uncounted, hoard_tlab_malloc_uncounted_entry,
  * hoard_tlab_malloc_exact, hoard_tlab_malloc_exact_entry, hoard_tlab_free, hoard_tlab_free_entry,
  * hoard_tlab_free_uncounted, hoard_tlab_free_uncounted_entry, hoard_tlab_free_exact,
- * hoard_tlab_free_exact_entry */
+ * hoard_tlab_free_exact_entry, hoard_tlab_free_sbc, hoard_tlab_free_sbc_entry,
+ * hoard_tlab_free_sbc_uncounted, hoard_tlab_free_sbc_uncounted_entry, hoard_tlab_free_sbc_exact,
+ * hoard_tlab_free_sbc_exact_entry */
 HL_TLAB_PATHS(hoard_tlab, refill, hl_hoard_malloc, after_free, hl_hoard_free)
 /* free_lists = sharded (sharded.h), with or without the TLAB.
  * HL_SHARDED_PATHS defines hoard_sharded_paths[2], the table of hoard_sharded_malloc,
  * hoard_sharded_malloc_entry, hoard_sharded_malloc_uncounted,
  * hoard_sharded_malloc_uncounted_entry, hoard_sharded_free, hoard_sharded_free_entry,
  * hoard_sharded_free_uncounted, hoard_sharded_free_uncounted_entry;
- * HL_TLAB_PATHS defines hoard_tlab_sharded_paths[3], the table of hoard_tlab_sharded_malloc,
+ * HL_TLAB_PATHS defines hoard_tlab_sharded_paths[6], the table of hoard_tlab_sharded_malloc,
  * hoard_tlab_sharded_malloc_entry, hoard_tlab_sharded_malloc_uncounted,
  * hoard_tlab_sharded_malloc_uncounted_entry, hoard_tlab_sharded_malloc_exact,
  * hoard_tlab_sharded_malloc_exact_entry, hoard_tlab_sharded_free, hoard_tlab_sharded_free_entry,
  * hoard_tlab_sharded_free_uncounted, hoard_tlab_sharded_free_uncounted_entry,
- * hoard_tlab_sharded_free_exact, hoard_tlab_sharded_free_exact_entry */
+ * hoard_tlab_sharded_free_exact, hoard_tlab_sharded_free_exact_entry, hoard_tlab_sharded_free_sbc,
+ * hoard_tlab_sharded_free_sbc_entry, hoard_tlab_sharded_free_sbc_uncounted,
+ * hoard_tlab_sharded_free_sbc_uncounted_entry, hoard_tlab_sharded_free_sbc_exact,
+ * hoard_tlab_sharded_free_sbc_exact_entry */
 HL_SHARDED_PATHS(hoard_sharded, refill, after_free)
 HL_TLAB_PATHS(hoard_tlab_sharded, refill, hoard_sharded_malloc, after_free, hoard_sharded_free)
 

@@ -14,7 +14,7 @@ const struct hl_strategy hl_strategy_hoard202607 = {
     .defaults = "tlab=on superblock_size=256K heap_select=home tlab_foreign=home "
                 "tlab_adaptive=on tlab_refill=batch tlab_flush=batch global_shards=64 "
                 "global_shard_key=thread purge=free retain=64M size_classes=pow2x4 "
-                "remote_free=queue "
+                "remote_free=queue tlab_sb_cache=16 "
                 "remote_queue_cap=256",
     .init = hl_hoard_init,
     HL_ROW_PATHS(hl_hoard_malloc, hl_hoard_free),

@@ -33,25 +33,30 @@ HL_FREE_PAIR(static, ownership_free, hl_heap_free_fast, after_free)
 /* tlab = on: a thread-local buffer in front of the heap, as under hoard (tlab.h): with
  * remote_free = list or queue, a malloc it serves takes no lock, and nothing else differs
  * from `hoard` with tlab = on but Hoard's threshold and global heap.
- * HL_TLAB_PATHS defines ownership_tlab_paths[3], the table of ownership_tlab_malloc,
+ * HL_TLAB_PATHS defines ownership_tlab_paths[6], the table of ownership_tlab_malloc,
  * ownership_tlab_malloc_entry, ownership_tlab_malloc_uncounted,
  * ownership_tlab_malloc_uncounted_entry, ownership_tlab_malloc_exact,
  * ownership_tlab_malloc_exact_entry, ownership_tlab_free, ownership_tlab_free_entry,
  * ownership_tlab_free_uncounted, ownership_tlab_free_uncounted_entry, ownership_tlab_free_exact,
- * ownership_tlab_free_exact_entry */
+ * ownership_tlab_free_exact_entry, ownership_tlab_free_sbc, ownership_tlab_free_sbc_entry,
+ * ownership_tlab_free_sbc_uncounted, ownership_tlab_free_sbc_uncounted_entry,
+ * ownership_tlab_free_sbc_exact, ownership_tlab_free_sbc_exact_entry */
 HL_TLAB_PATHS(ownership_tlab, hl_heaps_refill_from_os, ownership_malloc, after_free, ownership_free)
 /* free_lists = sharded (sharded.h), with or without the TLAB.
  * HL_SHARDED_PATHS defines ownership_sharded_paths[2], the table of ownership_sharded_malloc,
  * ownership_sharded_malloc_entry, ownership_sharded_malloc_uncounted,
  * ownership_sharded_malloc_uncounted_entry, ownership_sharded_free, ownership_sharded_free_entry,
  * ownership_sharded_free_uncounted, ownership_sharded_free_uncounted_entry;
- * HL_TLAB_PATHS defines ownership_tlab_sharded_paths[3], the table of
+ * HL_TLAB_PATHS defines ownership_tlab_sharded_paths[6], the table of
  * ownership_tlab_sharded_malloc, ownership_tlab_sharded_malloc_entry,
  * ownership_tlab_sharded_malloc_uncounted, ownership_tlab_sharded_malloc_uncounted_entry,
  * ownership_tlab_sharded_malloc_exact, ownership_tlab_sharded_malloc_exact_entry,
  * ownership_tlab_sharded_free, ownership_tlab_sharded_free_entry,
  * ownership_tlab_sharded_free_uncounted, ownership_tlab_sharded_free_uncounted_entry,
- * ownership_tlab_sharded_free_exact, ownership_tlab_sharded_free_exact_entry */
+ * ownership_tlab_sharded_free_exact, ownership_tlab_sharded_free_exact_entry,
+ * ownership_tlab_sharded_free_sbc, ownership_tlab_sharded_free_sbc_entry,
+ * ownership_tlab_sharded_free_sbc_uncounted, ownership_tlab_sharded_free_sbc_uncounted_entry,
+ * ownership_tlab_sharded_free_sbc_exact, ownership_tlab_sharded_free_sbc_exact_entry */
 HL_SHARDED_PATHS(ownership_sharded, hl_heaps_refill_from_os, after_free)
 HL_TLAB_PATHS(ownership_tlab_sharded, hl_heaps_refill_from_os, ownership_sharded_malloc,
               after_free, ownership_sharded_free)

@@ -11,6 +11,9 @@
  *   global_shard_key   the shard put() parks a superblock in: the CPU's or the thread's
  *   remote_queue_cap   a remote free that finds the owner's inbox full takes the lock path
  *   size_classes       pow2x4: 16-byte steps to 128, then 4 classes per power of two
+ *   tlab_sb_cache      a free fills the superblock's entry (and, counted, the next free
+ *                      into it is a hit); a superblock made interior by memalign after its
+ *                      entry was filled does not let the inner pointer into a bin
  *   purge, retain      empty superblocks parked in the global heap beyond `retain` bytes are
  *                      purged (dontneed: their pages leave memory at once) and reused
  *                      correctly; within `retain` they stay as they are */
@@ -147,6 +150,60 @@ static void tlab_foreign(void **state)
     }
     if (hl_cfg.tlab_foreign == HL_FOREIGN_ADOPT) assert_int_equal(got, hl_class_size(hl_class_of(100)));
     else assert_int_equal(got, 0);
+    hl_free(keep);
+}
+
+/* ---- tlab_sb_cache ----------------------------------------------------------------------- */
+
+static struct hl_tlab_sbc *sbc_entry(void *p)
+{
+    return (struct hl_tlab_sbc *)((char *)hl_tlab_of(hl_me.tlab_bins)->sbc +
+                                  (((uintptr_t)hl_sb_of(p) >> hl_tlab_sbc_shift) &
+                                   hl_tlab_sbc_mask));
+}
+
+static void tlab_sb_cache(void **state)
+{
+    (void)state;
+    if (!hl_cfg.tlab) skip();
+    void *keep = hl_malloc(40), *p = hl_malloc(40), *r = hl_malloc(40);
+    struct hoardlab_stats s0, s1;
+    hoardlab_stats(&s0);
+    hl_free(p);                          /* fills the entry (a miss) */
+    hl_free(r);                          /* same superblock: a hit */
+    hoardlab_stats(&s1);
+    if (!hl_cfg.tlab_sb_cache) {
+        assert_int_equal(sbc_entry(p)->sb, 0);
+        assert_int_equal(s1.tlab_sb_hits, s0.tlab_sb_hits);
+        hl_free(keep);
+        return;
+    }
+    assert_int_equal(sbc_entry(p)->sb, (uintptr_t)hl_sb_of(p));
+    if (hl_cfg.counting) {
+        assert_int_equal(s1.tlab_sb_fills - s0.tlab_sb_fills, 1);
+        assert_int_equal(s1.tlab_sb_hits - s0.tlab_sb_hits, 1);
+    }
+    /* An entry filled, then memalign makes its superblock interior: the inner pointer's free
+     * must find the bypass bin (hl_sb_generation moved), not the entry's class bin. The
+     * block memalign carves is the one just freed (the bin's head); one that happens to be
+     * aligned is kept and another tried. */
+    void *held[64];
+    int n = 0, tested = 0;
+    while (n < 64 && !tested) {
+        void *y = hl_malloc(300);
+        hl_free(y);                       /* the entry for y's superblock, y on the bin */
+        void *q = hl_memalign(256, 64);
+        if (q == y || hl_sb_of(q) != hl_sb_of(y)) {
+            held[n++] = q;
+            continue;
+        }
+        size_t before = my_tlab_bytes();
+        hl_free(q);
+        assert_int_equal(my_tlab_bytes(), before);
+        tested = 1;
+    }
+    for (int i = 0; i < n; i++) hl_free(held[i]);
+    assert_true(tested);
     hl_free(keep);
 }
 
@@ -454,6 +511,7 @@ int main(void)
         cmocka_unit_test(home_round_robin),
         cmocka_unit_test(home_stable_across_cpus),
         cmocka_unit_test(tlab_foreign),
+        cmocka_unit_test(tlab_sb_cache),
         cmocka_unit_test(tlab_adaptive),
         cmocka_unit_test(tlab_refill_and_flush),
         cmocka_unit_test(shard_key),

@@ -79,7 +79,8 @@ def test_every_per_thread_counter_is_counted_somewhere():
                     text += fh.read()
     for s in table():
         if s["from"] == "thread":
-            assert re.search(r"HL_COUNT\(\s*%s\b|ctr\.%s\b" % (s["name"], s["name"]), text), \
+            assert re.search(r"HL_COUNT\(\s*%s\b|HL_COUNT_IF\(\s*\w+\s*,\s*%s\b|ctr\.%s\b"
+                             % (s["name"], s["name"], s["name"]), text), \
                 s["name"]
 
 

@@ -14,9 +14,9 @@ import os
 from types import SimpleNamespace
 
 from .. import fmt as F
-from . import (cost, failures, header, heapmaps, history, hoard, hoard2026, knobs, memory,
-               michael, production, programs, purge, remote, series, taxonomy, throughput,
-               ucpp)
+from . import (cost, failures, fronts, header, heapmaps, history, hoard, hoard2026, knobs,
+               memory, michael, production, programs, purge, remote, series, taxonomy,
+               throughput, ucpp)
 from .plots import all_plots, plots_section
 
 __all__ = ("write", "all_plots")
@@ -34,6 +34,7 @@ SECTIONS = (
     ("bench", lambda c: michael.michael_section(c.bench, c.rounds, c.ncores, c.outdir)),
     ("bench", lambda c: hoard2026.hoard2026_section(c.bench, c.rounds, c.ncores)),
     ("bench", lambda c: history.history_section(c.bench, c.rounds, c.ncores)),
+    ("bench", lambda c: fronts.fronts_section(c.bench, c.baseline)),
     ("bench", lambda c: knobs.knob_section(c.bench, c.meta, c.ncores)),
     ("bench", lambda c: throughput.throughput_tables(c.bench, c.baseline, c.ncores)),
     ("bench", lambda c: production.production_section(c.bench)),
