@@ -103,7 +103,11 @@ class Execution:
             self.prog.plan(batch)
             if not self.run_queue(batch, deadline):
                 break
-        self.extra = added
+        first = max(r["index"] for r in runs) + 1      # the runs that were done, by group
+        for r in self.rows:
+            if r["index"] >= first and r["record"] == 0:
+                g = (r["variant"], r["workload_label"], r["threads"])
+                self.extra[g] = self.extra.get(g, 0) + 1
         self.undecided = undecided_groups(self.rows, self.rounds, ncores)
 
     def summary(self):
