@@ -27,13 +27,15 @@ class Execution:
         self.rng = random.Random(seed)
         self.done = 0
         self.redo_left = 0
+        self.last = None        # others' CPUs during the run before
 
     def run_one(self, run):
         """Wait for a quiet moment, run, and return the result with its `load`."""
-        before = self.waiter.before(self.done)
+        before = self.waiter.before(self.done, self.last)
         probe = load.Probe()
         res = runner.run_one(run, self.bdir, self.hlbench)
         res["load"] = dict(before, **load.during(probe, self.policy))
+        self.last = res["load"]["during_cpus"]
         return res
 
     def record(self, run, res, redone=False):

@@ -16,7 +16,7 @@ import time
 BUSY_CPUS = 0.5         # others' CPU use above this (in CPUs) makes a run disturbed
 QUIET_WAIT_S = 5.0      # the longest a run waits for the others' load to fall below it
 REDO_SHARE = 0.1        # at most this share of the planned runs is redone when disturbed
-WINDOW_S = 0.05         # the look just before a run (the shortest /proc/stat resolves)
+WINDOW_S = 0.05         # the look before a run after a busy one (/proc/stat resolves it)
 WAIT_STEP_S = 0.25      # while waiting: the length of each look
 GIVE_UP_AFTER = 3       # runs in a row that waited in vain: the load does not stop
 
@@ -91,8 +91,13 @@ class Waiter:
         """Whether the load is taken as one that does not stop."""
         return self.in_vain >= GIVE_UP_AFTER
 
-    def before(self, done=0):
-        """{'before_cpus', 'waited_s'} for the run about to start (`done` runs so far)."""
+    def before(self, done=0, last=None):
+        """{'before_cpus', 'waited_s'} for the run about to start (`done` runs so far).
+        `last`: others' CPUs during the run just before; when it was quiet that reading
+        stands for "just before" and costs nothing (an idle machine pays no look)."""
+        if last is not None and last <= self.policy.busy_cpus:
+            self.in_vain = 0
+            return {"before_cpus": last, "waited_s": 0.0}
         t0 = time.monotonic()
         cpus = look(WINDOW_S, self.sleep)
         limit = 0.0 if self.persistent() else self.policy.quiet_wait
