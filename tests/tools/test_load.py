@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import REPO, needs_built
-from hoardlab_lib import execute, load, sweep, tidy
+from hoardlab_lib import calibrate, execute, load, sweep, tidy
 
 TOOL = os.path.join(REPO, "tools", "hoardlab")
 BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
@@ -124,3 +124,34 @@ def test_load_keys_and_options_are_checked():
     assert s.load == load.Policy(0.5, 0.3, 0.5, 3.0)
     got = sweep.load_policy({"quiet_wait": "0", "redo": None}, str, s.load)
     assert got == load.Policy(0.5, 0.0, 0.5, 3.0)
+
+
+def test_calibration_grows_short_workloads_once_per_machine(tmp_path, monkeypatch):
+    s = sweep.Sweep("[sweep]\nstrategies = serial, hoard\nthreads = 1, 2\nscale = 0.1\n"
+                    "calibrate = yes\n[workload threadtest]\n[workload larson]\nscale = 4\n"
+                    "[workload census-threadtest]\nworkload = threadtest\nknobs = census=on\n",
+                    "t.ini", ncores=2, strategies=["serial", "hoard"])
+    runs = s.expand()
+    calls = []
+
+    def fake_run(run, bdir, hlbench=None):      # wall time: 0.2 s per unit of scale
+        calls.append((run["workload_label"], run["scale"]))
+        wall = 0.2 * run["scale"] * (2 if run["variant"] == "serial" else 1)
+        return {"status": "ok", "records": [{"wall_s": wall}]}
+    monkeypatch.setattr(calibrate.runner, "run_one", fake_run)
+    monkeypatch.setattr(calibrate, "key_of", lambda sw, bdir: "k")
+    got = calibrate.calibrate(s, runs, str(tmp_path), "hlbench", lambda m: None)
+    assert {label for label, _ in calls} == {"threadtest", "larson"}     # no census
+    assert len(calls) == 8 and all(sc in (0.025, 1.0) for _, sc in calls)
+    tt = got["workloads"]["threadtest"]
+    # shortest: hoard, 0.2 x 0.1 = 0.02 s -> x7.5 = 0.75
+    assert (tt["planned"], tt["scale"], tt["by"]) == (0.1, 0.75, "hoard t=1")
+    assert got["workloads"]["larson"]["scale"] == 4                     # 0.8 s: long enough
+    assert {r["scale"] for r in runs if r["workload_label"] == "threadtest"} == {0.75}
+    assert {r["scale"] for r in runs if r["workload_label"] == "census-threadtest"} == {0.1}
+    again = s.expand()
+    calls.clear()
+    assert calibrate.calibrate(s, again, str(tmp_path), "hlbench", lambda m: None)["reused"]
+    assert not calls and {r["scale"] for r in again if r["workload"] == "threadtest"
+                          and r["workload_label"] == "threadtest"} == {0.75}
+    assert calibrate.nice_up(0.7512) == 0.76 and calibrate.nice_up(12.01) == 13

@@ -2,14 +2,13 @@
 order, write runs.csv, rounds.csv, series.csv.xz and meta.json, count instructions (cost =
 yes), and make the plots and report.md, one report per kind of node when the runs span
 several. The command line (cli.py) and the Slurm commands (slurm/) both drive it."""
-import json
 import os
 import random
 import shutil
 import time
 
-from . import check, common, cost as costmod, fmt, meta as metamod, nodes, programs, report
-from . import execute, runner, sweep as sweepmod, tidy
+from . import calibrate, check, common, cost as costmod, execute, fmt, meta as metamod, nodes
+from . import programs, report, runner, sweep as sweepmod, tidy
 from .build import MEASURED_TARGETS, build_state, incremental_build
 from .common import REPO, ToolError, log, require
 
@@ -71,11 +70,12 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
         return None, 0
     hlbench = require(bdir, "hlbench")
     cost_names = cost_allocators(sw, bdir) if sw.cost else None
+    cal = calibrate.calibrate(sw, runs, bdir, hlbench, log) if sw.calibrate else None
     progs = programs.prepare(runs, bdir, quiet)     # setup and glibc's outputs, untimed
     outdir = out or out_dir_for(sw.name, root or os.path.join(REPO, "results"))
     os.makedirs(outdir, exist_ok=True)
     meta = metamod.collect(bdir, sw, {"shuffle_seed": seed, "runs_planned": len(runs),
-                                      "build": build})
+                                      "build": build, "calibration": cal})
     if progs:
         meta["programs"] = progs.meta
     metamod.write(os.path.join(outdir, "meta.json"), meta)

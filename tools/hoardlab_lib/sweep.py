@@ -20,6 +20,7 @@ Format (documented in docs/tool.md):
     quiet_wait = 5           ; seconds a run may wait for the others' load to fall below it
     redo = 0.1               ; share of the planned runs that may be redone when busy
     extra_time = 0           ; seconds of more repetitions for groups within noise
+    calibrate = no           ; grow a workload's scale until its shortest run lasts 0.15 s
 
     [allocators]             ; label = base[, knob=value ...]
     concurrent+pad = concurrent, padding=on
@@ -51,7 +52,7 @@ from .common import (ToolError, PRODUCTION, allocator_kind, parse_allocator_spec
 
 SWEEP_KEYS = {"name", "description", "strategies", "threads", "repetitions", "scale", "seed",
               "workload_seed", "baseline", "timeout", "pin", "cost", "busy_threshold",
-              "quiet_wait", "redo", "extra_time"}
+              "quiet_wait", "redo", "extra_time", "calibrate"}
 WORKLOAD_KEYS = {"workload", "threads", "repetitions", "scale", "knobs", "allocators",
                  "timeout", "pin", "workload_seed"}
 
@@ -244,6 +245,7 @@ class Sweep:
         vars(self).update(self.settings)
         self.seed = parse_int(s["seed"], "[sweep] seed", 0) if "seed" in s else None
         self.cost = parse_bool(s.get("cost", "no"), "%s: [sweep] cost" % self.path)
+        self.calibrate = parse_bool(s.get("calibrate", "no"), "%s: [sweep] calibrate" % self.path)
         self.baseline = s.get("baseline", "").strip() or None
         self.load = load_policy(s, lambda k: "%s:%d: [sweep] %s" % (
             self.path, self.line_of("sweep", k), k))

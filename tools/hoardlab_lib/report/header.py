@@ -44,7 +44,7 @@ def header(meta, rows, name):
             la0[0] if la0 else "?", la1[0] if la1 else "?", m.get("cores", "?"),
             "; the sweep's own runs use up to %d threads, which raises it" % most
             if most > (m.get("cores") or most) else ""))
-    lines += load_lines(meta, rows)
+    lines += load_lines(meta, rows) + calibration_lines(meta)
     lines.append("")
     build = meta.get("build") or {}
     if build.get("ran") is False and build.get("stale"):
@@ -101,6 +101,22 @@ def load_lines(meta, rows):
                        "; still within noise: %s" % "; ".join(ld["still_undecided"])
                        if ld.get("still_undecided") else ""))
     return out
+
+
+def calibration_lines(meta):
+    """The header's line on the scales calibrated to this machine (calibrate.py)."""
+    cal = meta.get("calibration")
+    if not cal:
+        return []
+    wl = cal.get("workloads") or {}
+    grown = ["%s %g -> %g (shortest run %.3f s: %s)" % (k, w["planned"], w["scale"],
+                                                        w["shortest_s"], w["by"])
+             for k, w in sorted(wl.items()) if w["scale"] != w["planned"]]
+    return ["- runs sized to the machine: each timing workload's shortest run estimated from "
+            "one run of every group at %g of its scale%s; a scale grows until that run lasts "
+            "%g s: %s" % (cal.get("fraction", 0), " (kept from an earlier sweep of this file on "
+                          "this machine and commit)" if cal.get("reused") else "",
+                          cal.get("target_s", 0), "; ".join(grown) or "none needed to")]
 
 
 def group_text(key):
