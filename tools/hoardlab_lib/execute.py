@@ -132,7 +132,7 @@ class Execution:
 
 def undecided_groups(rows, rounds, ncores):
     """{(variant, workload_label, threads): why} for the timing groups behind each taxonomy
-    verdict that is within noise: fast? (the variant and serial at 1 thread), scalable? (its
+    verdict that is within noise or undecided because the machine was busy: fast? (the variant and serial at 1 thread), scalable? (its
     scaling workloads) and false sharing decided from speed (active-/passive-false)."""
     res = {}
     ref = V.reference_variant(rows, "serial")
@@ -140,9 +140,9 @@ def undecided_groups(rows, rounds, ncores):
     for e in V.taxonomy(rows, rounds, ncores):
         v = e["variant"]
         for k in TIMING_VERDICTS:
-            if e[k]["value"] != V.WITHIN_NOISE:
+            if e[k]["value"] not in (V.WITHIN_NOISE, V.BUSY_UNDECIDED):
                 continue
-            why = "%s %s within noise" % (v, k)
+            why = "%s %s %s" % (v, k, e[k]["value"])
             for g in groups:
                 if k == "fast":
                     hit = g[0] in (v, ref) and g[2] == 1 and \

@@ -60,7 +60,8 @@ class Context(SimpleNamespace):
     baseline, name, plot_files, plot_errors; and the taxonomy, which write() returns."""
 
     def taxonomy_section(self):
-        lines, self.taxonomy = taxonomy.taxonomy_section(self.bench, self.rounds, self.ncores)
+        lines, self.taxonomy = taxonomy.taxonomy_section(self.bench, self.rounds, self.ncores,
+                                                         self.meta)
         return lines
 
 
