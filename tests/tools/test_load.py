@@ -155,3 +155,14 @@ def test_calibration_grows_short_workloads_once_per_machine(tmp_path, monkeypatc
     assert not calls and {r["scale"] for r in again if r["workload"] == "threadtest"
                           and r["workload_label"] == "threadtest"} == {0.75}
     assert calibrate.nice_up(0.7512) == 0.76 and calibrate.nice_up(12.01) == 13
+
+
+def test_waiting_never_takes_longer_than_the_runs(hog):
+    w = load.Waiter(load.Policy(0.5, 0.3, 0.1, 0))
+    assert w.before()["waited_s"] > load.WINDOW_S and w.limit == 0.3
+    w.in_vain = 0                       # not given up: only the allowance holds it back
+    w.before()
+    assert w.limit == 0                 # no run time yet: nothing left to wait
+    w.ran_s, w.in_vain = 10.0, 0
+    w.before()
+    assert w.limit == 0.3               # the runs took long enough: it may wait again

@@ -36,6 +36,7 @@ class Execution:
         res = runner.run_one(run, self.bdir, self.hlbench)
         res["load"] = dict(before, **load.during(probe, self.policy))
         self.last = res["load"]["during_cpus"]
+        self.waiter.ran_s += res["elapsed_s"]
         return res
 
     def record(self, run, res, redone=False):

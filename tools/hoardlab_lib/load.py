@@ -78,14 +78,16 @@ def look(seconds, sleep=time.sleep):
 
 class Waiter:
     """Before each run: wait up to policy.quiet_wait seconds for others' load to fall below
-    policy.busy_cpus, looking in steps. After GIVE_UP_AFTER runs in a row that waited in
-    vain the load is taken as one that does not stop: runs then only look (and `gave_up`
+    policy.busy_cpus, looking in steps, and never more in all than the runs took (ran_s).
+    After GIVE_UP_AFTER runs in a row that found the machine busy the load is taken as one that does not stop: runs then only look (and `gave_up`
     says when), until a look finds the machine quiet again."""
 
     def __init__(self, policy, sleep=time.sleep):
         self.policy, self.sleep = policy, sleep
         self.in_vain, self.gave_up, self.waited_s = 0, None, 0.0
         self.runs_waited = 0
+        self.ran_s = 0.0        # the runs' own time so far (Execution adds it)
+        self.limit = None       # the longest the last run could have waited, s
 
     def persistent(self):
         """Whether the load is taken as one that does not stop."""
@@ -100,7 +102,11 @@ class Waiter:
             return {"before_cpus": last, "waited_s": 0.0}
         t0 = time.monotonic()
         cpus = look(WINDOW_S, self.sleep)
-        limit = 0.0 if self.persistent() else self.policy.quiet_wait
+        # waiting never takes longer than the runs themselves (plus one wait): a sweep beside
+        # a load that comes and goes lasts at most about twice as long as on an idle machine
+        allowance = self.ran_s + self.policy.quiet_wait - self.waited_s
+        limit = 0.0 if self.persistent() else max(0.0, min(self.policy.quiet_wait, allowance))
+        self.limit = limit
         while cpus is not None and cpus > self.policy.busy_cpus and \
                 time.monotonic() - t0 < limit:
             cpus = look(WAIT_STEP_S, self.sleep)
@@ -108,7 +114,7 @@ class Waiter:
         quiet = cpus is None or cpus <= self.policy.busy_cpus
         if quiet:
             self.in_vain = 0
-        elif limit > 0:
+        else:
             self.in_vain += 1
             if self.in_vain == GIVE_UP_AFTER and self.gave_up is None:
                 self.gave_up = done
