@@ -398,3 +398,13 @@ def test_false_sharing_under_cpu_heap_selection_says_it_depends_on_placement():
     pinned = V.taxonomy([dict(r, pin=1) for r in rows], [], 2, placement={"h"})[0]
     assert V.PLACEMENT_NOTE not in pinned["false_sharing"]["note"]
     assert "false_sharing" in pinned["mismatches"]
+
+
+def test_beside_a_load_that_never_stops_every_timing_verdict_says_why():
+    rows = [busy(row("serial", "threadtest", t, x)) for t, x in ((1, 100), (1, 120), (2, 90))] + \
+        [busy(row("a", "threadtest", t, x)) for t, x in ((1, 70), (1, 110), (2, 150), (2, 80))]
+    e = {x["variant"]: x for x in V.taxonomy(rows, [], 2)}
+    assert e["serial"]["fast"]["value"] == "yes"                 # the reference, by definition
+    assert e["a"]["fast"]["value"] == V.BUSY_UNDECIDED           # all runs: within noise
+    assert e["a"]["scalable"]["value"] == V.BUSY_UNDECIDED
+    assert e["a"]["false_sharing"]["value"] == "undecided"       # no data at all: not the load

@@ -254,21 +254,29 @@ def undecided(value):
 
 def quiet_timing(entry, rows, quiet, ref, ncores):
     """The timing verdicts of `entry` decided from the runs no other process disturbed
-    (`quiet`, runs.csv's load.busy = 0): where those decide, their verdict stands; where only
-    the busy runs would have decided it, BUSY_UNDECIDED — a verdict never rests on them."""
+    (`quiet`, runs.csv's load.busy = 0): where those decide, their verdict stands; where they
+    do not and runs of the variant (or of the reference, for fast?) were set aside as busy,
+    BUSY_UNDECIDED, with both readings as evidence — a verdict never rests on busy runs."""
     v = entry["variant"]
-    for k, q in (("fast", fast(quiet, v, ref)), ("scalable", scalable(quiet, v, ncores)),
-                 ("false_sharing", false_sharing(quiet, v, ncores))):
-        n_busy = len(rows) - len(quiet)
+    keys = [("scalable", scalable(quiet, v, ncores)),
+            ("false_sharing", false_sharing(quiet, v, ncores))]
+    if v != ref:                    # the reference is fast by definition, not by timing
+        keys.insert(0, ("fast", fast(quiet, v, ref)))
+    ids = {id(r) for r in quiet}
+    for k, q in keys:
+        of = (v, ref) if k == "fast" else (v,)
+        n_busy = sum(1 for r in rows if r.get("variant") in of and id(r) not in ids)
+        if not n_busy:
+            continue
         if not undecided(q["value"]):
             if q != entry[k]:
                 q["note"] = "; ".join(x for x in (q["note"], "from the quiet runs: %d busy "
                                                   "runs set aside" % n_busy) if x)
             entry[k] = q
-        elif not undecided(entry[k]["value"]):
+        elif entry[k]["value"] != "undecided":     # (undecided either way: no data, stays)
             entry[k] = verdict(BUSY_UNDECIDED, "all runs: %s, %s; the quiet runs alone: %s" % (
                 entry[k]["value"], entry[k]["evidence"], q["value"]),
-                "other processes used the CPUs during %d runs" % n_busy)
+                "other processes used the CPUs during %d of its runs" % n_busy)
 
 
 def placement_dependent(rows, v, placement):
