@@ -6,7 +6,7 @@ report's 0.1 s floor with a margin) the workload's scale grows until it is not. 
 grows: a sweep's own choice stands where it is long enough.
 
 A calibration holds for one sweep file on one machine and build: it is kept in the build
-folder (calibration.json, keyed by host, CPU model, commit and the sweep's text) and reused,
+folder (calibration.json, keyed by host, CPU model and the sweep's text) and reused,
 so only the first sweep on a machine pays for it (about 1 / (4 x repetitions) of its time)."""
 import hashlib
 import json
@@ -45,9 +45,11 @@ def timing_groups(runs):
 
 
 def key_of(sw, bdir):
-    git = metamod.git_info()
-    text = "\n".join([platform.node(), metamod.cpu_model() or "", git.get("commit") or "",
-                      git.get("diff_sha1") or "", os.path.realpath(bdir), sw.text])
+    """The machine (host, CPU model), the build folder and the sweep's text: not the commit,
+    as a machine's speed does not change with it (a change that makes runs short again shows
+    in the report's short-runs line, and a new sweep text calibrates anew)."""
+    text = "\n".join([platform.node(), metamod.cpu_model() or "", os.path.realpath(bdir),
+                      sw.text])
     return hashlib.sha1(text.encode()).hexdigest()
 
 

@@ -115,7 +115,7 @@ def calibration_lines(meta):
     return ["- runs sized to the machine: each timing workload's shortest run estimated from "
             "one run of every group at %g of its scale%s; a scale grows until that run lasts "
             "%g s: %s" % (cal.get("fraction", 0), " (kept from an earlier sweep of this file on "
-                          "this machine and commit)" if cal.get("reused") else "",
+                          "this machine)" if cal.get("reused") else "",
                           cal.get("target_s", 0), "; ".join(grown) or "none needed to")]
 
 
