@@ -313,7 +313,8 @@ def taxonomy(rows, rounds, ncores, strategies=None, placement=()):
                  "claim": paper.claim(strat)}
         if len(quiet) < len(rows):
             quiet_timing(entry, rows, quiet, ref, ncores)
-        if placement_dependent(rows, v, placement):
+        if placement_dependent(rows, v, placement) and \
+                not undecided(entry["false_sharing"]["value"]):
             fs = entry["false_sharing"]
             fs["note"] = "; ".join(x for x in (fs["note"], PLACEMENT_NOTE) if x)
         entry["mismatches"] = [k for k in ("fast", "scalable", "false_sharing", "blowup")
