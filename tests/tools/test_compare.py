@@ -1,6 +1,7 @@
 """`hoardlab compare` on synthetic results folders whose answer is known: one clear speed-up,
 one difference inside the noise, one group with too few runs (no build needed)."""
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -64,3 +65,54 @@ def test_two_allocators_of_one_folder_and_the_command(tmp_path):
     p = subprocess.run([sys.executable, os.path.join(REPO, "tools", "hoardlab"), "compare", d,
                         "--allocators", "x", "z"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "no allocator 'z'" in p.stderr
+
+
+def write_folder(path, rows, meta=None):
+    """A results folder of `rows` (dicts; the columns are their keys) and meta.json."""
+    os.makedirs(path)
+    cols = sorted({k for r in rows for k in r})
+    with open(os.path.join(path, "runs.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols)
+        w.writeheader()
+        w.writerows(rows)
+    if meta is not None:
+        with open(os.path.join(path, "meta.json"), "w") as f:
+            json.dump(meta, f)
+    return str(path)
+
+
+def meta_of(commit, load, cpu="Xeon"):
+    return {"git": {"commit": commit, "dirty": False},
+            "machine": {"cpu_model": cpu, "cores": 2, "loadavg_start": [load, 0, 0],
+                        "loadavg_end": [load, 0, 0]}}
+
+
+def test_folders_of_another_commit_or_load_are_warned_about_first(tmp_path):
+    rows = [{"status": "ok", "variant": "hoard", "workload_label": "threadtest", "threads": 1,
+             "throughput": 100 + i} for i in range(3)]
+    a = write_folder(tmp_path / "a", rows, meta_of("a" * 40, 2.3))
+    b = write_folder(tmp_path / "b", rows, meta_of("b" * 40, 7.6))
+    text = compare.run(a, b)[0].splitlines()
+    assert text[0].startswith("WARNING: the two folders differ in commit, load")
+    assert any("load average A 2.3, B 7.6" in ln for ln in text[1:4])
+    same = write_folder(tmp_path / "c", rows, meta_of("a" * 40, 2.5))
+    assert not compare.run(a, same)[0].startswith("WARNING")
+    other = write_folder(tmp_path / "d", rows, meta_of("a" * 40, 2.3, cpu="EPYC"))
+    assert "machine: cpu_model A Xeon, B EPYC" in compare.run(a, other)[0]
+
+
+def test_a_knob_that_did_not_act_is_said_so(tmp_path):
+    rows = []
+    for knob, thr in (("list", 124), ("lock", 100)):
+        for t, remote in ((1, 21), (2, 50000)):
+            for i in range(5):
+                rows.append({"status": "ok", "variant": "hoard[remote_free=%s]" % knob,
+                             "knobs": "remote_free=%s" % knob, "workload_label": "prodcons",
+                             "threads": t, "throughput": thr + i, "hoardlab.mallocs": 400000,
+                             "hoardlab.remote_frees": remote if i else 0})
+    d = write_folder(tmp_path / "k", rows)
+    res = {r["threads"]: r for r in compare.run(d, allocators=["hoard[remote_free=lock]",
+                                                              "hoard[remote_free=list]"])[1]}
+    assert res[1]["verdict"].startswith("did not act (remote_free: ")
+    assert res[1]["ratio"] > 1.2                   # the ratio stays, the verdict does not
+    assert res[2]["verdict"] == "faster"           # 50000 remote frees: the knob acted

@@ -4,7 +4,7 @@ for thread counts, and threads as run (xfree). Synthetic rows."""
 import itertools
 import re
 
-from hoardlab_lib import fmt, verdicts as V
+from hoardlab_lib import fmt, report, verdicts as V
 from hoardlab_lib.report import header, knobs, memory, throughput, ucpp
 
 _ids = itertools.count()
@@ -69,8 +69,10 @@ def test_every_median_cell_has_its_spread(tmp_path):
              and not ln.startswith("| workload") for c in ln.strip("|").split("|")]
     numeric = [c for c in cells if re.match(r"^[0-9.]+[kMG]?( |$)", c)]
     assert numeric
-    bare = [c for c in numeric if "±" not in c and not re.match(r"^\d+( \(\d+ threads run\))?$", c)]
-    assert bare == [], bare                      # thread counts aside, every number has ±
+    bare = [c for c in numeric if "±" not in c and not re.search(r" \[[0-9.]+[kMG]?, ", c)
+            and not re.match(r"^\d+( \(\d+ threads run\))?$", c)]
+    assert bare == [], bare                      # thread counts aside, every number has ± (or
+    assert "400 [100, 920]" in numeric           # its interval, above 100%)
     thr = "\n".join(throughput.throughput_tables(rows, "serial"))
     assert "t=2 (4 threads run)" in thr          # xfree's columns say what ran
     assert "(short)" in thr
@@ -126,3 +128,38 @@ def test_throughput_speedup_column_at_p():
     text = "\n".join(throughput.throughput_tables(sweep_rows(), "serial", ncores=2))
     assert "| allocator | t=1 | t=2 | t=4 | speedup t=2 / t=1 |" in text
     assert "| serial | 100 ±2% | 200 ±2% | 400 ±2% | 2.00 ±4% |" in text
+
+
+def test_a_spread_over_100_percent_is_an_interval():
+    assert fmt.pm(V.spread_of([0.08, 1.0, 12.0]), "%.2f") == "1.00 [0.08, 12.00]"
+    assert fmt.pm(V.spread_of([0.5, 1.0, 2.0]), "%.2f") == "1.00 ±100%"
+
+
+def test_knob_table_reference_is_the_baseline_else_the_default():
+    # list is alphabetically first; lock is remote_free's default and, here, the baseline's
+    rows = []
+    for val, x in (("list", 200.0), ("lock", 100.0), ("queue", None)):
+        for rep in range(2):
+            rows.append(row("h-" + val, "larson", 2, x, rep, strategy="hoard",
+                            **{"knob.remote_free": val}))
+    default = {"machine": {"cores": 2},
+               "config_table": [{"name": "remote_free", "default": "lock"}]}
+    for meta, why in ((default, "the default"),
+                      ({"machine": {"cores": 2}, "sweep": {"baseline": "h-lock"}},
+                       "the baseline `h-lock`'s")):
+        text = "\n".join(knobs.knob_section(rows, meta))
+        head = next(ln for ln in text.splitlines() if ln.startswith("| workload"))
+        assert head.split("|")[4].strip() == "remote_free=lock"
+        assert "remote_free=queue" not in head          # never measured: no column
+        line = next(ln for ln in text.splitlines() if ln.startswith("| larson"))
+        assert "(x2.00" in line.split("|")[5]           # list against lock, not 0.50
+        assert "reference `remote_free=lock` (%s;" % why in text
+
+
+def test_a_sweep_of_one_knob_leads_with_its_section():
+    one = [row("h", "larson", 2, 1.0, 0, strategy="hoard", **{"knob.tlab": v})
+           for v in ("on", "off")]
+    order = report.leading_knob(report.SECTIONS, one)
+    assert order[2] is report.KNOB_SECTION and len(order) == len(report.SECTIONS)
+    two = [dict(r, **{"knob.lock": v}) for r, v in zip(one, ("spin", "mutex"))]
+    assert report.leading_knob(report.SECTIONS, two) is report.SECTIONS

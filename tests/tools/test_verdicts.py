@@ -364,3 +364,47 @@ def test_table5_throughput_at_p_memory_at_the_highest():
     text = "\n".join(RH.table56(rows, ncores=2))
     line = next(ln for ln in text.splitlines() if ln.startswith("| larson"))
     assert line.startswith("| larson (t=14) |") and "100 ±? at t=2, A/U 2.00" in line
+
+
+# --- a busy machine and thread placement (issue 38) ---------------------------------------
+
+def busy(r, b=1):
+    return dict(r, **{"load.busy": b})
+
+
+def test_a_verdict_never_rests_on_busy_runs():
+    serial = [busy(row("serial", "threadtest", 1, x), 0) for x in (100, 101, 99)]
+    # every run of a was disturbed: they alone would say no, the quiet runs cannot say
+    busy_a = [busy(row("a", "threadtest", 1, x)) for x in (40, 41, 42, 43, 44)]
+    e = {x["variant"]: x for x in V.taxonomy(serial + busy_a, [], 2)}
+    assert V.fast(serial + busy_a, "a", "serial")["value"] == "no"    # all runs
+    assert e["a"]["fast"]["value"] == V.BUSY_UNDECIDED
+    assert "the quiet runs alone: undecided" in e["a"]["fast"]["evidence"]
+    assert "fast" not in e["a"]["mismatches"]
+    # quiet runs that decide: their verdict stands, whatever the busy ones said
+    quiet_b = [busy(row("b", "threadtest", 1, x), 0) for x in (95, 96, 97)]
+    busy_b = [busy(row("b", "threadtest", 1, x)) for x in (10, 11, 12, 13, 14, 15, 16)]
+    e = {x["variant"]: x for x in V.taxonomy(serial + quiet_b + busy_b, [], 2)}
+    assert e["b"]["fast"]["value"] == "yes" and "busy runs set aside" in e["b"]["fast"]["note"]
+
+
+def test_false_sharing_under_cpu_heap_selection_says_it_depends_on_placement():
+    rows = [row("h", "census-threadtest", 2, census=3), row("h", "threadtest", 1, 100)]
+    rows = [dict(r, strategy="hoard", pin=0) for r in rows]     # hoard: the paper says yes
+    e = V.taxonomy(rows, [], 2, placement={"h"})[0]
+    assert e["false_sharing"]["value"] == "no"
+    assert V.PLACEMENT_NOTE in e["false_sharing"]["note"]
+    assert "false_sharing" not in e["mismatches"]          # the paper says yes: not held against
+    pinned = V.taxonomy([dict(r, pin=1) for r in rows], [], 2, placement={"h"})[0]
+    assert V.PLACEMENT_NOTE not in pinned["false_sharing"]["note"]
+    assert "false_sharing" in pinned["mismatches"]
+
+
+def test_beside_a_load_that_never_stops_every_timing_verdict_says_why():
+    rows = [busy(row("serial", "threadtest", t, x)) for t, x in ((1, 100), (1, 120), (2, 90))] + \
+        [busy(row("a", "threadtest", t, x)) for t, x in ((1, 70), (1, 110), (2, 150), (2, 80))]
+    e = {x["variant"]: x for x in V.taxonomy(rows, [], 2)}
+    assert e["serial"]["fast"]["value"] == "yes"                 # the reference, by definition
+    assert e["a"]["fast"]["value"] == V.BUSY_UNDECIDED           # all runs: within noise
+    assert e["a"]["scalable"]["value"] == V.BUSY_UNDECIDED
+    assert e["a"]["false_sharing"]["value"] == "undecided"       # no data at all: not the load

@@ -43,6 +43,19 @@ def parse_run(sub):
     s.set_defaults(func=commands.cmd_run)
 
 
+def add_load_options(s):
+    """The machine's other load (load.py; the [sweep] keys of the same names, which these
+    override)."""
+    s.add_argument("--busy-threshold", metavar="CPUS", help="other processes' CPU use "
+                   "above which a run is busy (default 0.5)")
+    s.add_argument("--quiet-wait", metavar="SECONDS", help="longest wait before a run for "
+                   "the other load to fall below the threshold (default 5; 0: no wait)")
+    s.add_argument("--redo", metavar="SHARE", help="share of the planned runs that may be "
+                   "redone when busy (default 0.1)")
+    s.add_argument("--extra-time", metavar="SECONDS", help="time for more repetitions of "
+                   "groups whose verdict is within noise (default 0; main: 120)")
+
+
 def parse_sweep(sub):
     s = sub.add_parser("sweep", help="run a sweep file, write results/<date>-<name>/")
     s.add_argument("file")
@@ -53,6 +66,7 @@ def parse_sweep(sub):
     add_no_build(s)
     s.add_argument("-j", "--jobs", type=int, help="ninja jobs for the build")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    add_load_options(s)
     slurm.add_sweep_options(s)
     s.set_defaults(func=commands.cmd_sweep)
 
@@ -217,6 +231,7 @@ def parse_main(sub):
     s.add_argument("-j", "--jobs", type=int)
     s.add_argument("--results", help="parent of the output directory (default results/)")
     s.add_argument("-q", "--quiet", action="store_true")
+    add_load_options(s)
     s.set_defaults(func=commands.cmd_main)
 
 

@@ -74,10 +74,16 @@ def cmd_sweep(a):
     if slurm.options_used(a):
         return slurm.cmd_sweep(a, bdir, build)
     path, bad = orchestrate.run_sweep(a.file, bdir, out=a.out, root=a.results, seed=a.seed,
-                          quiet=a.quiet, dry_run=a.dry_run, build=build)
+                          quiet=a.quiet, dry_run=a.dry_run, build=build,
+                          load_options=load_options(a))
     if path:
         print(path)
     return 1 if bad else 0
+
+
+def load_options(a):
+    """The load options given on the command line (cli.add_load_options), by [sweep] key."""
+    return {k: getattr(a, k) for k in sweepmod.LOAD_KEYS}
 
 
 def cmd_report(a):
@@ -101,7 +107,8 @@ def cmd_main(a):
     # Only what a sweep runs; `hoardlab build` and `hoardlab test` build everything.
     build = incremental_build(bdir, MEASURED_TARGETS, a.jobs)
     path, bad = orchestrate.run_sweep(os.path.join(REPO, "configs", "sweeps", "taxonomy.ini"), bdir,
-                          root=a.results, quiet=a.quiet, build=build)
+                          root=a.results, quiet=a.quiet, build=build,
+                          load_options=load_options(a))
     print("report: %s" % path)
     return 1 if bad else 0
 

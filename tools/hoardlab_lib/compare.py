@@ -14,8 +14,8 @@ import os
 import random
 import statistics
 
-from . import tidy
-from .common import ToolError
+from . import meta as metamod, tidy
+from .common import ToolError, knob_key
 from .fmt import si
 
 RESAMPLES = 2000
@@ -24,6 +24,18 @@ MIN_RUNS = 3
 # Metrics where lower is better, said as faster / slower; any other metric but throughput
 # is said as higher / lower.
 TIMES = {"wall_s", "elapsed_s"}
+# A knob's mechanism acts only on what its statistic counts (`hlconfig --stats`): where the
+# runs of both sides counted at most ACT_MIN of it per malloc, the knob could not act and a
+# difference is not its effect. knob (or its prefix): (statistics, what they count).
+ACTS = {"remote_": (("remote_frees",), "remote frees"),
+        "global_": (("global_to", "global_from"), "superblocks moved to or from the global heap"),
+        "empty_fraction": (("global_to",), "superblocks moved to the global heap"),
+        "release_threshold": (("global_to",), "superblocks moved to the global heap"),
+        "large_": (("large_allocs",), "large allocations")}
+ACT_MIN = 1e-4
+# Folders whose load differs by more than this factor (and LOAD_GAP in absolute terms) are
+# said to differ in load.
+LOAD_FACTOR, LOAD_GAP = 1.5, 0.5
 
 
 def load(folder):
@@ -91,8 +103,111 @@ def compare(a_rows, b_rows, metric="throughput", a_variant=None, b_variant=None)
         else:
             row["ratio"], (row["low"], row["high"]) = interval(a, b, rng)
             row["verdict"] = verdict(row["low"], row["high"], metric)
+        va, vb = (a_variant, b_variant) if a_variant is not None else (key[0], key[0])
+        quiet = did_not_act(differing(a_rows, b_rows, va, vb), a_rows, b_rows,
+                            (va,) + key[1:], (vb,) + key[1:])
+        if quiet:
+            row["verdict"] = quiet
         res.append(row)
     return res
+
+
+def acting(knob):
+    """(statistics, what they count) that show `knob` acted, or None (no counter says so)."""
+    k = knob_key(knob)
+    for prefix, what in ACTS.items():
+        if k == prefix or (prefix.endswith("_") and k.startswith(prefix)):
+            return what
+    return None
+
+
+def knobs_of(rows, variant):
+    r = next((r for r in rows if r.get("variant") == variant), None)
+    text = str((r or {}).get("knobs") or "")
+    return dict(kv.split("=", 1) for kv in text.split(";") if "=" in kv)
+
+
+def differing(a_rows, b_rows, a_variant, b_variant):
+    """The knobs whose values differ between the two sides' variant."""
+    ka, kb = knobs_of(a_rows, a_variant), knobs_of(b_rows, b_variant)
+    return sorted(k for k in set(ka) | set(kb) if ka.get(k) != kb.get(k))
+
+
+def per_malloc(rows, key, stats):
+    """[the statistics' sum / mallocs] of the ok runs of a group (None: not counted)."""
+    out = []
+    for r in rows:
+        if r.get("status") != "ok" or \
+                (r.get("variant"), r.get("workload_label"), r.get("threads")) != key:
+            continue
+        vals = [r.get("hoardlab." + s) for s in stats]
+        m = r.get("hoardlab.mallocs")
+        if any(not isinstance(v, (int, float)) for v in vals) or not m:
+            return None
+        out.append(sum(vals) / m)
+    return out or None
+
+
+def did_not_act(knobs, a_rows, b_rows, a_key, b_key):
+    """'did not act (...)' when no knob in `knobs` acted in either side's runs of the group
+    (each one's statistics at most ACT_MIN per malloc in every run), else None."""
+    said = []
+    for k in knobs:
+        what = acting(k)
+        if what is None:
+            return None
+        counts = [per_malloc(rows, key, what[0]) for rows, key in
+                  ((a_rows, a_key), (b_rows, b_key))]
+        if any(c is None for c in counts) or max(max(c) for c in counts) > ACT_MIN:
+            return None
+        said.append("%s: at most %.0e %s per malloc" % (k, max(max(c) for c in counts) or 0,
+                                                        what[1]))
+    return "did not act (%s)" % "; ".join(said) if said else None
+
+
+def folder_differences(a, b):
+    """Lines warning that two folders differ in commit, machine or load (meta.json and the
+    runs' load columns), for the head of the comparison; [] when nothing differs."""
+    ma, mb = (metamod.read(os.path.join(f, "meta.json")) for f in (a, b))
+    out = []
+    ga, gb = ma.get("git") or {}, mb.get("git") or {}
+    ca, cb = ga.get("commit"), gb.get("commit")
+    if ca and cb and (ca != cb or ga.get("diff_sha1") != gb.get("diff_sha1")):
+        out.append("commit: A %s%s, B %s%s" % (ca[:12], " (uncommitted changes)" if
+                                               ga.get("dirty") else "", cb[:12],
+                                               " (uncommitted changes)" if gb.get("dirty")
+                                               else ""))
+    xa, xb = ma.get("machine") or {}, mb.get("machine") or {}
+    for key in ("cpu_model", "cores", "hostname"):
+        if xa.get(key) and xb.get(key) and xa.get(key) != xb.get(key):
+            out.append("machine: %s A %s, B %s" % (key, xa[key], xb[key]))
+            break
+    la, lb = machine_load(ma, a), machine_load(mb, b)
+    for what, (x, y) in (("load average", (la[0], lb[0])),
+                         ("other processes' CPU use during runs", (la[1], lb[1]))):
+        if x is not None and y is not None and abs(x - y) > LOAD_GAP and \
+                max(x, y) > LOAD_FACTOR * max(min(x, y), 1e-9):
+            out.append("load: %s A %.1f, B %.1f" % (what, x, y))
+    return out
+
+
+def machine_load(meta, folder):
+    """(the larger 1-minute load average at start and end, the median of others' CPU use
+    during the runs) of a folder; None where not recorded."""
+    m = meta.get("machine") or {}
+    la = [x[0] for x in (m.get("loadavg_start"), m.get("loadavg_end")) if x]
+    rows = load(folder)
+    during = [r["load.during_cpus"] for r in rows
+              if isinstance(r.get("load.during_cpus"), (int, float))]
+    return (max(la) if la else None), (statistics.median(during) if during else None)
+
+
+def warning_lines(diffs):
+    if not diffs:
+        return []
+    return ["WARNING: the two folders differ in %s: a ratio below mixes that difference with "
+            "the allocators'" % ", ".join(sorted({d.split(":")[0] for d in diffs}))] + \
+        ["  " + d for d in diffs] + [""]
 
 
 def table(res, metric, a_name, b_name):
@@ -102,8 +217,9 @@ def table(res, metric, a_name, b_name):
     lines = ["B = %s against A = %s; %s (%s)" % (b_name, a_name, metric, better),
              "ratio: median of B / median of A; interval: 95 %% percentile bootstrap of that "
              "ratio (%d resamples, seed %d); the verdict is the interval's: containing 1 = no "
-             "significant difference; fewer than %d runs a side: too few runs"
-             % (RESAMPLES, SEED, MIN_RUNS), ""]
+             "significant difference; fewer than %d runs a side: too few runs; where the knob "
+             "compared could not act (its own statistic, e.g. remote frees, at most %g per "
+             "malloc on both sides): did not act" % (RESAMPLES, SEED, MIN_RUNS, ACT_MIN), ""]
     head = (["allocator"] if any(r["variant"] for r in res) else []) + \
         ["workload", "threads", "A median (n)", "B median (n)", "B/A", "95% interval", "verdict"]
     body = []
@@ -141,4 +257,4 @@ def run(a, b=None, allocators=None, metric="throughput"):
     if b is None:
         raise ToolError("compare: give two results folders, or one and --allocators X Y")
     res = compare(load(a), load(b), metric)
-    return table(res, metric, a, b), res
+    return "\n".join(warning_lines(folder_differences(a, b)) + [table(res, metric, a, b)]), res

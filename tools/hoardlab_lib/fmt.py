@@ -21,7 +21,8 @@ SPREAD_NOTE = ("Every measured median in the tables below (a time, a throughput,
                "a ratio of them) is shown as `median ±p%`: all repetitions of the group lie "
                "within p% of the median (p = the larger of max/median - 1 and 1 - "
                "min/median); for a ratio of two medians, p covers every ratio of a repetition "
-               "of one group to a repetition of the other. `±?`: one repetition, no spread "
+               "of one group to a repetition of the other. Where p would exceed 100%, the cell shows "
+               "the interval itself: `median [min, max]`. `±?`: one repetition, no spread "
                "known.")
 
 
@@ -33,6 +34,9 @@ def pm(s, fmt=si):
     text = fmt(s.med) if callable(fmt) else fmt % s.med
     if s.n < 2:
         return text + " ±?"
+    if s.rel() > 1.0:       # ±636% reads as nonsense: the interval says what it is
+        f = fmt if callable(fmt) else (lambda x: fmt % x)
+        return "%s [%s, %s]" % (text, f(s.lo), f(s.hi))
     return "%s ±%.0f%%" % (text, s.rel() * 100)
 
 

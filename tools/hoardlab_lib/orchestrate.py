@@ -2,14 +2,13 @@
 order, write runs.csv, rounds.csv, series.csv.xz and meta.json, count instructions (cost =
 yes), and make the plots and report.md, one report per kind of node when the runs span
 several. The command line (cli.py) and the Slurm commands (slurm/) both drive it."""
-import json
 import os
 import random
 import shutil
 import time
 
-from . import check, common, cost as costmod, fmt, meta as metamod, nodes, programs, report
-from . import runner, sweep as sweepmod, tidy
+from . import calibrate, check, common, cost as costmod, execute, fmt, meta as metamod, nodes
+from . import programs, report, runner, sweep as sweepmod, tidy
 from .build import MEASURED_TARGETS, build_state, incremental_build
 from .common import REPO, ToolError, log, require
 
@@ -48,15 +47,18 @@ def validate_sweep(sw, runs, bdir):
 
 
 def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=False,
-              build=None):
+              build=None, load_options=None):
     """Run the sweep at `path`; returns (report path, runs not ok), or (None, 0) for a dry
-    run."""
+    run. load_options: {LOAD_KEYS key: value or None} from the command line, over the
+    file's."""
     sw = sweepmod.load(path, strategies=strategies_or_none(bdir))
     runs = sw.expand()
     if seed is None:
         seed = sw.seed if sw.seed is not None else random.SystemRandom().randrange(1 << 31)
     order = sweepmod.shuffled(runs, seed)
     validate_sweep(sw, runs, bdir)
+    policy = sweepmod.load_policy(load_options or {}, lambda k: "--" + k.replace("_", "-"),
+                                  sw.load)
     if dry_run:
         print("sweep %s: %d runs, shuffle seed %d" % (sw.name, len(runs), seed))
         for i, r in enumerate(order):
@@ -68,11 +70,12 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
         return None, 0
     hlbench = require(bdir, "hlbench")
     cost_names = cost_allocators(sw, bdir) if sw.cost else None
+    cal = calibrate.calibrate(sw, runs, bdir, hlbench, log) if sw.calibrate else None
     progs = programs.prepare(runs, bdir, quiet)     # setup and glibc's outputs, untimed
     outdir = out or out_dir_for(sw.name, root or os.path.join(REPO, "results"))
     os.makedirs(outdir, exist_ok=True)
     meta = metamod.collect(bdir, sw, {"shuffle_seed": seed, "runs_planned": len(runs),
-                                      "build": build})
+                                      "build": build, "calibration": cal})
     if progs:
         meta["programs"] = progs.meta
     metamod.write(os.path.join(outdir, "meta.json"), meta)
@@ -81,38 +84,25 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
     log("sweep %s: %d runs, shuffle seed %d -> %s" % (sw.name, len(runs), seed, outdir))
     prog = runner.Progress(len(order), quiet=quiet)
     prog.plan(order)
-    rows, rounds, series = [], [], []
-    rec_path = os.path.join(outdir, "records.jsonl")
     t0 = time.time()
-    interrupted = False
     try:
-        with open(rec_path, "w") as recf:
-            for i, run in enumerate(order):
-                prog.start(i, run)
-                res = runner.run_one(run, bdir, hlbench)
-                rr, rd = tidy.rows_for(run, res, sw.name, i, bdir, series)
-                rows += rr
-                rounds += rd
-                prog.finish(run, res["elapsed_s"], rr[0]["status"], rr[0]["error"])
-                for rec in res["records"]:
-                    recf.write(json.dumps({"index": run["index"], "order": i,
-                                           "variant": run["variant"], "record": rec}) + "\n")
-                recf.flush()
-    except KeyboardInterrupt:
-        interrupted = True
-        log("\ninterrupted: writing the %d runs done so far" % len(rows))
+        ex, interrupted = execute_runs(sw, runs, order, bdir, hlbench, policy, prog, outdir,
+                                       seed)
     finally:
         if progs:
             progs.cleanup()
     prog.close()
-    rows.sort(key=lambda r: (r["index"], r["record"]))
+    rows = sorted(ex.rows, key=lambda r: (r["index"], r["record"]))
     tidy.write_csv(os.path.join(outdir, "runs.csv"), rows, tidy.columns_for(rows, bdir))
-    tidy.write_csv(os.path.join(outdir, "rounds.csv"), rounds, tidy.ROUND_COLUMNS)
-    tidy.write_series(outdir, series)
+    tidy.write_csv(os.path.join(outdir, "rounds.csv"), ex.rounds, tidy.ROUND_COLUMNS)
+    tidy.write_series(outdir, ex.series)
     meta["machine"]["loadavg_end"] = metamod.loadavg()
+    meta["load"] = ex.summary()
     if cost_names and not interrupted:      # after the timed runs: callgrind disturbs none
         meta["cost"] = run_cost(bdir, cost_names, outdir)
-    meta.update(runs_done=len({r["index"] for r in rows}), interrupted=interrupted,
+    meta.update(runs_done=len({r["index"] for r in rows if r["index"] < len(runs)}),
+                runs_extra=len({r["index"] for r in rows if r["index"] >= len(runs)}),
+                interrupted=interrupted,
                 duration_s=round(time.time() - t0, 1),
                 runs_not_ok=sum(1 for r in rows if r["status"] != "ok"))
     metamod.write(os.path.join(outdir, "meta.json"), meta)
@@ -122,6 +112,20 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
         log("%d of %d runs did not succeed: listed under 'Failed runs' in the report" %
             (bad, len(rows)))
     return rpath, bad + (len(runs) - meta["runs_done"])
+
+
+def execute_runs(sw, runs, order, bdir, hlbench, policy, prog, outdir, seed):
+    """The planned runs, then more of the undecided groups (execute.py), records.jsonl
+    written as they go; (the Execution, whether ^C stopped it)."""
+    with open(os.path.join(outdir, "records.jsonl"), "w") as recf:
+        ex = execute.Execution(sw.name, bdir, hlbench, policy, recf, prog, seed)
+        try:
+            ex.run_planned(order)
+            ex.repeat_undecided(runs, sw.ncores)
+        except KeyboardInterrupt:
+            log("\ninterrupted: writing the %d runs done so far" % len(ex.rows))
+            return ex, True
+    return ex, False
 
 
 def cost_allocators(sw, bdir):

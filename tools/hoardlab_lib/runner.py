@@ -112,6 +112,11 @@ class Progress:
         for r in runs:
             self.remaining[r["workload_label"]] = self.remaining.get(r["workload_label"], 0) + 1
 
+    def add(self, run):
+        """One more run to do (a disturbed run redone)."""
+        self.total += 1
+        self.plan([run])
+
     def left(self):
         if not self.all:
             return None

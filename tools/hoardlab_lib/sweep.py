@@ -16,6 +16,11 @@ Format (documented in docs/tool.md):
     pin = off                ; hlbench --pin
     cost = yes               ; after the timed runs: callgrind instructions per malloc+free
                              ; pair of every strategy and the sweep's production allocators
+    busy_threshold = 0.5     ; other processes' CPU use (in CPUs) above which a run is busy
+    quiet_wait = 5           ; seconds a run may wait for the others' load to fall below it
+    redo = 0.1               ; share of the planned runs that may be redone when busy
+    extra_time = 0           ; seconds of more repetitions for groups within noise
+    calibrate = no           ; grow a workload's scale until its shortest run lasts 0.15 s
 
     [allocators]             ; label = base[, knob=value ...]
     concurrent+pad = concurrent, padding=on
@@ -41,12 +46,13 @@ import itertools
 import random
 import re
 
-from . import programs
+from . import load, programs
 from .common import (ToolError, PRODUCTION, allocator_kind, parse_allocator_spec, cores,
                      knob_key, parse_bool, parse_key_values, split_commas)
 
 SWEEP_KEYS = {"name", "description", "strategies", "threads", "repetitions", "scale", "seed",
-              "workload_seed", "baseline", "timeout", "pin", "cost"}
+              "workload_seed", "baseline", "timeout", "pin", "cost", "busy_threshold",
+              "quiet_wait", "redo", "extra_time", "calibrate"}
 WORKLOAD_KEYS = {"workload", "threads", "repetitions", "scale", "knobs", "allocators",
                  "timeout", "pin", "workload_seed"}
 
@@ -99,6 +105,33 @@ def parse_positive(v, where):
     if x <= 0:
         raise ToolError("%s: must be positive" % where)
     return x
+
+
+def parse_number(v, where, lo, hi=None):
+    """A number in [lo, hi]."""
+    try:
+        x = float(str(v).strip())
+    except ValueError:
+        raise ToolError("%s: %r is not a number" % (where, v))
+    if x < lo or (hi is not None and x > hi):
+        raise ToolError("%s: %g is outside [%g, %s]" % (where, x, lo, "%g" % hi if hi is not None
+                                                        else "inf"))
+    return x
+
+
+# The machine's other load (load.py): [sweep] key: (Policy field, lowest, highest).
+LOAD_KEYS = {"busy_threshold": ("busy_cpus", 0.0, None), "quiet_wait": ("quiet_wait", 0.0, None),
+             "redo": ("redo_share", 0.0, 1.0), "extra_time": ("extra_time", 0.0, None)}
+
+
+def load_policy(values, where, policy=load.DEFAULT):
+    """`policy` with the LOAD_KEYS set in `values` ({key: text or number, None: unset});
+    where(key) names the place in a message."""
+    got = {}
+    for key, (field, lo, hi) in LOAD_KEYS.items():
+        if values.get(key) is not None:
+            got[field] = parse_number(values[key], where(key), lo, hi)
+    return policy._replace(**got)
 
 
 # The settings of a run: [sweep] sets them (else the default here), a [workload] section
@@ -212,7 +245,10 @@ class Sweep:
         vars(self).update(self.settings)
         self.seed = parse_int(s["seed"], "[sweep] seed", 0) if "seed" in s else None
         self.cost = parse_bool(s.get("cost", "no"), "%s: [sweep] cost" % self.path)
+        self.calibrate = parse_bool(s.get("calibrate", "no"), "%s: [sweep] calibrate" % self.path)
         self.baseline = s.get("baseline", "").strip() or None
+        self.load = load_policy(s, lambda k: "%s:%d: [sweep] %s" % (
+            self.path, self.line_of("sweep", k), k))
 
     def _strategy_names(self, text, strategies):
         """[sweep] strategies: all, none, or a list (checked against `strategies`)."""

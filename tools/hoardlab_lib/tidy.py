@@ -11,7 +11,7 @@ from . import common, nodes
 
 # Columns every runs.csv has, in this order. Groups with a prefix follow (sorted):
 # knob.<key>, params.<name>, hoardlab.<counter>, extra.<name>, series.<column>_<summary>,
-# latency.<name>, program.<name>.
+# latency.<name>, program.<name>, load.<name>.
 RUN_COLUMNS = [
     # the sweep and the run's place in it
     "sweep", "index", "order", "repetition",
@@ -20,7 +20,7 @@ RUN_COLUMNS = [
     # the workload
     "workload_label", "workload", "threads", "scale", "seed", "pin",
     # what happened
-    "status", "exit_code", "error", "started_at", "elapsed_s", "record",
+    "status", "exit_code", "error", "started_at", "elapsed_s", "cpu_s", "record",
     # where it ran (a kind of node: cpu_model and topology; see nodes.py)
     "node", "cpu_model", "topology",
     # the hlbench record
@@ -48,7 +48,8 @@ SERIES_ID = ["sweep", "index", "allocator", "variant", "workload_label", "worklo
 SERIES_FIELDS = ["held_bytes", "in_use_bytes", "self_bytes", "rss_kb", "private_dirty_kb",
                  "lazyfree_kb", "anonymous_kb"]
 SERIES_COLUMNS = SERIES_ID + ["t_s"] + SERIES_FIELDS
-PREFIXES = ("knob.", "params.", "hoardlab.", "extra.", "series.", "latency.", "program.")
+PREFIXES = ("knob.", "params.", "hoardlab.", "extra.", "series.", "latency.", "program.",
+            "load.")
 STRING_COLUMNS = {"sweep", "allocator", "variant", "alloc_kind", "strategy", "knobs", "preload",
                   "workload_label", "workload", "status", "error", "started_at",
                   "reported_strategy", "node", "cpu_model", "topology",
@@ -158,6 +159,9 @@ def rows_for(run, result, sweep_name, order, bdir=None, series=None):
         "started_at": result["started_at"], "elapsed_s": result["elapsed_s"],
     }
     base.update(result.get("node") or nodes.here())
+    ld = dict(result.get("load") or {})     # the machine's other load (load.py)
+    base["cpu_s"] = ld.pop("cpu_s", None)
+    base.update(("load." + k, v) for k, v in ld.items())
     for k, v in run["knobs"].items():
         base["knob." + k] = v
     for k, v in run.get("params", {}).items():
@@ -232,7 +236,8 @@ def columns_for(rows, bdir=None, fields=None):
         [c for c in rest if c.startswith("extra.")] + \
         [c for c in rest if c.startswith("series.")] + \
         [c for c in rest if c.startswith("latency.")] + \
-        [c for c in rest if c.startswith("program.")]
+        [c for c in rest if c.startswith("program.")] + \
+        [c for c in rest if c.startswith("load.")]
     return RUN_COLUMNS + groups
 
 

@@ -24,6 +24,7 @@ __all__ = ("write", "all_plots")
 # The sections in the report's order: (the rows a section reads, how to call it with the
 # report's context c). "bench": hlbench's rows, the sections skipped when a sweep ran only
 # real programs; "all": every row.
+KNOB_SECTION = ("bench", lambda c: knobs.knob_section(c.bench, c.meta, c.ncores))
 SECTIONS = (
     ("all", lambda c: header.header(c.meta, c.rows, c.name)),
     ("all", lambda c: failures.failures(c.rows)),
@@ -35,7 +36,7 @@ SECTIONS = (
     ("bench", lambda c: hoard2026.hoard2026_section(c.bench, c.rounds, c.ncores)),
     ("bench", lambda c: history.history_section(c.bench, c.rounds, c.ncores)),
     ("bench", lambda c: fronts.fronts_section(c.bench, c.baseline)),
-    ("bench", lambda c: knobs.knob_section(c.bench, c.meta, c.ncores)),
+    KNOB_SECTION,
     ("bench", lambda c: throughput.throughput_tables(c.bench, c.baseline, c.ncores)),
     ("bench", lambda c: production.production_section(c.bench)),
     ("bench", lambda c: memory.memory_tables(c.bench)),
@@ -49,12 +50,22 @@ SECTIONS = (
 )
 
 
+def leading_knob(sections, bench):
+    """A sweep of one knob leads with that knob's section (after the header and failures):
+    it is what the sweep asked."""
+    if len(knobs.swept_knobs(bench)) != 1:
+        return sections
+    rest = [s for s in sections if s is not KNOB_SECTION]
+    return rest[:2] + [KNOB_SECTION] + rest[2:]
+
+
 class Context(SimpleNamespace):
     """What sections read: outdir, rows, bench (hlbench's rows), rounds, meta, ncores,
     baseline, name, plot_files, plot_errors; and the taxonomy, which write() returns."""
 
     def taxonomy_section(self):
-        lines, self.taxonomy = taxonomy.taxonomy_section(self.bench, self.rounds, self.ncores)
+        lines, self.taxonomy = taxonomy.taxonomy_section(self.bench, self.rounds, self.ncores,
+                                                         self.meta)
         return lines
 
 
@@ -70,7 +81,7 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
     # a sweep of real programs alone has no hlbench sections
     bench = bool(c.bench) or not programs.program_rows(rows)
     lines = []
-    for part, section in SECTIONS:
+    for part, section in leading_knob(SECTIONS, c.bench):
         if part == "all" or bench:
             lines += section(c)
     path = os.path.join(outdir, "report.md")

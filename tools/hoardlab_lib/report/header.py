@@ -44,6 +44,7 @@ def header(meta, rows, name):
             la0[0] if la0 else "?", la1[0] if la1 else "?", m.get("cores", "?"),
             "; the sweep's own runs use up to %d threads, which raises it" % most
             if most > (m.get("cores") or most) else ""))
+    lines += load_lines(meta, rows) + calibration_lines(meta)
     lines.append("")
     build = meta.get("build") or {}
     if build.get("ran") is False and build.get("stale"):
@@ -62,6 +63,60 @@ def header(meta, rows, name):
                             ([("repetitions differ by %.2fx in the median group" % noise)]
                              if noise and noise > NOISY else [])), ""]
     return lines
+
+
+def load_lines(meta, rows):
+    """The header's lines on other processes' load (runs.csv's load.* columns, meta.json's
+    `load`): the runs made on a busy machine and the groups they touched, the waiting, the
+    runs redone and the repetitions added to undecided groups."""
+    ld = meta.get("load")
+    if not ld:
+        return []
+    out = []
+    busy = [r for r in rows if r.get("load.busy")]
+    keys = sorted({(r["variant"], r["workload_label"], r["threads"]) for r in busy})
+    during = [r["load.during_cpus"] for r in rows if r.get("load.during_cpus") is not None]
+    out.append("- other load: before each run the sweep waited up to %gs for other processes "
+               "to use at most %g CPUs (%d runs waited, %.0f s in all)%s; other processes' "
+               "median use during a run: %.2f CPUs" % (
+                   ld.get("quiet_wait_s", 0), ld.get("busy_cpus", 0), ld.get("runs_waited", 0),
+                   ld.get("waited_s", 0), "; the load did not stop, so from run %d on it no "
+                   "longer waited" % ld["gave_up_waiting_at"] if ld.get("gave_up_waiting_at")
+                   is not None else "", V.median(during) or 0.0))
+    redone = ld.get("redone") or []
+    if busy or redone:
+        out.append("- **busy machine**: %d of %d runs ran while other processes used more "
+                   "than %g CPUs%s; %d disturbed runs were redone later in the order "
+                   "(budget %d%% of the runs)" % (
+                       len(busy), len(rows), ld.get("busy_cpus", 0),
+                       ", in %d groups: %s%s" % (len(keys), "; ".join(
+                           group_text(k) for k in keys[:8]), "; and %d more" % (len(keys) - 8)
+                           if len(keys) > 8 else "") if keys else "", len(redone),
+                       round(100 * ld.get("redo_share", 0))))
+    if ld.get("extra_runs") or ld.get("still_undecided"):
+        out.append("- **repetitions added**: %d runs (budget %g s) for groups whose timing "
+                   "verdict was within noise: %s%s" % (
+                       ld.get("extra_runs", 0), ld.get("extra_time_s", 0),
+                       "; ".join(ld.get("extra") or []) or "none",
+                       "; still within noise: %s" % "; ".join(ld["still_undecided"])
+                       if ld.get("still_undecided") else ""))
+    return out
+
+
+def calibration_lines(meta):
+    """The header's line on the scales calibrated to this machine (calibrate.py)."""
+    cal = meta.get("calibration")
+    if not cal:
+        return []
+    wl = cal.get("workloads") or {}
+    grown = ["%s %g -> %g (shortest run %.3f s: %s)" % (k, w["planned"], w["scale"],
+                                                        w["shortest_s"], w["by"])
+             for k, w in sorted(wl.items()) if w["scale"] != w["planned"]]
+    return ["- runs sized to the machine: each timing workload's shortest run estimated from "
+            "one run of every group at %g of its scale%s; a scale grows until that run lasts "
+            "%g s: %s" % (cal.get("fraction", 0), " (kept from an earlier sweep of this file on "
+                          "this machine)" if cal.get("reused") else "",
+                          cal.get("target_s", 0), "; ".join(grown) or "none needed to")]
 
 
 def group_text(key):

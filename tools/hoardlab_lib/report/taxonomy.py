@@ -3,10 +3,20 @@ and the rules."""
 from .. import fmt as F, paper, verdicts as V
 
 
-def taxonomy_section(rows, rounds, ncores):
+def follows_cpu(meta):
+    """The variants whose effective heap_select is cpu (meta.json's allocators)."""
+    out = set()
+    for a in (meta or {}).get("allocators") or ():
+        text = (a.get("effective") or {}).get("text") or []
+        if any(ln.split(":", 1)[-1].split()[:3] == ["heap_select", "=", "cpu"] for ln in text):
+            out.add(a.get("variant"))
+    return out
+
+
+def taxonomy_section(rows, rounds, ncores, meta=None):
     """Table 7 compares strategies: it appears only when the sweep measured two or more (a
     one-knob experiment on one strategy has the knob table instead)."""
-    tax = V.taxonomy(rows, rounds, ncores)
+    tax = V.taxonomy(rows, rounds, ncores, placement=follows_cpu(meta))
     if len({e["strategy"] for e in tax}) < 2:
         return [], tax
     out = ["## Taxonomy (Hoard Table 7), from measurements", ""]
@@ -55,5 +65,11 @@ def taxonomy_section(rows, rounds, ncores):
             "- fast?, scalable? and false sharing from timing decide on the interval of their "
             "number (the geometric mean of the ratios' intervals; header: noise decides): a "
             "verdict whose interval reaches a threshold is *%s*, which is never a mismatch."
-            % V.WITHIN_NOISE, ""]
+            % V.WITHIN_NOISE,
+            "- Where the runs recorded other processes' load (runs.csv `load.busy`), fast?, "
+            "scalable? and false sharing from speed are decided from the runs no other "
+            "process disturbed; a verdict only the busy runs would decide says *%s*. A "
+            "false-sharing verdict of a strategy whose heap follows the CPU (heap_select = "
+            "cpu) in unpinned runs says it %s, and is never a mismatch."
+            % (V.BUSY_UNDECIDED, V.PLACEMENT_NOTE.split(":")[0]), ""]
     return out, tax

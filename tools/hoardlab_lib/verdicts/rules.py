@@ -243,9 +243,55 @@ def blowup(rows, rounds, variant, reference):
     return verdict("O(P)" if pg >= need else "O(1)", "; ".join(ev))
 
 
-def taxonomy(rows, rounds, ncores, strategies=None):
-    """One entry per strategy variant without knob overrides (the taxonomy rows)."""
+BUSY_UNDECIDED = "undecided (machine busy)"
+TIMING_KEYS = ("fast", "scalable", "false_sharing")
+PLACEMENT_NOTE = "depends on thread placement: heap_select = cpu and the runs were not pinned"
+
+
+def undecided(value):
+    return value in ("undecided", WITHIN_NOISE, BUSY_UNDECIDED)
+
+
+def quiet_timing(entry, rows, quiet, ref, ncores):
+    """The timing verdicts of `entry` decided from the runs no other process disturbed
+    (`quiet`, runs.csv's load.busy = 0): where those decide, their verdict stands; where they
+    do not and runs of the variant (or of the reference, for fast?) were set aside as busy,
+    BUSY_UNDECIDED, with both readings as evidence — a verdict never rests on busy runs."""
+    v = entry["variant"]
+    keys = [("scalable", scalable(quiet, v, ncores)),
+            ("false_sharing", false_sharing(quiet, v, ncores))]
+    if v != ref:                    # the reference is fast by definition, not by timing
+        keys.insert(0, ("fast", fast(quiet, v, ref)))
+    ids = {id(r) for r in quiet}
+    for k, q in keys:
+        of = (v, ref) if k == "fast" else (v,)
+        n_busy = sum(1 for r in rows if r.get("variant") in of and id(r) not in ids)
+        if not n_busy:
+            continue
+        if not undecided(q["value"]):
+            if q != entry[k]:
+                q["note"] = "; ".join(x for x in (q["note"], "from the quiet runs: %d busy "
+                                                  "runs set aside" % n_busy) if x)
+            entry[k] = q
+        elif entry[k]["value"] != "undecided":     # (undecided either way: no data, stays)
+            entry[k] = verdict(BUSY_UNDECIDED, "all runs: %s, %s; the quiet runs alone: %s" % (
+                entry[k]["value"], entry[k]["evidence"], q["value"]),
+                "other processes used the CPUs during %d of its runs" % n_busy)
+
+
+def placement_dependent(rows, v, placement):
+    """Whether v's heap follows the CPU (`placement`: such variants) in unpinned runs."""
+    return v in placement and not any(r.get("pin") in (1, "1", True) for r in rows
+                                      if r.get("variant") == v)
+
+
+def taxonomy(rows, rounds, ncores, strategies=None, placement=()):
+    """One entry per strategy variant without knob overrides (the taxonomy rows). Where the
+    runs recorded other processes' load, the timing verdicts come from the quiet runs
+    (quiet_timing). `placement`: the variants whose heap selection follows the CPU, whose
+    false-sharing verdict depends on where the scheduler puts threads unless pinned."""
     ref = reference_variant(rows, "serial")
+    quiet = [r for r in rows if not r.get("load.busy") or is_census(r)]    # counts: no timing
     res = []
     seen = []
     for r in rows:
@@ -265,9 +311,17 @@ def taxonomy(rows, rounds, ncores, strategies=None):
                  "false_sharing": false_sharing(rows, v, ncores),
                  "blowup": blowup(rows, rounds, v, ref),
                  "claim": paper.claim(strat)}
+        if len(quiet) < len(rows):
+            quiet_timing(entry, rows, quiet, ref, ncores)
+        if placement_dependent(rows, v, placement) and \
+                not undecided(entry["false_sharing"]["value"]):
+            fs = entry["false_sharing"]
+            fs["note"] = "; ".join(x for x in (fs["note"], PLACEMENT_NOTE) if x)
         entry["mismatches"] = [k for k in ("fast", "scalable", "false_sharing", "blowup")
                                if entry["claim"] and entry["claim"][k] and
-                               entry[k]["value"] not in ("undecided", WITHIN_NOISE) and
-                               entry[k]["value"] not in entry["claim"][k]]
+                               not undecided(entry[k]["value"]) and
+                               entry[k]["value"] not in entry["claim"][k] and
+                               not (k == "false_sharing" and PLACEMENT_NOTE in
+                                    entry[k]["note"])]
         res.append(entry)
     return res

@@ -1,0 +1,168 @@
+"""A sweep's runs executed in their shuffled order with the machine's other load seen and
+waited out (load.py): before each run the sweep waits, bounded, for other processes to
+quieten; a run they disturbed anyway (their CPU use during it above the threshold) is redone
+later in the order, within a budget; after the planned runs, the groups whose taxonomy
+verdict stayed *within noise* get more repetitions, interleaved, until it is decided or the
+time budget is spent. What happened is returned for meta.json's `load`."""
+import json
+import random
+import time
+
+from . import load, runner, tidy, verdicts as V
+
+MAX_EXTRA_REPS = 10         # repetitions one group may gain (besides the time budget)
+TIMING_VERDICTS = ("fast", "scalable", "false_sharing")
+
+
+class Execution:
+    """The loop over runs. rows, rounds and series collect the tidy results; `redone` lists
+    the disturbed runs done again; `extra` the repetitions added to undecided groups."""
+
+    def __init__(self, name, bdir, hlbench, policy, recf, prog, seed=0):
+        self.name, self.bdir, self.hlbench, self.policy = name, bdir, hlbench, policy
+        self.recf, self.prog = recf, prog
+        self.rows, self.rounds, self.series = [], [], []
+        self.redone, self.extra, self.undecided, self.why = [], {}, {}, {}
+        self.waiter = load.Waiter(policy)
+        self.rng = random.Random(seed)
+        self.done = 0
+        self.redo_left = 0
+        self.last = None        # others' CPUs during the run before
+
+    def run_one(self, run):
+        """Wait for a quiet moment, run, and return the result with its `load`."""
+        before = self.waiter.before(self.done, self.last)
+        probe = load.Probe()
+        res = runner.run_one(run, self.bdir, self.hlbench)
+        res["load"] = dict(before, **load.during(probe, self.policy))
+        self.last = res["load"]["during_cpus"]
+        self.waiter.ran_s += res["elapsed_s"]
+        return res
+
+    def record(self, run, res, redone=False):
+        for rec in res["records"]:
+            self.recf.write(json.dumps({"index": run["index"], "order": self.done,
+                                        "variant": run["variant"], "record": rec,
+                                        "load": res["load"], "redone": redone}) + "\n")
+        self.recf.flush()
+
+    def run_queue(self, queue, deadline=None):
+        """Run `queue` (a list, in order); a disturbed run that went ok is put back at a
+        random later place while the redo budget lasts. Stops at `deadline` (monotonic)."""
+        i = 0
+        while i < len(queue):
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            run = queue[i]
+            self.prog.start(self.done, run)
+            res = self.run_one(run)
+            # redone while the budget lasts, unless the load does not stop (redoing is vain)
+            redo = bool(res["load"]["busy"]) and res["status"] == "ok" and \
+                self.redo_left > 0 and not self.waiter.persistent()
+            if redo:
+                self.redo_left -= 1
+                self.redone.append({"index": run["index"], "variant": run["variant"],
+                                    "workload_label": run["workload_label"],
+                                    "threads": run["threads"], "order": self.done,
+                                    "during_cpus": res["load"]["during_cpus"]})
+                queue.insert(self.rng.randint(i + 1, len(queue)), run)
+                self.prog.add(run)
+            else:
+                rr, rd = tidy.rows_for(run, res, self.name, self.done, self.bdir, self.series)
+                self.rows += rr
+                self.rounds += rd
+            self.prog.finish(run, res["elapsed_s"], res["status"], res["error"])
+            self.record(run, res, redo)
+            self.done += 1
+            i += 1
+        return True
+
+    def run_planned(self, order):
+        self.redo_left = int(self.policy.redo_share * len(order))
+        self.run_queue(list(order))
+
+    def repeat_undecided(self, runs, ncores):
+        """More repetitions of the groups behind every timing verdict within noise, one
+        round at a time (each round: one more run of each such group, shuffled), until none
+        is left or policy.extra_time seconds are spent."""
+        if self.policy.extra_time <= 0:
+            return
+        deadline = time.monotonic() + self.policy.extra_time
+        next_index = max(r["index"] for r in runs) + 1
+        added = {}
+        while True:
+            groups = undecided_groups(self.rows, self.rounds, ncores)
+            todo = [g for g in groups if added.get(g, 0) < MAX_EXTRA_REPS]
+            if not todo or time.monotonic() >= deadline:
+                break
+            batch = []
+            for g in todo:
+                batch.append(more_of(runs, self.rows, g, next_index))
+                next_index += 1
+                added[g] = added.get(g, 0) + 1
+                self.why.setdefault(g, groups[g])
+            self.rng.shuffle(batch)
+            self.prog.total += len(batch)
+            self.prog.plan(batch)
+            if not self.run_queue(batch, deadline):
+                break
+        first = max(r["index"] for r in runs) + 1      # the runs that were done, by group
+        for r in self.rows:
+            if r["index"] >= first and r["record"] == 0:
+                g = (r["variant"], r["workload_label"], r["threads"])
+                self.extra[g] = self.extra.get(g, 0) + 1
+        self.undecided = undecided_groups(self.rows, self.rounds, ncores)
+
+    def summary(self):
+        """meta.json's `load`: the policy, what the waiting, redoing and repeating did."""
+        busy = [r for r in self.rows if r.get("load.busy")]
+        return {
+            "busy_cpus": self.policy.busy_cpus, "quiet_wait_s": self.policy.quiet_wait,
+            "redo_share": self.policy.redo_share, "extra_time_s": self.policy.extra_time,
+            "runs_busy": len({r["index"] for r in busy}),
+            "busy_groups": sorted({"%s %s t=%s" % (r["variant"], r["workload_label"],
+                                                   r["threads"]) for r in busy}),
+            "waited_s": round(self.waiter.waited_s, 1), "runs_waited": self.waiter.runs_waited,
+            "gave_up_waiting_at": self.waiter.gave_up, "redone": self.redone,
+            "extra_runs": sum(self.extra.values()),
+            "extra": ["%s %s t=%d: +%d (%s)" % (g + (n, self.why.get(g, "?")))
+                      for g, n in sorted(self.extra.items())],
+            "still_undecided": sorted({w for w in self.undecided.values()}),
+        }
+
+
+def undecided_groups(rows, rounds, ncores):
+    """{(variant, workload_label, threads): why} for the timing groups behind each taxonomy
+    verdict that is within noise or undecided because the machine was busy: fast? (the variant and serial at 1 thread), scalable? (its
+    scaling workloads) and false sharing decided from speed (active-/passive-false)."""
+    res = {}
+    ref = V.reference_variant(rows, "serial")
+    groups = {k for k in V.throughput_groups(rows)}
+    for e in V.taxonomy(rows, rounds, ncores):
+        v = e["variant"]
+        for k in TIMING_VERDICTS:
+            if e[k]["value"] not in (V.WITHIN_NOISE, V.BUSY_UNDECIDED):
+                continue
+            why = "%s %s %s" % (v, k, e[k]["value"])
+            for g in groups:
+                if k == "fast":
+                    hit = g[0] in (v, ref) and g[2] == 1 and \
+                        not g[1].startswith(V.TIMING_WORKLOADS_EXCLUDED)
+                elif k == "scalable":
+                    hit = g[0] == v and g[1] in V.SCALE_WORKLOADS
+                else:
+                    hit = g[0] == v and g[1] in V.FS_TIMING_WORKLOADS
+                if hit:
+                    res.setdefault(g, why)
+    return res
+
+
+def more_of(runs, rows, group, index):
+    """A new run of `group` (variant, workload_label, threads): the planned run's settings,
+    the next repetition and its workload seed, a new index."""
+    v, wl, t = group
+    tmpl = next(r for r in runs if (r["variant"], r["workload_label"], r["threads"]) == group
+                and not V.truthy(r["knobs"].get("census", "")))
+    rep = 1 + max(r["repetition"] for r in rows
+                  if (r["variant"], r["workload_label"], r["threads"]) == group)
+    return dict(tmpl, index=index, repetition=rep, seed=tmpl["seed"] - tmpl["repetition"] + rep)
