@@ -19,6 +19,7 @@
 enum { KEPT = 1, PURGED = 2 };          /* sb->parked */
 
 static _Atomic size_t retained;          /* bytes of superblocks parked KEPT */
+static _Atomic size_t purged;            /* bytes of superblocks parked PURGED (a gauge) */
 
 void hl_purge_park(struct hl_sb *sb)
 {
@@ -30,6 +31,7 @@ void hl_purge_park(struct hl_sb *sb)
     }
     atomic_fetch_sub_explicit(&retained, hl_sb_size, memory_order_relaxed);
     sb->parked = PURGED;
+    atomic_fetch_add_explicit(&purged, hl_sb_size, memory_order_relaxed);
     hl_sb_format(sb, sb->cls);
     uintptr_t from = hl_align_up((uintptr_t)sb + HL_SB_HEADER, HL_PAGE);
     uintptr_t end = (uintptr_t)sb + hl_sb_size;
@@ -42,7 +44,10 @@ void hl_purge_unpark(struct hl_sb *sb)
 {
     if (sb->parked == KEPT)
         atomic_fetch_sub_explicit(&retained, hl_sb_size, memory_order_relaxed);
+    else if (sb->parked == PURGED)
+        atomic_fetch_sub_explicit(&purged, hl_sb_size, memory_order_relaxed);
     sb->parked = 0;
 }
 
 size_t hl_purge_retained(void) { return atomic_load_explicit(&retained, memory_order_relaxed); }
+size_t hl_purge_purged(void) { return atomic_load_explicit(&purged, memory_order_relaxed); }

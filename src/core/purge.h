@@ -13,6 +13,7 @@ void hl_purge_park(struct hl_sb *sb);
 /* sb leaves the global heap (its shard locked): out of the retained bytes, if it was in. */
 void hl_purge_unpark(struct hl_sb *sb);
 size_t hl_purge_retained(void);          /* bytes of parked superblocks kept unpurged */
+size_t hl_purge_purged(void);            /* bytes of parked superblocks purged */
 
 #pragma GCC visibility pop
 
