@@ -144,7 +144,7 @@
   X(tlab_adaptive,   tlab,         BOOL,  "off",      0, 1, NULL,                              \
     HL_TLAB_ROWS " if tlab=on",                                                                \
     "hoard tlab: a thread's budget starts at tlab_budget and doubles after every 16 slow "     \
-    "paths, up to 16 MiB (Hoard #98)")                                                         \
+    "paths, up to 16 MiB a class and 16 MiB more in all of its TLAB (Hoard #98)")             \
   X(tlab_refill,     tlab,         ENUM,  "half",     0, 0, hl_tlab_batches,                   \
     HL_TLAB_ROWS " if tlab=on",                                                                \
     "hoard tlab: blocks an empty bin takes under one lock: half its limit, at most 64 "        \
