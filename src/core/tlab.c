@@ -8,7 +8,7 @@
  *                  the freeing thread's TLAB keeps it (the bin's batch goes back to each
  *                  block's owner when it overflows: give_back).
  *   tlab_adaptive  the thread's budget per class starts at tlab_budget and doubles after
- *                  every 16 slow paths (refills and overflows), up to 16 MiB; a bin's limit
+ *                  every 16 refills (not overflows: note_slow), up to 16 MiB; a bin's limit
  *                  follows it at the bin's own slow paths, while the whole TLAB's limits stay
  *                  within 16 MiB beyond their start (Hoard's cap is per TLAB: fit).
  *   tlab_refill    blocks per refill: half the bin's limit (half), or limit / 8 =
@@ -160,11 +160,14 @@ static uint32_t flush_n(uint32_t lim)
     return clamp(hl_cfg.tlab_flush == HL_TLAB_BATCH ? lim : lim / 2);
 }
 
-/* tlab_adaptive: a slow path of class c taken (note_slow); every ADAPT_EVERY-th doubles the
- * budget. Bin c's limit then follows the budget (fit; the room with it, and limit is read by
- * hl_tlab_bytes in other threads) as far as the TLAB's cap allows: its limits may hold
- * ADAPT_MAX bytes beyond those it started with, all classes together, so one class can reach
- * the largest budget but a TLAB never holds 16 MiB of every class. Hoard's ceiling (16 MiB,
+/* tlab_adaptive: a refill of class c (note_slow); every ADAPT_EVERY-th doubles the budget.
+ * An overflow does not count: a thread that frees more than it allocates (a consumer, a
+ * thread draining a burst) would only grow a TLAB that holds free blocks for nobody (issue
+ * 36: a main thread freeing its workers' blocks held 239 MiB so); its bins still follow a
+ * budget the refills grew. Bin c's limit follows the budget (fit; the room with it, and
+ * limit is read by hl_tlab_bytes in other threads) as far as the TLAB's cap allows: its
+ * limits may hold ADAPT_MAX bytes beyond those it started with, all classes together, so one
+ * class can reach the largest budget but a TLAB never holds 16 MiB of every class. Hoard's ceiling (16 MiB,
  * MAX_MEMORY_PER_TLAB) is the TLAB's; with it per class, an idle thread kept up to 16 MiB of
  * free blocks of each class it had freed into (issue 36: 178 MiB after a 200 MiB burst of
  * 12 classes). Classes catch up at their own slow paths, so the busy ones take the cap. */
@@ -345,7 +348,7 @@ void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
     }
     struct hl_tlab_bin *b = &hl_me.tlab_bins[sb->cls];
     see(hl_me.tlab_bins, sb->cls);
-    if (b->room <= 0) note_slow(hl_me.tlab_bins, sb->cls);  /* (which may make room) */
+    if (b->room <= 0 && hl_cfg.tlab_adaptive) fit(hl_me.tlab_bins, sb->cls);  /* (may make room) */
     struct tlab_spare *spare = &tlab_spares(hl_me.tlab_bins)[sb->cls];
     if (b->room <= 0 && spare->head) {   /* full: the spare goes back first */
         void *chain = spare->head;
