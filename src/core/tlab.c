@@ -167,10 +167,10 @@ static uint32_t flush_n(uint32_t lim)
  * budget the refills grew. Bin c's limit follows the budget (fit; the room with it, and
  * limit is read by hl_tlab_bytes in other threads) as far as the TLAB's cap allows: its
  * limits may hold ADAPT_MAX bytes beyond those it started with, all classes together, so one
- * class can reach the largest budget but a TLAB never holds 16 MiB of every class. Hoard's ceiling (16 MiB,
- * MAX_MEMORY_PER_TLAB) is the TLAB's; with it per class, an idle thread kept up to 16 MiB of
- * free blocks of each class it had freed into (issue 36: 178 MiB after a 200 MiB burst of
- * 12 classes). Classes catch up at their own slow paths, so the busy ones take the cap. */
+ * class can reach the largest budget but a TLAB never holds 16 MiB of every class. Hoard's
+ * ceiling (16 MiB, MAX_MEMORY_PER_TLAB) is the TLAB's; with it per class, an idle thread kept
+ * up to 16 MiB of free blocks of each class it had freed into (issue 36: 178 MiB after a
+ * 200 MiB burst of 12 classes). Classes catch up at their own slow paths, so the busy ones take the cap. */
 static void fit(struct hl_tlab_bin *bin, unsigned c)
 {
     struct hl_tlab *t = hl_tlab_of(bin);
