@@ -170,7 +170,8 @@ static uint32_t flush_n(uint32_t lim)
  * class can reach the largest budget but a TLAB never holds 16 MiB of every class. Hoard's
  * ceiling (16 MiB, MAX_MEMORY_PER_TLAB) is the TLAB's; with it per class, an idle thread kept
  * up to 16 MiB of free blocks of each class it had freed into (issue 36: 178 MiB after a
- * 200 MiB burst of 12 classes). Classes catch up at their own slow paths, so the busy ones take the cap. */
+ * 200 MiB burst of 12 classes). Classes catch up at their own slow paths, so the busy ones
+ * take the cap. */
 static void fit(struct hl_tlab_bin *bin, unsigned c)
 {
     struct hl_tlab *t = hl_tlab_of(bin);
