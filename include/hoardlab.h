@@ -70,6 +70,17 @@
       "collected by the owner heap (remote_free = list | queue)")                                 \
     X(tlab_bytes, total, largest,                                                                 \
       "bytes of free blocks held in threads' TLABs (hoard tlab = on)")                            \
+    X(heaps_free_bytes, total, largest,                                                           \
+      "heap rows: free bytes in the superblocks of the thread / processor heaps "                 \
+      "(a - u; a block in a TLAB counts as used)")                                                \
+    X(heaps_empty_bytes, total, largest,                                                          \
+      "the empty superblocks among them, S bytes each (a heap never purges them)")              \
+    X(global_free_bytes, total, largest,                                                          \
+      "hoard rows: free bytes in the global heap's superblocks, every shard (a - u)")             \
+    X(parked_bytes, total, largest,                                                               \
+      "hoard purge: empty superblocks parked in the global heap and kept unpurged (retain)")      \
+    X(purged_bytes, total, largest,                                                               \
+      "hoard purge: empty superblocks parked with their pages given back (still in A)")           \
     X(sb_active, total, largest,                                                                  \
       "lockfree: superblocks in state ACTIVE")                                                    \
     X(sb_partial, total, largest,                                                                 \

@@ -143,8 +143,8 @@
     "owner heap (home: today's, and Hoard #103) or into the freeing thread's TLAB (adopt)")    \
   X(tlab_adaptive,   tlab,         BOOL,  "off",      0, 1, NULL,                              \
     HL_TLAB_ROWS " if tlab=on",                                                                \
-    "hoard tlab: a thread's budget starts at tlab_budget and doubles after every 16 slow "     \
-    "paths, up to 16 MiB (Hoard #98)")                                                         \
+    "hoard tlab: a thread's budget starts at tlab_budget and doubles after every 16 "         \
+    "refills, up to 16 MiB a class and 16 MiB more in all of its TLAB (Hoard #98)")           \
   X(tlab_refill,     tlab,         ENUM,  "half",     0, 0, hl_tlab_batches,                   \
     HL_TLAB_ROWS " if tlab=on",                                                                \
     "hoard tlab: blocks an empty bin takes under one lock: half its limit, at most 64 "        \

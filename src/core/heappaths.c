@@ -1,6 +1,7 @@
 /* heappaths.c — the general paths of the heap strategies' malloc and free (heappaths.h has
  * the fast ones and says when each is taken), and the members of the rows they share. */
 #include "heappaths.h"
+#include "purge.h"
 
 /* ---- the rows of the dispatch table the heap strategies share ------------------------------ */
 
@@ -106,4 +107,28 @@ static void add_lock_counts(struct hl_heap *h, void *arg)
     s->lock_contended += __atomic_load_n(&h->contended, __ATOMIC_RELAXED);
 }
 
-void hl_heaps_stats(struct hoardlab_stats *s) { hl_heaps_foreach(add_lock_counts, s); }
+/* Where the heaps keep free memory (issue 36): a - u of each heap, and its empty superblocks,
+ * summed over the thread / processor heaps and over the global heap's shards. A shared heap
+ * is read under its lock (taken uncounted, so reading does not change lock_acquisitions); a
+ * heap only its thread touches (private, heap_select = thread) is read as it is, a gauge. */
+static void add_free(struct hl_heap *h, void *arg)
+{
+    struct hoardlab_stats *s = arg;
+    if (h->shared) hl_lock_acquire(&h->lock);
+    size_t free = hl_heap_a(h) - hl_heap_u(h), empty = (size_t)h->nempty * hl_sb_size;
+    if (h->shared) hl_lock_release(&h->lock);
+    if (hl_heap_is_shard(h)) {
+        s->global_free_bytes += free;
+    } else {
+        s->heaps_free_bytes += free;
+        s->heaps_empty_bytes += empty;
+    }
+}
+
+void hl_heaps_stats(struct hoardlab_stats *s)
+{
+    hl_heaps_foreach(add_lock_counts, s);
+    hl_heaps_foreach(add_free, s);
+    s->parked_bytes = hl_purge_retained();
+    s->purged_bytes = hl_purge_purged();
+}

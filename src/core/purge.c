@@ -54,6 +54,7 @@ enum { DECAY_STEPS = 100 };             /* epochs per decay_ms */
 _Static_assert(offsetof(struct hl_sb, remote) == 2 * HL_CACHE_LINE, "hl_sb grew a line");
 
 static _Atomic size_t retained;          /* bytes of superblocks parked KEPT */
+static _Atomic size_t purged;            /* bytes of superblocks parked PURGED (a gauge) */
 
 /* Timed purges: all under `lock`, but `due`, read by every tick. */
 static hl_lock lock = HL_LOCK_INIT;
@@ -85,6 +86,7 @@ double hl_purge_decay_curve(double x)
 static void give_back(struct hl_sb *sb)
 {
     sb->parked = PURGED;
+    atomic_fetch_add_explicit(&purged, hl_sb_size, memory_order_relaxed);
     hl_sb_format(sb, sb->cls);
     uintptr_t from = hl_align_up((uintptr_t)sb + HL_SB_HEADER, HL_PAGE);
     uintptr_t end = (uintptr_t)sb + hl_sb_size;
@@ -219,6 +221,8 @@ void hl_purge_park(struct hl_sb *sb)
 void hl_purge_unpark(struct hl_sb *sb)
 {
     bool kept = sb->parked == KEPT;
+    if (sb->parked == PURGED)
+        atomic_fetch_sub_explicit(&purged, hl_sb_size, memory_order_relaxed);
     sb->parked = 0;
     if (!kept) return;
     if (!timed()) {
@@ -234,6 +238,7 @@ void hl_purge_unpark(struct hl_sb *sb)
 }
 
 size_t hl_purge_retained(void) { return atomic_load_explicit(&retained, memory_order_relaxed); }
+size_t hl_purge_purged(void) { return atomic_load_explicit(&purged, memory_order_relaxed); }
 
 void hl_purge_fork(int phase)
 {

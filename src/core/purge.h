@@ -17,6 +17,7 @@ void hl_purge_park(struct hl_sb *sb);
  * call it. */
 void hl_purge_unpark(struct hl_sb *sb);
 size_t hl_purge_retained(void);          /* bytes of parked superblocks kept unpurged */
+size_t hl_purge_purged(void);            /* bytes of parked superblocks purged */
 
 /* Timed purges: do what has fallen due. Called by slow paths holding no shard lock (a heap's
  * refill); park and unpark do the same themselves. Not on a fast path: a clock read. */

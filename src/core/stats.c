@@ -147,7 +147,7 @@ void hl_stats_at_exit(void)
 {
     if (!hl_cfg.stats || !*hl_cfg.stats || !strcmp(hl_cfg.stats, "off")) return;
     struct hoardlab_stats st;
-    char buf[2048];
+    char buf[4096];
     size_t n = 0;
     hl_stats_sum(&st);
     n += (size_t)snprintf(buf + n, sizeof buf - n, "{\"strategy\": \"%s\", \"pid\": %d",

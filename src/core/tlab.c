@@ -8,8 +8,9 @@
  *                  the freeing thread's TLAB keeps it (the bin's batch goes back to each
  *                  block's owner when it overflows: give_back).
  *   tlab_adaptive  the thread's budget per class starts at tlab_budget and doubles after
- *                  every 16 slow paths (refills and overflows), up to 16 MiB; the bins'
- *                  limits grow with it.
+ *                  every 16 refills (not overflows: note_slow), up to 16 MiB; a bin's limit
+ *                  follows it at the bin's own slow paths, while the whole TLAB's limits stay
+ *                  within 16 MiB beyond their start (Hoard's cap is per TLAB: fit).
  *   tlab_refill    blocks per refill: half the bin's limit (half), or limit / 8 =
  *                  budget / (8 x class size) (batch); at least 1, at most 64.
  *   tlab_flush     blocks an overflowing bin gives back: half its limit (half), or as many
@@ -29,6 +30,7 @@ struct hl_tlab_bin *const hl_tlab_none = none;
 const uint16_t *hl_tlab_slot16;
 
 static uint32_t limit[HL_MAX_CLASSES];   /* tlab_budget / class size */
+static size_t limit_bytes;               /* what those limits hold in all, in bytes */
 #define ADAPT_EVERY 16                   /* tlab_adaptive: slow paths per doubling */
 #define ADAPT_MAX ((size_t)16 << 20)     /* tlab_adaptive: the largest budget */
 /* A leaf lock: nothing else is taken while it is held (hl_meta_alloc runs outside it). */
@@ -56,7 +58,11 @@ static bool init(void)
                ways);
     hl_tlab_sbc_mask = ways ? ((uintptr_t)ways - 1) * sizeof(struct hl_tlab_sbc) : 0;
     hl_tlab_sbc_shift = (unsigned)__builtin_ctzl(hl_sb_size) - 4;
-    for (unsigned c = 0; c < hl_classes->count; c++) limit[c] = limit_of(hl_cfg.tlab_budget, c);
+    limit_bytes = 0;
+    for (unsigned c = 0; c < hl_classes->count; c++) {
+        limit[c] = limit_of(hl_cfg.tlab_budget, c);
+        limit_bytes += (size_t)limit[c] * hl_class_size(c);
+    }
     uint16_t *slot16 = hl_meta_alloc(hl_classes->granules * sizeof *slot16);
     for (size_t g = 0; g < hl_classes->granules; g++)
         slot16[g] = (uint16_t)hl_tlab_slot(hl_classes->of16[g]);
@@ -173,18 +179,38 @@ static uint32_t flush_n(uint32_t lim)
     return clamp(hl_cfg.tlab_flush == HL_TLAB_BATCH ? lim : lim / 2);
 }
 
-/* tlab_adaptive: a slow path taken; every ADAPT_EVERY-th doubles the budget and every bin's
- * limit, and the room with it (limit is read by hl_tlab_bytes in other threads). */
-static void note_slow(struct hl_tlab_bin *bin)
+/* tlab_adaptive: a refill of class c (note_slow); every ADAPT_EVERY-th doubles the budget.
+ * An overflow does not count: a thread that frees more than it allocates (a consumer, a
+ * thread draining a burst) would only grow a TLAB that holds free blocks for nobody (issue
+ * 36: a main thread freeing its workers' blocks held 239 MiB so); its bins still follow a
+ * budget the refills grew. Bin c's limit follows the budget (fit; the room with it, and
+ * limit is read by hl_tlab_bytes in other threads) as far as the TLAB's cap allows: its
+ * limits may hold ADAPT_MAX bytes beyond those it started with, all classes together, so one
+ * class can reach the largest budget but a TLAB never holds 16 MiB of every class. Hoard's
+ * ceiling (16 MiB, MAX_MEMORY_PER_TLAB) is the TLAB's; with it per class, an idle thread kept
+ * up to 16 MiB of free blocks of each class it had freed into (issue 36: 178 MiB after a
+ * 200 MiB burst of 12 classes). Classes catch up at their own slow paths, so the busy ones
+ * take the cap. */
+static void fit(struct hl_tlab_bin *bin, unsigned c)
 {
     struct hl_tlab *t = hl_tlab_of(bin);
-    if (!hl_cfg.tlab_adaptive || ++t->slow % ADAPT_EVERY || t->budget >= ADAPT_MAX) return;
-    t->budget = t->budget * 2 > ADAPT_MAX ? ADAPT_MAX : t->budget * 2;
-    for (unsigned c = 0; c < hl_classes->count; c++) {
-        uint32_t lim = limit_of(t->budget, c);
-        move(bin, c, (int32_t)(lim - bin[c].limit));
-        __atomic_store_n(&bin[c].limit, lim, __ATOMIC_RELAXED);
-    }
+    uint32_t want = limit_of(t->budget, c);
+    if (want <= bin[c].limit) return;
+    size_t size = hl_class_size(c), left = limit_bytes + ADAPT_MAX - t->limit_bytes;
+    uint32_t more = want - bin[c].limit;
+    if ((size_t)more * size > left) more = (uint32_t)(left / size);
+    if (!more) return;
+    t->limit_bytes += (size_t)more * size;
+    move(bin, c, (int32_t)more);
+    __atomic_store_n(&bin[c].limit, bin[c].limit + more, __ATOMIC_RELAXED);
+}
+static void note_slow(struct hl_tlab_bin *bin, unsigned c)
+{
+    struct hl_tlab *t = hl_tlab_of(bin);
+    if (!hl_cfg.tlab_adaptive) return;
+    if (++t->slow % ADAPT_EVERY == 0 && t->budget < ADAPT_MAX)
+        t->budget = t->budget * 2 > ADAPT_MAX ? ADAPT_MAX : t->budget * 2;
+    fit(bin, c);
 }
 
 /* The calling thread's bins, if it may have them (a live registered thread). */
@@ -207,6 +233,7 @@ static bool setup(void)
         if (c < hl_classes->count) HL_OWN_SET(tlab_spares(bin)[c].seen, bin[c].room);
     }
     t->budget = hl_cfg.tlab_budget;
+    t->limit_bytes = limit_bytes;
     t->slow = 0;
     t->heap = hl_heap_mine();
     if (hl_cfg.tlab_sb_cache) sbc_reset(t, 0);    /* a pooled TLAB's are old */
@@ -288,9 +315,13 @@ static inline __attribute__((always_inline)) uint32_t fill(struct hl_heap *h, un
 void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t))
 {
     unsigned c = hl_class_of(size);
-    if (!setup() || !hl_me.tlab_bins[c].limit) return plain(size);
+    if (!setup()) return plain(size);
+    if (!hl_me.tlab_bins[c].limit) {     /* bypassed: joins once the budget holds a block */
+        if (hl_cfg.tlab_adaptive) fit(hl_me.tlab_bins, c);
+        if (!hl_me.tlab_bins[c].limit) return plain(size);
+    }
     see(hl_me.tlab_bins, c);
-    note_slow(hl_me.tlab_bins);
+    note_slow(hl_me.tlab_bins, c);
     struct hl_tlab_bin *b = &hl_me.tlab_bins[c];
     struct tlab_spare *spare = &tlab_spares(hl_me.tlab_bins)[c];
     void *first = spare->head;
@@ -345,7 +376,7 @@ void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
     }
     struct hl_tlab_bin *b = &hl_me.tlab_bins[sb->cls];
     see(hl_me.tlab_bins, sb->cls);
-    if (b->room <= 0) note_slow(hl_me.tlab_bins);       /* (which may make room) */
+    if (b->room <= 0 && hl_cfg.tlab_adaptive) fit(hl_me.tlab_bins, sb->cls);  /* (may make room) */
     struct tlab_spare *spare = &tlab_spares(hl_me.tlab_bins)[sb->cls];
     if (b->room <= 0 && spare->head) {   /* full: the spare goes back first */
         void *chain = spare->head;

@@ -80,6 +80,7 @@ struct hl_tlab {
     uint64_t sbc_gen;                    /* hl_sb_generation when the entries were good */
     struct hl_tlab *next, *prev;         /* tlab.c: live TLABs (doubly linked), or the pool */
     size_t budget;                       /* tlab_adaptive: bytes per class now */
+    size_t limit_bytes;                  /* tlab_adaptive: what the bins' limits hold in all */
     uint32_t slow;                       /* tlab_adaptive: slow paths taken */
     /* The heap the bins refill from and give back to (the thread's, re-read at each batch);
      * a block enters the TLAB only if this heap owns its superblock. Just before the bins. */
