@@ -217,6 +217,7 @@ void *hl_cpu_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t
     char *slot = (char *)hl_tlab_slot(c), *at;
     void *p = hl_rseq_pop(hl_cpu_slabs, (uintptr_t)slot, &at);
     if (p) {                             /* emulate_cpu gave the thread its stack just now */
+        HL_CPU_ACQUIRE(p);
         moved(at, c, 1);
         return hl_stats_malloc(p, hl_class_size(c));
     }
@@ -236,7 +237,7 @@ void *hl_cpu_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t
     while (chain) {
         void *q = chain;
         chain = *(void **)q;
-        HL_CPU_RELEASE(hl_cpu_slabs);
+        HL_CPU_RELEASE(q);
         if (hl_rseq_push(hl_cpu_slabs, (uintptr_t)slot, q, &at)) {
             moved(at, c, -1);
         } else {                         /* migrated to a CPU whose stack is full */
@@ -265,12 +266,12 @@ void hl_cpu_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
     for (uint32_t i = 0; i < k; i++) {   /* full: the newest blocks go back, p stays */
         void *q = hl_rseq_pop(hl_cpu_slabs, (uintptr_t)slot, &at);
         if (!q) break;                   /* (migrated to an emptier CPU) */
-        HL_CPU_ACQUIRE(hl_cpu_slabs);
+        HL_CPU_ACQUIRE(q);
         moved(at, c, 1);
         *(void **)q = chain;
         chain = q;
     }
-    HL_CPU_RELEASE(hl_cpu_slabs);
+    HL_CPU_RELEASE(p);
     if (hl_rseq_push(hl_cpu_slabs, (uintptr_t)slot, p, &at)) {
         moved(at, c, -1);
         hl_stats_free(sb->size);

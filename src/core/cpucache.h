@@ -34,7 +34,8 @@
 #ifdef __SANITIZE_THREAD__
 #include <sanitizer/tsan_interface.h>
 /* ThreadSanitizer sees no synchronisation in the assembly: a pushed block's writes by the
- * freeing thread happen before the popping thread's, through the entry's commit. */
+ * freeing thread happen before the popping thread's, through the entry's commit; said on
+ * the block's address (release before the push, acquire after the pop). */
 #define HL_CPU_RELEASE(p) __tsan_release(p)
 #define HL_CPU_ACQUIRE(p) __tsan_acquire(p)
 #else
@@ -64,7 +65,7 @@ static inline __attribute__((always_inline)) void *hl_cpu_malloc(size_t size, hl
     char *at;
     void *p = hl_rseq_pop(hl_cpu_entry16[g], 0, &at);
     if (hl_unlikely(!p)) return hl_cpu_malloc_slow(size, refill, plain);
-    HL_CPU_ACQUIRE(hl_cpu_slabs);
+    HL_CPU_ACQUIRE(p);
     if (exact) return hl_stats_malloc(p, hl_class_size(hl_classes->of16[g]));
     HL_COUNT_IF(counted, mallocs, 1);
     return p;
@@ -78,7 +79,7 @@ static inline __attribute__((always_inline)) void hl_cpu_free(void *p, hl_after_
 {
     struct hl_sb *sb = hl_sb_of(p);
     char *at;
-    HL_CPU_RELEASE(hl_cpu_slabs);
+    HL_CPU_RELEASE(p);
     if (hl_likely(hl_rseq_push(hl_cpu_slabs, HL_WORD_LOAD(sb->tlab_slot), p, &at))) {
         if (exact && counted) hl_stats_free(sb->size);
         else HL_COUNT_IF(counted, frees, 1);
