@@ -64,10 +64,8 @@
       "bytes freed by a thread other than the owner's and not yet "                               \
       "collected by the owner heap (remote_free = list | queue)")                                 \
     X(tlab_bytes, total, largest,                                                                 \
-      "bytes of free blocks held in threads' TLABs (hoard tlab = on)")                            \
-    X(cache_bytes, total, largest,                                                                \
-      "bytes of free blocks held in the caches in front of the heaps: the threads' TLABs "        \
-      "(cache = thread, as tlab_bytes) or the per-CPU caches (cache = cpu)")                      \
+      "bytes of free blocks held in the caches before the heaps: the threads' TLABs "             \
+      "(cache = thread) or the per-CPU caches (cache = cpu)")                                     \
     X(sb_active, total, largest,                                                                  \
       "lockfree: superblocks in state ACTIVE")                                                    \
     X(sb_partial, total, largest,                                                                 \

@@ -302,5 +302,5 @@ const struct hl_paths *hl_cpu_cache_start(const struct hl_paths paths[3])
 void hl_cache_heaps_stats(struct hoardlab_stats *s)
 {
     hl_tlab_heaps_stats(s);
-    s->cache_bytes = s->tlab_bytes + hl_cpu_cache_bytes();
+    s->tlab_bytes += hl_cpu_cache_bytes();
 }

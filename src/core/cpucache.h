@@ -106,7 +106,8 @@ size_t hl_cpu_cache_bytes(void);        /* free bytes in every CPU's cache */
         HL_PATHS(name##_malloc, name##_free), HL_PATHS(name##_malloc_exact, name##_free_exact), \
     };
 const struct hl_paths *hl_cpu_cache_start(const struct hl_paths paths[3]);
-/* The heaps' and the TLABs' statistics, and cache_bytes. */
+/* The heaps' and the TLABs' statistics, the per-CPU caches' bytes added to tlab_bytes (the
+ * bytes held in caches, whichever the key chose). */
 void hl_cache_heaps_stats(struct hoardlab_stats *s);
 /* HL_TLAB_HEAP_ROW (tlab.h) with these statistics: the members of a row with the key `cache`. */
 #define HL_CACHE_HEAP_ROW                                                                     \

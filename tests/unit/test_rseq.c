@@ -9,7 +9,7 @@
  *   signal   the same with a SIGALRM storm (setitimer) whose handler pushes and pops on the
  *            same stacks, so handlers run inside the thread's critical sections;
  *   fork     under cache = cpu, a child forked while the caches hold blocks mallocs and frees
- *            through them; the parent goes on; the gauge cache_bytes sees the caches.
+ *            through them; the parent goes on; the gauge tlab_bytes (bytes held in caches) sees them.
  * Runs with HOARD_STRATEGY=hoard HOARD_CACHE=cpu (tests/unit/meson.build). Without rseq
  * (__rseq_size == 0) each test is skipped. */
 #include <setjmp.h>
@@ -229,7 +229,7 @@ static uint64_t cache_bytes(void)
 {
     struct hoardlab_stats s;
     hoardlab_stats(&s);
-    return s.cache_bytes;
+    return s.tlab_bytes;
 }
 
 static void cache_fork(void **state)
