@@ -544,6 +544,7 @@ static void one_cache(void)
                "(on: thread, off: none): set one", source_names[ts], hl_cfg.tlab ? "on" : "off",
                hl_caches[hl_cfg.cache]);
     }
+    if (cs > ts) sources[t - options] = cs;
     hl_cfg.tlab = hl_cfg.cache == HL_CACHE_THREAD;
 }
 
