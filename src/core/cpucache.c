@@ -43,10 +43,7 @@ static struct cpu_entry *entry(long cpu, unsigned c)
 {
     return (struct cpu_entry *)(hl_cpu_slabs + ((size_t)cpu << HL_RSEQ_SHIFT) + hl_tlab_slot(c));
 }
-static long cpu_of(const char *at, unsigned c)
-{
-    return (long)((size_t)(at - hl_cpu_slabs - hl_tlab_slot(c)) >> HL_RSEQ_SHIFT);
-}
+static long cpu_of(size_t slab_off) { return (long)(slab_off >> HL_RSEQ_SHIFT); }
 static struct rseq *rseq_area(void)
 {
     return (struct rseq *)((char *)__builtin_thread_pointer() + hl_rseq_offset);
@@ -119,9 +116,9 @@ static void see(long cpu, unsigned c)
     if (u_by_room && cpu >= 0 && cpu < ncpus) hl_stats_shift(take_unseen(cpu, c));
 }
 /* A slow path changed the room of the stack at `at` by n: not the program's doing. */
-static void moved(const char *at, unsigned c, int32_t n)
+static void moved(size_t at, unsigned c, int32_t n)
 {
-    atomic_fetch_add_explicit(&entry(cpu_of(at, c), c)->seen, n, memory_order_relaxed);
+    atomic_fetch_add_explicit(&entry(cpu_of(at), c)->seen, n, memory_order_relaxed);
 }
 
 /* hl_stats_unseen_fn. mine: the stacks of the CPU the thread runs on, marked seen (a CPU's
@@ -214,8 +211,9 @@ void *hl_cpu_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t
     if (!limit[c] || hl_me.state != 1) return plain(size);
     long cpu = (int32_t)rseq_area()->cpu_id;
     see(cpu, c);
-    char *slot = (char *)hl_tlab_slot(c), *at;
-    void *p = hl_rseq_pop(hl_cpu_slabs, (uintptr_t)slot, &at);
+    uintptr_t slot = hl_tlab_slot(c);
+    size_t at;
+    void *p = hl_rseq_pop(hl_cpu_slabs, slot, &at);
     if (p) {                             /* emulate_cpu gave the thread its stack just now */
         HL_CPU_ACQUIRE(p);
         moved(at, c, 1);
@@ -238,7 +236,7 @@ void *hl_cpu_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t
         void *q = chain;
         chain = *(void **)q;
         HL_CPU_RELEASE(q);
-        if (hl_rseq_push(hl_cpu_slabs, (uintptr_t)slot, q, &at)) {
+        if (hl_rseq_push(hl_cpu_slabs, slot, q, &at)) {
             moved(at, c, -1);
         } else {                         /* migrated to a CPU whose stack is full */
             *(void **)q = back;
@@ -253,9 +251,10 @@ void hl_cpu_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
 {
     struct hl_sb *sb = hl_sb_of(p);
     unsigned c = sb->cls;
-    char *slot = (char *)HL_WORD_LOAD(sb->tlab_slot), *at;
+    uintptr_t slot = HL_WORD_LOAD(sb->tlab_slot);
+    size_t at;
     emulate_cpu();
-    if (!limit[c] || (uintptr_t)slot == HL_TLAB_BYPASS || hl_me.state != 1) {
+    if (!limit[c] || slot == HL_TLAB_BYPASS || hl_me.state != 1) {
         plain(p);                        /* interior, no cache for the class, or teardown */
         return;
     }
@@ -264,7 +263,7 @@ void hl_cpu_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
     void *chain = NULL;
     uint32_t k = clamp(hl_cfg.tlab_flush == HL_TLAB_BATCH ? limit[c] : limit[c] / 2);
     for (uint32_t i = 0; i < k; i++) {   /* full: the newest blocks go back, p stays */
-        void *q = hl_rseq_pop(hl_cpu_slabs, (uintptr_t)slot, &at);
+        void *q = hl_rseq_pop(hl_cpu_slabs, slot, &at);
         if (!q) break;                   /* (migrated to an emptier CPU) */
         HL_CPU_ACQUIRE(q);
         moved(at, c, 1);
@@ -272,7 +271,7 @@ void hl_cpu_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
         chain = q;
     }
     HL_CPU_RELEASE(p);
-    if (hl_rseq_push(hl_cpu_slabs, (uintptr_t)slot, p, &at)) {
+    if (hl_rseq_push(hl_cpu_slabs, slot, p, &at)) {
         moved(at, c, -1);
         hl_stats_free(sb->size);
     } else {

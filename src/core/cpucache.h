@@ -62,7 +62,7 @@ static inline __attribute__((always_inline)) void *hl_cpu_malloc(size_t size, hl
 {
     exact = exact && counted;
     size_t g = ((size - 1) >> 4) + 1;
-    char *at;
+    size_t at;
     void *p = hl_rseq_pop(hl_cpu_entry16[g], 0, &at);
     if (hl_unlikely(!p)) return hl_cpu_malloc_slow(size, refill, plain);
     HL_CPU_ACQUIRE(p);
@@ -78,7 +78,7 @@ static inline __attribute__((always_inline)) void hl_cpu_free(void *p, hl_after_
                                                               bool exact, bool counted)
 {
     struct hl_sb *sb = hl_sb_of(p);
-    char *at;
+    size_t at;
     HL_CPU_RELEASE(p);
     if (hl_likely(hl_rseq_push(hl_cpu_slabs, HL_WORD_LOAD(sb->tlab_slot), p, &at))) {
         if (exact && counted) hl_stats_free(sb->size);

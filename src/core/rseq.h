@@ -65,14 +65,14 @@ extern ptrdiff_t hl_rseq_offset;         /* glibc's __rseq_offset, copied at ini
 
 /* Pop the top block of the class at byte offset `slot` of the running CPU's slab in
  * `slabs` (CPU 0's); NULL (nothing changed) if the stack is empty or the class bypasses
- * the cache. *at: the entry it committed on (a block's), so its CPU is
- * (*at - slabs - slot) >> HL_RSEQ_SHIFT; an output register, free when unused. */
+ * the cache. *off: the offset of the slab it committed on (a block's) from CPU 0's, so its
+ * CPU is *off >> HL_RSEQ_SHIFT; an output register, free when unused. */
 static inline __attribute__((always_inline)) void *hl_rseq_pop(char *slabs, uintptr_t slot,
-                                                               char **at)
+                                                               size_t *off)
 {
     void *p;
     uint64_t w, below;
-    char *c;
+    size_t c;
     __asm__ __volatile__ goto(
         HL_RSEQ_CS_AND_ABORT
         ".Lhl_retry%=:\n\t"
@@ -81,20 +81,19 @@ static inline __attribute__((always_inline)) void *hl_rseq_pop(char *slabs, uint
         ".Lhl_start%=:\n\t"
         "movslq %%fs:4(%[off]), %[c]\n\t"        /* rseq->cpu_id: where we run now */
         "shl %[shift], %[c]\n\t"                 /* its slab's offset from CPU 0's */
-        "add %[base], %[c]\n\t"                  /* the class's entry, CPU 0's + offset */
-        "mov (%[c]), %[w]\n\t"                   /* the head word */
+        "mov (%[c],%[base]), %[w]\n\t"           /* the head word: the class's entry there */
         "movabs %[low], %[p]\n\t"
         "and %[w], %[p]\n\t"                     /* the top block */
         "jz %l[empty]\n\t"                       /* none: leave, nothing written */
         "mov (%[p]), %[below]\n\t"               /* its link: the head word below it */
-        "mov %[below], (%[c])\n"                 /* commit: it is ours */
+        "mov %[below], (%[c],%[base])\n"         /* commit: it is ours */
         ".Lhl_commit%=:\n\t"
         : [w] "=&r"(w), [p] "=&a"(p), [below] "=&r"(below), [c] "=&r"(c)
         : [off] "r"(hl_rseq_offset), [base] "r"(slabs + slot), [shift] "i"(HL_RSEQ_SHIFT),
           [low] "i"(HL_RSEQ_LOW)
         : "cc", "memory"
         : empty);
-    *at = c;
+    *off = c;
     if (!p) __builtin_unreachable();     /* (the jz above): the caller's test folds away */
     return p;
 empty:
@@ -102,12 +101,12 @@ empty:
 }
 
 /* Push block p onto the class's stack at `slot` of the running CPU's slab; false (nothing
- * changed) if it is full or the class bypasses the cache. *at as for hl_rseq_pop. */
+ * changed) if it is full or the class bypasses the cache. *off as for hl_rseq_pop. */
 static inline __attribute__((always_inline)) bool hl_rseq_push(char *slabs, uintptr_t slot,
-                                                               void *p, char **at)
+                                                               void *p, size_t *off)
 {
     uint64_t w, room;
-    char *c;
+    size_t c;
     __asm__ __volatile__ goto(
         HL_RSEQ_CS_AND_ABORT
         ".Lhl_retry%=:\n\t"
@@ -116,8 +115,7 @@ static inline __attribute__((always_inline)) bool hl_rseq_push(char *slabs, uint
         ".Lhl_start%=:\n\t"
         "movslq %%fs:4(%[off]), %[c]\n\t"        /* rseq->cpu_id: where we run now */
         "shl %[shift], %[c]\n\t"                 /* its slab's offset from CPU 0's */
-        "add %[base], %[c]\n\t"                  /* the class's entry */
-        "mov (%[c]), %[w]\n\t"                   /* the head word */
+        "mov (%[c],%[base]), %[w]\n\t"           /* the head word: the class's entry there */
         "mov %[w], %[room]\n\t"
         "shr $48, %[room]\n\t"                   /* room left */
         "jz %l[full]\n\t"                        /* none: leave, nothing written */
@@ -125,14 +123,14 @@ static inline __attribute__((always_inline)) bool hl_rseq_push(char *slabs, uint
         "dec %[room]\n\t"
         "shl $48, %[room]\n\t"
         "or %[p], %[room]\n\t"                   /* the new head word: room - 1, p on top */
-        "mov %[room], (%[c])\n"                  /* commit: p is the stack's */
+        "mov %[room], (%[c],%[base])\n"          /* commit: p is the stack's */
         ".Lhl_commit%=:\n\t"
         : [w] "=&r"(w), [room] "=&r"(room), [c] "=&r"(c)
         : [off] "r"(hl_rseq_offset), [base] "r"(slabs + slot), [p] "r"(p),
           [shift] "i"(HL_RSEQ_SHIFT)
         : "cc", "memory"
         : full);
-    *at = c;
+    *off = c;
     return true;
 full:
     return false;
@@ -140,14 +138,14 @@ full:
 
 #else
 #define HL_RSEQ_SUPPORTED 0
-static inline void *hl_rseq_pop(char *slabs, uintptr_t slot, char **at)
+static inline void *hl_rseq_pop(char *slabs, uintptr_t slot, size_t *off)
 {
-    (void)slabs, (void)slot, (void)at;
+    (void)slabs, (void)slot, (void)off;
     return NULL;
 }
-static inline bool hl_rseq_push(char *slabs, uintptr_t slot, void *p, char **at)
+static inline bool hl_rseq_push(char *slabs, uintptr_t slot, void *p, size_t *off)
 {
-    (void)slabs, (void)slot, (void)p, (void)at;
+    (void)slabs, (void)slot, (void)p, (void)off;
     return false;
 }
 #endif

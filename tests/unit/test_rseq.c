@@ -77,7 +77,7 @@ struct hand { void *b[NBLOCKS]; int n; uint64_t rng; long moves; long last_cpu; 
 static void step(struct hand *h)
 {
     h->rng ^= h->rng << 13, h->rng ^= h->rng >> 7, h->rng ^= h->rng << 17;
-    char *at = NULL;
+    size_t at = (size_t)-1;
     bool push = h->n > 0 && (h->n == NBLOCKS || (h->rng & 1));
     if (push) {
         if (hl_rseq_push(slabs, SLOT, h->b[h->n - 1], &at)) h->n--;
@@ -85,8 +85,8 @@ static void step(struct hand *h)
         void *p = hl_rseq_pop(slabs, SLOT, &at);
         if (p) h->b[h->n++] = p;
     }
-    if (at) {
-        long cpu = (long)((size_t)(at - slabs - SLOT) >> HL_RSEQ_SHIFT);
+    if (at != (size_t)-1) {                              /* committed: on this slab */
+        long cpu = (long)(at >> HL_RSEQ_SHIFT);
         if (cpu != h->last_cpu) h->moves++;
         h->last_cpu = cpu;
     }
