@@ -102,8 +102,8 @@ bool hb_hoardlab_stats(struct hoardlab_stats *s)
 long long hb_cache_bytes(void)
 {
     struct hoardlab_stats s;
-    /* issue 37: memory held in the allocator's front caches. hoardlab: the TLABs (i37-rseq's
-     * per-CPU caches join here when merged). */
+    /* issue 37: memory held in the allocator's front caches. hoardlab: tlab_bytes, the TLABs'
+     * (cache = thread) or the per-CPU caches' (cache = cpu). */
     if (hb_hoardlab_stats(&s)) return (long long)s.tlab_bytes;
     /* gperftools' tcmalloc (Debian's libtcmalloc-minimal4): its threads' caches */
     int (*prop)(const char *, size_t *);

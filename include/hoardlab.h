@@ -69,7 +69,8 @@
       "bytes freed by a thread other than the owner's and not yet "                               \
       "collected by the owner heap (remote_free = list | queue)")                                 \
     X(tlab_bytes, total, largest,                                                                 \
-      "bytes of free blocks held in threads' TLABs (hoard tlab = on)")                            \
+      "bytes of free blocks held in the caches before the heaps: the threads' TLABs "             \
+      "(cache = thread) or the per-CPU caches (cache = cpu)")                                     \
     X(heaps_free_bytes, total, largest,                                                           \
       "heap rows: free bytes in the superblocks of the thread / processor heaps "                 \
       "(a - u; a block in a TLAB counts as used)")                                                \

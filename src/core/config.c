@@ -533,6 +533,25 @@ int hl_config_check_table(char *err, size_t len)
     return 0;
 }
 
+/* `tlab` is the older name of `cache` (on: thread, off: none), kept so configurations and
+ * sweeps written with it run unchanged; hl_cfg.tlab is only ever cache == thread. Whichever
+ * was set from the higher source gives the value; both set at one level must agree. */
+static void one_cache(void)
+{
+    const struct option *t = option_find("tlab", 4), *c = option_find("cache", 5);
+    enum source ts = sources[t - options], cs = sources[c - options];
+    if (ts > cs) {
+        hl_cfg.cache = hl_cfg.tlab ? HL_CACHE_THREAD : HL_CACHE_NONE;
+        sources[c - options] = ts;
+    } else if (ts == cs && ts >= FROM_FILE && hl_cfg.tlab != (hl_cfg.cache == HL_CACHE_THREAD)) {
+        hl_die("%s: tlab = %s and cache = %s disagree; tlab is the older name of cache "
+               "(on: thread, off: none): set one", source_names[ts], hl_cfg.tlab ? "on" : "off",
+               hl_caches[hl_cfg.cache]);
+    }
+    if (cs > ts) sources[t - options] = cs;
+    hl_cfg.tlab = hl_cfg.cache == HL_CACHE_THREAD;
+}
+
 void hl_config_load(void)
 {
     /* The strategy's paper defaults sit under the explicit values, and the strategy is itself
@@ -543,6 +562,7 @@ void hl_config_load(void)
     apply_defaults();
     apply_strategy_defaults(s);
     load_explicit();
+    one_cache();
     check_acts();
     hl_os_set_numa(hl_cfg.numa);
     HL_FAULT_CONFIGURE(hl_cfg);

@@ -124,8 +124,17 @@
     "a hashed bucket of the freeing thread whole when it holds remote_batch_bytes (snmalloc)") \
   X(tlab,            tlab,         BOOL,  "off",      0, 1, NULL,                              \
     HL_TLAB_ROWS,                                                                              \
-    "hoard, ownership: a thread-local allocation buffer per size class in front of the heap "  \
-    "(Hoard 2026)")                                                                            \
+    "the older name of `cache`: on is cache = thread, off cache = none; it reads back as "     \
+    "cache's value (config.c's one_cache)")                                                    \
+  X(cache,           cache,        ENUM,  "none",     0, 0, hl_caches, HL_TLAB_ROWS,           \
+    "hoard, ownership: the cache of free blocks in front of the heap: none, a thread-local "   \
+    "allocation buffer per size class (thread: the TLAB of Hoard 2026), or a stack per CPU "   \
+    "and size class popped and pushed in Linux restartable sequences (cpu: TCMalloc's; "       \
+    "x86-64, needs glibc's rseq registration)")                                                \
+  X(cpu_cache_bytes, cache,        SIZE,  "64K",      0, 64 * HL_MB, NULL,                     \
+    HL_TLAB_ROWS " if cache=cpu",                                                              \
+    "cache = cpu: free bytes a CPU's cache may hold per size class (at most 65535 blocks), "   \
+    "as tlab_budget per thread")                                                               \
   X(tlab_budget,     tlab,         SIZE,  "64K",      0, 64 * HL_MB, NULL,                     \
     HL_TLAB_ROWS " if tlab=on",                                                                \
     "hoard tlab: free bytes a thread's TLAB may hold per size class before it overflows")      \
@@ -248,7 +257,8 @@
   E(hl_tlab_batches, C(HL_TLAB_HALF, "half") C(HL_TLAB_BATCH, "batch"))                        \
   E(hl_purges, C(HL_PURGE_OFF, "off") C(HL_PURGE_FREE, "free")                                 \
     C(HL_PURGE_DONTNEED, "dontneed") C(HL_PURGE_DECAY, "decay"))                               \
-  E(hl_free_lists, C(HL_FREE_LISTS_SINGLE, "single") C(HL_FREE_LISTS_SHARDED, "sharded"))
+  E(hl_free_lists, C(HL_FREE_LISTS_SINGLE, "single") C(HL_FREE_LISTS_SHARDED, "sharded"))      \
+  E(hl_caches, C(HL_CACHE_NONE, "none") C(HL_CACHE_THREAD, "thread") C(HL_CACHE_CPU, "cpu"))
 
 #define HL_ENUM_CONSTANT(constant, name) constant,
 #define HL_ENUM_DECLARE(names, choices) enum { choices }; extern const char *const names[];

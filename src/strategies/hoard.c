@@ -183,6 +183,13 @@ HL_TLAB_PATHS(hoard_tlab, refill, hl_hoard_malloc, after_free, hl_hoard_free)
 HL_SHARDED_PATHS(hoard_sharded, refill, after_free)
 HL_TLAB_PATHS(hoard_tlab_sharded, refill, hoard_sharded_malloc, after_free, hoard_sharded_free)
 
+/* cache = cpu: the per-CPU cache in front of the heap (cpucache.h), with or without
+ * free_lists = sharded behind it.
+ * HL_CPU_PATHS defines hoard_cpu_paths[3], the table of hoard_cpu_malloc, hoard_cpu_malloc_entry, hoard_cpu_malloc_uncounted, hoard_cpu_malloc_uncounted_entry, hoard_cpu_malloc_exact, hoard_cpu_malloc_exact_entry, hoard_cpu_free, hoard_cpu_free_entry, hoard_cpu_free_uncounted, hoard_cpu_free_uncounted_entry, hoard_cpu_free_exact, hoard_cpu_free_exact_entry;
+ * and hoard_cpu_sharded_paths[3], the table of hoard_cpu_sharded_malloc, hoard_cpu_sharded_malloc_entry, hoard_cpu_sharded_malloc_uncounted, hoard_cpu_sharded_malloc_uncounted_entry, hoard_cpu_sharded_malloc_exact, hoard_cpu_sharded_malloc_exact_entry, hoard_cpu_sharded_free, hoard_cpu_sharded_free_entry, hoard_cpu_sharded_free_uncounted, hoard_cpu_sharded_free_uncounted_entry, hoard_cpu_sharded_free_exact, hoard_cpu_sharded_free_exact_entry */
+HL_CPU_PATHS(hoard_cpu, refill, hl_hoard_malloc, after_free, hl_hoard_free)
+HL_CPU_PATHS(hoard_cpu_sharded, refill, hoard_sharded_malloc, after_free, hoard_sharded_free)
+
 /* The row's malloc and free are the heap's (Figure 2); with tlab = on, init puts the TLAB's
  * in front (counted or not, as init.c chose the row's), so neither setting pays a test of the
  * other on its fast path. */
@@ -201,8 +208,10 @@ int hl_hoard_init(void)
     hl_heap_after_free = after_free;
     hl_heaps_init(true, false);
     if (hl_sb_sharded) hl_paths = hl_sharded_start(hoard_sharded_paths);
-    if (hl_cfg.tlab)
+    if (hl_cfg.cache == HL_CACHE_THREAD)
         hl_paths = hl_tlab_start(hl_sb_sharded ? hoard_tlab_sharded_paths : hoard_tlab_paths);
+    if (hl_cfg.cache == HL_CACHE_CPU)
+        hl_paths = hl_cpu_cache_start(hl_sb_sharded ? hoard_cpu_sharded_paths : hoard_cpu_paths);
     return 0;
 }
 
@@ -211,7 +220,7 @@ const struct hl_strategy hl_strategy_hoard = {
     .summary = "Hoard: per-processor heaps with an emptiness threshold and a global heap",
     .init = hl_hoard_init,
     HL_ROW_PATHS(hl_hoard_malloc, hl_hoard_free),
-    /* HL_TLAB_HEAP_ROW: hl_heaps_memalign, hl_heaps_usable_size, hl_tlab_heaps_thread_exit,
-     * hl_tlab_heaps_fork, hl_tlab_heaps_stats */
-    HL_TLAB_HEAP_ROW,
+    /* HL_CACHE_HEAP_ROW: hl_heaps_memalign, hl_heaps_usable_size, hl_tlab_heaps_thread_exit,
+     * hl_tlab_heaps_fork, hl_cache_heaps_stats */
+    HL_CACHE_HEAP_ROW,
 };

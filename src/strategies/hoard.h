@@ -6,7 +6,7 @@
 #include "heappaths.h"
 #include "purge.h"
 #include "sharded.h"
-#include "tlab.h"
+#include "cpucache.h"
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 
@@ -16,8 +16,8 @@ void *hl_hoard_malloc_in(struct hl_heap *h, size_t size);   /* Figure 2 malloc, 
 /* Figure 2's malloc and free, built four ways (stats.h) */
 HL_DECLARE_PAIR(hl_hoard_malloc, hl_hoard_free)
 
-/* The member of `hoard`'s row that `hoard2026` (hoard2026.c) shares, beside tlab.h's
- * HL_TLAB_HEAP_ROW. */
+/* The member of `hoard`'s row that `hoard2026` (hoard2026.c) shares, beside
+ * HL_CACHE_HEAP_ROW (cpucache.h). */
 int hl_hoard_init(void);
 
 #pragma GCC visibility pop

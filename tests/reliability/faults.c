@@ -5,7 +5,7 @@
  * -DHL_CHECKS, tests/reliability/meson.build), calling hl_malloc & co. (rel.h, REL_DIRECT).
  *
  *   rel_faults --sweep STRATEGY [--max N] [--seeds R] [--rate P]
- *       for each variant of STRATEGY's knobs (remote_free, tlab, global_shards, large_reuse,
+ *       for each variant of STRATEGY's knobs (remote_free, tlab, cache, global_shards, large_reuse,
  *       release_empty where they act): run the workload once to count its OS calls C, then once
  *       per call number 1..C with HOARD_FAULT_AT=N (a seeded sample of N numbers when C > N,
  *       the first and last included), then R runs with HOARD_FAULT_RATE=P (0.05) and seeds 1..R (4).
@@ -388,6 +388,7 @@ static const struct variant variants[] = {
     { "hoard", { "HOARD_TLAB=on" } },
     { "hoard", { "HOARD_GLOBAL_SHARDS=8" } },
     { "hoard", { "HOARD_TLAB=on", "HOARD_REMOTE_FREE=queue" } },
+    { "ownership hoard hoard2026", { "HOARD_CACHE=cpu" } },
     { "ownership hoard hoard2026 lockfree", { "HOARD_RELEASE_EMPTY=on" } },
 };
 

@@ -224,6 +224,27 @@ static void no_op_key_from_environment(void **state)
                 "acts only under: ownership, hoard, hoard2026");
 }
 
+/* `tlab` is the older name of `cache` (config.c's one_cache): either gives both values, the
+ * higher source wins (the strategy's tlab=on under an explicit cache), and the two set at
+ * one level must agree. */
+static void tlab_is_the_older_name_of_cache(void **state)
+{
+    (void)state;
+    if (!hl_strategy_find("hoard") || !hl_strategy_find("hoard2026")) skip();
+    const char *on[] = { "HOARD_STRATEGY=hoard", "HOARD_TLAB=on", NULL };
+    struct outcome r = load(NULL, on);
+    EXPECT_VALUE(r, "cache", "thread (env)");
+    const char *cpu[] = { "HOARD_STRATEGY=hoard2026", "HOARD_CACHE=cpu", NULL };
+    r = load(NULL, cpu);
+    EXPECT_VALUE(r, "cache", "cpu (env)");
+    EXPECT_VALUE(r, "tlab", "off (env)");
+    r = load("[tlab]\ntlab = off\n", (const char *const[]){ "HOARD_STRATEGY=hoard2026", NULL });
+    EXPECT_VALUE(r, "cache", "none (file)");
+    const char *both[] = { "HOARD_STRATEGY=hoard", "HOARD_TLAB=on", "HOARD_CACHE=cpu", NULL };
+    r = load(NULL, both);
+    EXPECT_FAIL(r, "tlab = on and cache = cpu disagree", "older name");
+}
+
 static void no_op_key_from_file_names_its_line(void **state)
 {
     (void)state;
@@ -306,6 +327,7 @@ int main(void)
         cmocka_unit_test(bad_environment_value),
         cmocka_unit_test(no_op_key_from_environment),
         cmocka_unit_test(no_op_key_from_file_names_its_line),
+        cmocka_unit_test(tlab_is_the_older_name_of_cache),
         cmocka_unit_test(key_acts_where_its_condition_holds),
         cmocka_unit_test(acts_column_names_known_strategies),
         cmocka_unit_test(stats_output_forms),

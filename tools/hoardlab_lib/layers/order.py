@@ -15,7 +15,7 @@ LAYERS = [
     ("base", ["hl", "msg", "fault", "os", "lock", "bootstrap", "config", "registry"]),
     ("parts", ["arena", "pagemap", "meta", "large", "sizeclass", "thread", "stats",
                "superblock", "purge", "heap", "selector", "heapselect", "remote", "heappaths",
-               "sharded", "globalheap", "tlab", "singleheap", "hazard", "lfstack", "lfqueue"]),
+               "sharded", "globalheap", "tlab", "cpucache", "singleheap", "hazard", "lfstack", "lfqueue"]),
     ("strategies", ["strategies/*"]),
     ("instruments", ["observe", "census", "trace", "heaplog", "checks"]),
     ("front", ["interpose", "export", "fork", "init", "api"]),
@@ -25,8 +25,8 @@ LAYERS = [
 ALLOWED = {("registry", "strategies")}
 # A header whose code is another file's: front.h is the inline malloc and free of
 # interpose's; entry.h is the front's test of a call on the thread's own fields (hl_me),
-# inlined into every strategy's entry, so `thread`'s.
-HEADER_NODE = {"front": "interpose", "entry": "thread"}
+# inlined into every strategy's entry, so `thread`'s; rseq.h is the per-CPU cache's sections.
+HEADER_NODE = {"front": "interpose", "entry": "thread", "rseq": "cpucache"}
 
 # harness/: hlbench. The utilities every file may use, the machine, the samplers a measured
 # phase drives, the run machinery, the record, the workloads, and the driver (main and the
