@@ -141,9 +141,10 @@ static void after_free(struct hl_heap *h, struct hl_sb *sb)
         /* purge on: an empty superblock goes to the global heap at once, where purge.c keeps
          * it (retain) or gives its pages back. A heap never purges, so one kept under the K
          * allowance held its pages for good: 2 threads' home heaps kept 24 MiB of empty
-         * superblocks after a burst (issue 36, the heaps_empty_bytes statistic). */
-        if (hl_cfg.purge != HL_PURGE_OFF && hl_sb_empty(sb) &&
-            atomic_load_explicit(&sb->owner, memory_order_relaxed) == h)
+         * superblocks after a burst (issue 36, the heaps_empty_bytes statistic). The owner
+         * first: line 9 may have moved sb to the global heap, whose lock we do not hold. */
+        if (hl_cfg.purge != HL_PURGE_OFF &&
+            atomic_load_explicit(&sb->owner, memory_order_relaxed) == h && hl_sb_empty(sb))
             hl_global_put(h, sb);
     }
     if (HL_INVARIANT_CHECKS) hoard_check(h, (int)c, true);
