@@ -159,7 +159,7 @@ def test_claim_within_noise_and_mismatch():
 
 
 def test_claim_keeps_decay_policies_apart():
-    """purge = decay (issue 36's other branch): each decay_ms its own retain-0 baseline."""
+    """purge = decay (jemalloc's decaying purge): each decay_ms its own retain-0 baseline."""
     pts = dict(POINTS)
     for ms, f in (("100", 1.0), ("1000", 2.0)):
         pts["d%s-0" % ms] = ("hoard2026", "decay_ms=%s;purge=decay;retain=0" % ms, 0.3, 70e6)

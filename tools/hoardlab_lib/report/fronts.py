@@ -148,8 +148,8 @@ def fronts_section(rows, baseline=None):
            "most threads wait for a CPU while their caches stay full; `migrate` moves every "
            "thread to the next CPU every `every` operations. Cells: medians over repetitions "
            "±spread. Cache bytes: what the allocator's caches held when every thread had done "
-           "its last round (hoardlab: the TLABs' free blocks, `tlab_bytes`, and the per-CPU "
-           "caches once merged; tcmalloc: its thread caches; – where the allocator does not "
+           "its last round (hoardlab: `tlab_bytes`, the free blocks in the TLABs or the "
+           "per-CPU caches; tcmalloc: its thread caches; – where the allocator does not "
            "say). p99: the 99th percentile of a timed malloc / free, in ns (one call in "
            "`sample_every`). %s draws the three against the thread count." % PLOT, ""]
     base = baseline if baseline in V.variants(fr) else None
