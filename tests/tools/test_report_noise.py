@@ -2,6 +2,7 @@
 one notation, the header naming the noisiest groups, runs under the floor flagged, one rule
 for thread counts, and threads as run (xfree). Synthetic rows."""
 import itertools
+import math
 import re
 
 from hoardlab_lib import fmt, report, verdicts as V
@@ -163,3 +164,21 @@ def test_a_sweep_of_one_knob_leads_with_its_section():
     assert order[2] is report.KNOB_SECTION and len(order) == len(report.SECTIONS)
     two = [dict(r, **{"knob.lock": v}) for r, v in zip(one, ("spin", "mutex"))]
     assert report.leading_knob(report.SECTIONS, two) is report.SECTIONS
+
+
+def test_more_repetitions_can_narrow_a_medians_interval():
+    from hoardlab_lib.verdicts import noise
+    # up to 8 repetitions the interval is min-max (every reference made with 3-5 is unchanged)
+    assert [noise.order_k(n) for n in range(1, 9)] == [1] * 8
+    assert [noise.order_k(n) for n in (9, 11, 12, 14, 20)] == [2, 2, 3, 4, 6]
+    # the confidence never falls below min-max's over 5 repetitions (15/16)
+    for n in range(5, 40):
+        k = noise.order_k(n)
+        miss = 2 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
+        assert 1 - miss >= noise.MEDIAN_CONFIDENCE
+    # one run on a slow moment keeps 5 repetitions within noise, whatever is added under
+    # min-max; with 4 more ordinary ones the interval leaves the slow run out and decides
+    five = [1.30, 1.32, 1.28, 1.31, 0.95]
+    assert V.check(V.spread_of(five), ">", 1.0) is None
+    nine = five + [1.29, 1.33, 1.30, 1.27]
+    assert V.spread_of(nine)[1:3] == (1.27, 1.32) and V.check(V.spread_of(nine), ">", 1.0)

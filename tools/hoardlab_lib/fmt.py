@@ -23,7 +23,9 @@ SPREAD_NOTE = ("Every measured median in the tables below (a time, a throughput,
                "min/median); for a ratio of two medians, p covers every ratio of a repetition "
                "of one group to a repetition of the other. Where p would exceed 100%, the cell shows "
                "the interval itself: `median [min, max]`. `±?`: one repetition, no spread "
-               "known.")
+               "known. From 9 values on (a group repeated because its verdict was within noise, "
+               "a median pooled over runs), p is taken from the k-th smallest and largest "
+               "instead, the interval of the median of the noise rule below.")
 
 
 def pm(s, fmt=si):
