@@ -193,10 +193,26 @@ static void post(struct outbox *o, bool may_help)
     if (help && may_help) collect_for(h);
 }
 
-/* list: one CAS puts p on sb's list; the push that finds it unannounced announces sb. Once
- * p is on the list, sb may be collected, emptied and re-formatted at any moment unless this
- * push announces it, so what the help needs is read before. */
-static void push_block(struct hl_sb *sb, void *p)
+/* What a list push leaves out of line: sb's announce (the list was empty: p is its last
+ * block; the announce's release CAS publishes remote_tail to the collector), the help (owner;
+ * NULL: none), U's publication. Apart, so that the common push saves no register. */
+static __attribute__((noinline)) void push_after(struct hl_sb *sb, void *p, bool first,
+                                                 struct hl_heap *owner, bool publish)
+{
+    if (first) {
+        atomic_store_explicit(&sb->remote_tail, p, memory_order_relaxed);
+        announce(sb);
+    }
+    /* The owner read before the push: if sb moved since, its new owner collects it, and
+     * collecting a heap that has nothing pending costs an exchange. Heaps are never freed. */
+    if (owner) collect_for(owner);
+    if (publish) hl_stats_publish(NULL, true);
+}
+
+/* list: one CAS puts p (size bytes) on sb's list; the push that finds it unannounced
+ * announces sb. Once p is on the list, sb may be collected, emptied and re-formatted at any
+ * moment unless this push announces it, so what the help needs is read before. */
+static __attribute__((noinline)) void push_block(struct hl_sb *sb, void *p, size_t size)
 {
     _Atomic uintptr_t *list = &sb->remote;
     uintptr_t help = help_at[sb->cls];
@@ -216,13 +232,9 @@ static void push_block(struct hl_sb *sb, void *p)
         HL_COUNT(cas_retries, 1);
         HL_COUNT(cas_free_retries, 1);
     }
-    if (!(old & ANNOUNCED)) {            /* the list was empty: p is its last block; the */
-        atomic_store_explicit(&sb->remote_tail, p, memory_order_relaxed);  /* announce's */
-        announce(sb);                    /* release CAS publishes it to the collector */
-    }
-    /* The owner read before the push: if sb moved since, its new owner collects it, and
-     * collecting a heap that has nothing pending costs an exchange. Heaps are never freed. */
-    if (hl_unlikely(n == help)) collect_for(owner);
+    bool first = !(old & ANNOUNCED), publish = hl_stats_count(size, true);
+    if (hl_unlikely(first || n == help || publish))
+        push_after(sb, p, first, n == help ? owner : NULL, publish);
 }
 
 static void free_locked(struct hl_sb *sb, void *p);
@@ -364,14 +376,10 @@ static inline __attribute__((always_inline)) void batch_free(struct hl_sb *sb, v
     if (hl_unlikely(due || publish)) batch_after(due ? i : BUCKETS, publish);
 }
 
-/* list and queue: the free after its counts (hl_remote_free). */
-static __attribute__((noinline)) void list_or_queue_free(struct hl_sb *sb, void *p, size_t size)
+/* queue: the free after its counts (hl_remote_free). */
+static __attribute__((noinline)) void queue_free(struct hl_sb *sb, void *p, size_t size)
 {
     hl_stats_free(size);
-    if (hl_remote_mode == HL_REMOTE_LIST) {
-        push_block(sb, p);
-        return;
-    }
     struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_relaxed);
     if (queue_cap &&
         atomic_load_explicit(&h->inbox_blocks, memory_order_relaxed) >= queue_cap) {
@@ -397,7 +405,8 @@ void hl_remote_free(struct hl_sb *sb, void *p)
     HL_COUNT(remote_frees, 1);
     HL_COUNT(remote_pending, size);
     if (hl_remote_mode == HL_REMOTE_BATCH) batch_free(sb, p, size);
-    else list_or_queue_free(sb, p, size);
+    else if (hl_remote_mode == HL_REMOTE_LIST) push_block(sb, p, size);
+    else queue_free(sb, p, size);
 }
 
 void hl_remote_flush(void)
