@@ -200,6 +200,35 @@ void *hl_heap_alloc_empty(struct hl_heap *h, unsigned c)
     return hl_heap_alloc_from(h, sb);
 }
 
+uint32_t hl_heap_alloc_chain(struct hl_heap *h, unsigned c, uint32_t want, void **head,
+                             void **tail)
+{
+    struct hl_heap_class *k = &h->cls[c];
+    if (!k->groups || !want) return 0;
+    struct hl_sb *sb = k->list[63 - __builtin_clzll(k->groups)];
+    uint32_t room = sb->capacity - sb->used, n = want < room ? want : room, got = 0;
+    /* freed blocks first, as hl_sb_pop: the chain is the free list's first n (FIFO: free_tail
+     * stays valid while free_head is), then blocks never handed out, linked here */
+    void *first = sb->free_head, *last = NULL, *p = first;
+    for (; got < n && p; got++) p = *(void **)(last = p);
+    sb->free_head = p;
+    if (got < n) {
+        char *q = (char *)sb + HL_SB_HEADER + (size_t)sb->carved * sb->size;
+        if (last) *(void **)last = q;
+        else first = q;
+        sb->carved += n - got;
+        for (; ++got < n; q += sb->size) *(void **)q = q + sb->size;
+        last = q;
+    }
+    if (sb->used == 0) h->nempty--;
+    sb->used += n;
+    k->acct->u += (size_t)n * sb->size;
+    if (sb->used >= sb->group_hi) hl_heap_regroup(h, sb);
+    *head = first;
+    *tail = last;
+    return n;
+}
+
 struct hl_sb *hl_heap_take(struct hl_heap *h, unsigned c)
 {
     struct hl_heap_class *k = &h->cls[c];

@@ -186,6 +186,16 @@ static inline void *hl_heap_alloc_from(struct hl_heap *h, struct hl_sb *sb)
     return p;
 }
 
+/* Up to want blocks of class c out of h's fullest superblock with room, as one chain linked
+ * through the blocks' first words, *head .. *tail (the tail's link is the caller's to set):
+ * a TLAB's refill (tlab.c) takes a batch in one step, `used` and u moved once and the
+ * superblock regrouped once. A superblock only grows fuller as it hands blocks out, so it
+ * stays the fullest until full, and this takes the blocks that as many hl_heap_alloc_sb calls
+ * would. How many; 0 when no superblock of c in h has room (then hl_heap_alloc_empty). Not
+ * for free_lists = sharded (sharded.c takes from its current superblock). */
+uint32_t hl_heap_alloc_chain(struct hl_heap *h, unsigned c, uint32_t want, void **head,
+                             void **tail);
+
 /* The slow half of hl_heap_alloc: an empty superblock of any class, re-formatted. */
 void *hl_heap_alloc_empty(struct hl_heap *h, unsigned c);
 

@@ -31,7 +31,8 @@
  * list is walked to find it), unless hl_remote_adopt takes it whole, unwalked: with tlab =
  * on, the collecting thread's TLAB when it fills from that heap (tlab.h).
  *
- * When pending frees are collected (hl_remote_collect, always under the heap's lock):
+ * When pending frees are collected (hl_remote_collect, always under the heap's lock; under
+ * batch with a TLAB the owner's TLAB slow path first drains without it, hl_remote_drain):
  *   - on the owner heap's slow paths: a malloc that finds no room in its class, or whose
  *     superblock changes fullness group (e.g. fills up: "when it needs blocks of that
  *     superblock"), a free that takes the general path (heap.c);
@@ -59,14 +60,15 @@
  * Both lists only ever gain by CAS push and lose everything at once by exchange, so there
  * is no ABA. Fork: no lock is involved; a thread other than the forking one dies in the
  * child in the middle of a push at worst, which leaves its block pending for ever there (a
- * leak in the child, never a corrupt list), and its queue buffers are lost with it (leaked).
+ * leak in the child, never a corrupt list), and its queue buffers are lost with it (leaked),
+ * as are the runs a batch drain had taken from the inbox and not yet placed.
  */
 #include <stdlib.h>
 #include "remote.h"
 #include "lfstack.h"
 
 int hl_remote_mode;                      /* HL_REMOTE_* (config.h) */
-bool (*hl_remote_adopt)(struct hl_heap *h, struct hl_sb *sb, void *head, uint32_t n);
+bool (*hl_remote_adopt)(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail, uint32_t n);
 
 #define SLOTS 8                          /* queue: destination heaps buffered per thread */
 #define BATCH 32                         /* queue: blocks per post */
@@ -108,11 +110,15 @@ struct bucket {
     struct hl_heap *heap;                /* its first block's heap: where it is sent */
     void *head, *tail;                   /* the chain: newest block, oldest block */
     struct hl_sb *run_sb;                /* the open run (at head): its superblock, */
-    void *run_last;                      /* its oldest block and */
-    uint32_t run_n, n;                   /* its length; the bucket's blocks */
+    void *run_last;                      /* its oldest block, */
+    uint32_t run_n, run_cap, n;          /* its length and longest; the closed runs' blocks */
     size_t bytes;
 };
 static size_t batch_bytes;
+/* The longest run of class c: with a TLAB, a quarter of a bin's first limit (tlab_budget /
+ * size), so an owner's empty bin takes three runs whole without its heap's lock
+ * (hl_remote_drain: a run goes into a bin only if a free still fits after it); else RUN_MAX. */
+static uint32_t *run_cap;
 static HL_TLS struct bucket bucket[BUCKETS];
 static HL_TLS uint32_t bucket_used;      /* bit i: bucket i holds blocks (for the flush) */
 
@@ -127,6 +133,11 @@ void hl_remote_init(void)
     /* (hoard202607's own defaults set it: it must not bound batch) */
     queue_cap = hl_remote_mode == HL_REMOTE_QUEUE ? (uint32_t)hl_cfg.remote_queue_cap : 0;
     batch_bytes = hl_cfg.remote_batch_bytes;
+    run_cap = hl_meta_alloc(hl_classes->count * sizeof *run_cap);
+    for (unsigned c = 0; c < hl_classes->count; c++) {
+        size_t n = hl_cfg.tlab ? hl_cfg.tlab_budget / hl_class_size(c) / 4 : RUN_MAX;
+        run_cap[c] = n < 1 ? 1 : n > RUN_MAX ? RUN_MAX : (uint32_t)n;
+    }
     help_bytes = (hl_cfg.release_threshold ? (size_t)hl_cfg.release_threshold : 1) * hl_sb_size;
 }
 
@@ -182,10 +193,26 @@ static void post(struct outbox *o, bool may_help)
     if (help && may_help) collect_for(h);
 }
 
-/* list: one CAS puts p on sb's list; the push that finds it unannounced announces sb. Once
- * p is on the list, sb may be collected, emptied and re-formatted at any moment unless this
- * push announces it, so what the help needs is read before. */
-static void push_block(struct hl_sb *sb, void *p)
+/* What a list push leaves out of line: sb's announce (the list was empty: p is its last
+ * block; the announce's release CAS publishes remote_tail to the collector), the help (owner;
+ * NULL: none), U's publication. Apart, so that the common push saves no register. */
+static __attribute__((noinline)) void push_after(struct hl_sb *sb, void *p, bool first,
+                                                 struct hl_heap *owner, bool publish)
+{
+    if (first) {
+        atomic_store_explicit(&sb->remote_tail, p, memory_order_relaxed);
+        announce(sb);
+    }
+    /* The owner read before the push: if sb moved since, its new owner collects it, and
+     * collecting a heap that has nothing pending costs an exchange. Heaps are never freed. */
+    if (owner) collect_for(owner);
+    if (publish) hl_stats_publish(NULL, true);
+}
+
+/* list: one CAS puts p (size bytes) on sb's list; the push that finds it unannounced
+ * announces sb. Once p is on the list, sb may be collected, emptied and re-formatted at any
+ * moment unless this push announces it, so what the help needs is read before. */
+static __attribute__((noinline)) void push_block(struct hl_sb *sb, void *p, size_t size)
 {
     _Atomic uintptr_t *list = &sb->remote;
     uintptr_t help = help_at[sb->cls];
@@ -205,13 +232,9 @@ static void push_block(struct hl_sb *sb, void *p)
         HL_COUNT(cas_retries, 1);
         HL_COUNT(cas_free_retries, 1);
     }
-    if (!(old & ANNOUNCED)) {            /* the list was empty: p is its last block; the */
-        atomic_store_explicit(&sb->remote_tail, p, memory_order_relaxed);  /* announce's */
-        announce(sb);                    /* release CAS publishes it to the collector */
-    }
-    /* The owner read before the push: if sb moved since, its new owner collects it, and
-     * collecting a heap that has nothing pending costs an exchange. Heaps are never freed. */
-    if (hl_unlikely(n == help)) collect_for(owner);
+    bool first = !(old & ANNOUNCED), publish = hl_stats_count(size, true);
+    if (hl_unlikely(first || n == help || publish))
+        push_after(sb, p, first, n == help ? owner : NULL, publish);
 }
 
 static void free_locked(struct hl_sb *sb, void *p);
@@ -223,45 +246,51 @@ static void free_locked(struct hl_sb *sb, void *p);
  * eviction), so a thread freeing to 9 heaps in turn posts at every free. batch's 16 buckets
  * are hashed by heap (Fibonacci hashing of its number) and never evicted: a bucket keeps the
  * blocks of every heap that hashes to it and is sent to the heap of its first block, which
- * forwards the runs of other heaps' blocks to their owners when it collects (collect_runs:
+ * forwards the runs of other heaps' blocks to their owners when it collects (take_runs:
  * a CAS per run; snmalloc's receiver forwards too). queue's owner walks every block of a
  * post to find each superblock's run (collect_blocks), a cache miss per block; batch's reads
  * two words per run (struct bucket). queue posts at a fixed count (32 blocks
  * whatever their size), batch at a byte budget (remote_batch_bytes, 64 KiB: 1024 blocks of
  * 64 bytes, 16 of 4 KiB), so a message carries the blocks of many superblocks and its CAS is
- * amortised over as much memory at every size. queue posts on the heap paths' malloc slow
- * path only, batch on the TLAB's too (tlab.c), so a thread that allocates at all sends what
- * it holds within a refill. remote_queue_cap acts with queue only (config.h's `acts` refuses
+ * amortised over as much memory at every size. Both post on any malloc slow path of the
+ * thread, the TLAB's included (tlab.c), so a thread that allocates at all sends what it
+ * holds within a refill. remote_queue_cap acts with queue only (config.h's `acts` refuses
  * it with batch at start-up): batch bounds pending memory in bytes, per owner heap
  * (help_bytes, as queue) and per freeing thread (BUCKETS x remote_batch_bytes).
  *
  * What is locked, and why. The sender takes no lock (its buckets are its own; a send is one
- * CAS onto the inbox, a lock-free stack), and the owner takes its inbox with one exchange.
- * The blocks go back into their superblocks under the owner heap's lock, as under list and
- * queue, because snmalloc's premise, "only the owner touches its slabs' free lists", does
- * not hold for a hoard heap: (1) a heap is shared by every thread that selects it
- * (heap_select = hash, cpu, home), each of which allocates from its superblocks; (2) hoard
- * moves a superblock to the global heap, and a heap takes it from there or it is re-formatted
- * for another class once empty, under the lock of the heap it leaves, so a superblock may be
- * another heap's a moment after its owner was read; (3) a TLAB's give-back and remote_free =
- * lock's frees reach a superblock under its owner's lock. (heap_select = thread removes (1)
- * only.) So the lock is taken once per collection, for messages of ~1000 blocks, never per
- * block. What can skip the superblock does: with tlab = on each run of blocks of one
- * superblock the heap owns may go into the collecting thread's TLAB whole (hl_remote_adopt,
- * as a list does under list), still counted in its superblock's `used`, so the refill that
- * follows does not take those blocks out of a superblock again, and a bin's spare chain is
- * handed out later without the lock. */
+ * CAS onto the inbox, a lock-free stack). With tlab = on the owner drains on its TLAB's
+ * malloc slow path without its heap's lock (hl_remote_drain): one exchange takes the inbox,
+ * each run its bin can hold goes into the bin whole, still counted in its superblock's `used`
+ * (no header is written: a TLAB's blocks are out of their superblocks whoever owns them), and
+ * runs of other heaps go on to their owners. A sender closes a run at a quarter of a bin's
+ * first limit (run_cap), so an empty bin takes three runs whole. Only a run that must go back
+ * into its superblock waits for the lock, because snmalloc's premise, "only the owner touches
+ * its slabs' free lists", does not hold for a hoard heap: (1) a heap is shared by every thread
+ * that selects it (heap_select = hash, cpu, home), each of which pops its superblocks' free
+ * lists and counts `used` under the heap's lock; (2) the return moves `used` and the heap's
+ * u, on which Hoard's emptiness invariant (u >= (1 - f) a or u >= a - K S) is decided, and
+ * the superblock's fullness group, and hoard's policy may then move the superblock to the
+ * global heap; (3) a superblock changes heaps (to the global heap, from there to another
+ * heap, re-formatted once empty) under the lock of the heap it leaves, so it may be another
+ * heap's a moment after its owner was read, and a TLAB's give-back and remote_free = lock's
+ * frees reach it under its owner's lock. (heap_select = thread removes (1) only.) The lock is
+ * taken once per drain that has such runs, never per block; collections by others (a helping
+ * sender, the global heap's, a thread's exit) take the lock as under list and queue. */
 
-/* Fibonacci hashing of the heap's number: neighbouring numbers land far apart. */
+/* Fibonacci hashing of the heap's address (in cache lines): neighbouring heaps land far
+ * apart, and the free reads nothing of the heap, whose first line its owner writes. */
 static inline unsigned bucket_of(const struct hl_heap *h)
 {
-    return (h->index * 2654435769u) >> (32 - BUCKET_BITS);
+    return ((uint32_t)((uintptr_t)h >> 6) * 2654435769u) >> (32 - BUCKET_BITS);
 }
 
-/* The open run's length and end into its first block (the bucket's head). */
+/* The open run's length and end into its first block (the bucket's head); its blocks join
+ * the bucket's count. */
 static void close_run(struct bucket *b)
 {
     ((uintptr_t *)b->head)[1] = (uintptr_t)b->run_last | (uintptr_t)b->run_n << RUN_SHIFT;
+    b->n += b->run_n;
     b->run_n = 0;
 }
 
@@ -274,51 +303,84 @@ static __attribute__((noinline)) void send_bucket(struct bucket *b, bool may_hel
     bool help = send(h, b->head, b->tail, b->n, b->bytes);
     bucket_used &= ~(1u << (b - bucket));
     b->head = NULL;
+    b->run_sb = NULL;                    /* the next free opens the bucket */
     b->n = 0;
     b->bytes = 0;
     if (help && may_help) collect_for(h);
 }
 
-/* p (size bytes, a block of sb, which h owned when read) into its bucket, opening a run when
- * sb is not the open run's; the bucket goes whole to its first block's heap once it holds
- * batch_bytes, or at once for a thread past its exit hook. No lock is held (hl_remote_free's
- * callers), so the send may help. */
-static void batch_free(struct hl_heap *h, struct hl_sb *sb, void *p, size_t size)
+/* A run of sb opened at p: in an empty bucket, which then goes to h; else after the open
+ * run, closed. Once a run (of up to run_cap blocks). */
+static void open_run(struct bucket *b, struct hl_heap *h, struct hl_sb *sb, void *p)
 {
-    struct bucket *b = &bucket[bucket_of(h)];
-    if (b->n == 0) {
+    if (!b->head) {
         b->heap = h;
         b->tail = p;
         bucket_used |= 1u << (b - bucket);
-    } else if (b->run_sb != sb || b->run_n == RUN_MAX) {
+    } else {
         close_run(b);
     }
-    if (b->run_n++ == 0) {
-        b->run_sb = sb;
-        b->run_last = p;
-    }
-    *(void **)p = b->head;               /* the oldest block's link is set when sent */
-    b->head = p;
-    b->n++;
-    if ((b->bytes += size) >= batch_bytes || hl_me.state != 1) send_bucket(b, true);
+    b->run_sb = sb;
+    b->run_last = p;
+    b->run_cap = run_cap[sb->cls];
 }
 
-void hl_remote_free(struct hl_sb *sb, void *p)
+/* p (size bytes) onto b's open run; true when the bucket is due to go whole to its first
+ * block's heap: it holds batch_bytes. */
+static inline __attribute__((always_inline)) bool place(struct bucket *b, void *p, size_t size)
 {
-    if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
-    size_t size = sb->size;
-    HL_COUNT(remote_frees, 1);
-    HL_COUNT(remote_pending, size);
-    hl_stats_free(size);
-    if (hl_remote_mode == HL_REMOTE_LIST) {
-        push_block(sb, p);
-        return;
-    }
+    b->run_n++;
+    *(void **)p = b->head;               /* the oldest block's link is set when sent */
+    b->head = p;
+    return (b->bytes += size) >= batch_bytes;
+}
+
+/* What a batch free leaves out of line: the send of bucket i (BUCKETS: none), U's publication
+ * (stats.h). No lock is held (hl_remote_free's callers), so the send may help. The cold
+ * calls take the bucket's number, not its address, which the fast path need not keep. */
+static __attribute__((noinline)) void batch_after(unsigned i, bool publish)
+{
+    if (i < BUCKETS) send_bucket(&bucket[i], true);
+    if (publish) hl_stats_publish(NULL, true);
+}
+
+/* A free that opens a run (once a run) in bucket i. A thread past its exit hook, whose
+ * buckets the hook sent, sends each block at once, so every free of it opens a run (the send
+ * closes it). */
+static __attribute__((noinline)) void batch_open(unsigned i, struct hl_heap *h,
+                                                 struct hl_sb *sb, void *p, size_t size)
+{
+    struct bucket *b = &bucket[i];
+    open_run(b, h, sb, p);
+    bool due = place(b, p, size) || hl_me.state != 1;
+    bool publish = hl_stats_count(size, true);
+    if (due || publish) batch_after(due ? i : BUCKETS, publish);
+}
+
+/* batch: p (size bytes, a block of sb) into the bucket of sb's owner heap, onto the open run
+ * when it is sb's and below its cap. Every call it makes is out of line and last, so the
+ * common free saves no register (that, and computing the bucket's address once, was 60 of
+ * the remote pair's 204 instructions). */
+static inline __attribute__((always_inline)) void batch_free(struct hl_sb *sb, void *p,
+                                                             size_t size)
+{
     struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_relaxed);
-    if (hl_remote_mode == HL_REMOTE_BATCH) {
-        batch_free(h, sb, p, size);
+    unsigned i = bucket_of(h);
+    struct bucket *b = &bucket[i];
+    if (hl_unlikely(b->run_sb != sb || b->run_n >= b->run_cap)) {
+        batch_open(i, h, sb, p, size);
         return;
     }
+    bool due = place(b, p, size);
+    bool publish = hl_stats_count(size, true);
+    if (hl_unlikely(due || publish)) batch_after(due ? i : BUCKETS, publish);
+}
+
+/* queue: the free after its counts (hl_remote_free). */
+static __attribute__((noinline)) void queue_free(struct hl_sb *sb, void *p, size_t size)
+{
+    hl_stats_free(size);
+    struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_relaxed);
     if (queue_cap &&
         atomic_load_explicit(&h->inbox_blocks, memory_order_relaxed) >= queue_cap) {
         free_locked(sb, p);
@@ -334,6 +396,17 @@ void hl_remote_free(struct hl_sb *sb, void *p)
     o->head = p;
     o->bytes += size;
     if (++o->n == BATCH || hl_me.state != 1) post(o, true);   /* past its exit hook: at once */
+}
+
+void hl_remote_free(struct hl_sb *sb, void *p)
+{
+    if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
+    size_t size = sb->size;
+    HL_COUNT(remote_frees, 1);
+    HL_COUNT(remote_pending, size);
+    if (hl_remote_mode == HL_REMOTE_BATCH) batch_free(sb, p, size);
+    else if (hl_remote_mode == HL_REMOTE_LIST) push_block(sb, p, size);
+    else queue_free(sb, p, size);
 }
 
 void hl_remote_flush(void)
@@ -412,7 +485,7 @@ static void collect_lists(struct hl_heap *h, struct hl_sb *sb)
             /* Its count and tail known, the list is not walked: taken whole into a TLAB (its
              * blocks are read when handed out), or back into sb at once. */
             if (!HL_INVARIANT_CHECKS && n < COUNT_MAX) {
-                if (hl_remote_adopt && hl_remote_adopt(h, sb, head, n))
+                if (hl_remote_adopt && hl_remote_adopt(h, sb, head, tail, n))
                     HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)n * sb->size);
                 else
                     returned(h, sb, head, tail, n);
@@ -489,13 +562,17 @@ static void collect_blocks(struct hl_heap *h, void *p)
 }
 
 /* batch: the runs sent to h (batch_free), each settled from its first block's second word
- * without reading its other blocks: back into its superblock, into the collecting thread's
- * TLAB whole (tlab = on: hl_remote_adopt, as list's lists, still counted in the superblock's
- * `used`), or, if its superblock left h, on to the current owner as a message of one run. The
+ * without reading its other blocks: into the calling thread's TLAB whole (tlab = on:
+ * hl_remote_adopt, as list's lists, still counted in the superblock's `used`), on to the
+ * current owner as a message of one run if its superblock left h, or back into its superblock
+ * under h's lock. `locked`: h's lock is held; else (hl_remote_drain) the owner test is a
+ * moment's reading (see there) and the runs that would go back into their superblocks are
+ * kept, linked run to run through their last blocks, and returned for hl_remote_settle. The
  * run's last block is read for the link to the next run. */
-static void collect_runs(struct hl_heap *h, void *p)
+static void *take_runs(struct hl_heap *h, void *p, bool locked)
 {
     size_t bytes = 0;
+    void *rest = NULL, **rest_link = &rest;
     while (p) {
         uintptr_t meta = ((uintptr_t *)p)[1];
         void *last = RUN_LAST(meta), *next = next_of(last);
@@ -511,20 +588,53 @@ static void collect_runs(struct hl_heap *h, void *p)
                 abort();
             }
         }
-        bytes += (size_t)n * sb->size;
+        size_t run_bytes = (size_t)n * sb->size;
         if (!owns(h, sb)) {              /* its superblock left h: on to the owner */
             send(atomic_load_explicit(&sb->owner, memory_order_acquire), p, last, n,
-                 (size_t)n * sb->size);
-        } else {
+                 run_bytes);
+        } else if (hl_remote_adopt && hl_remote_adopt(h, sb, p, last, n)) {
+            HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)run_bytes);
+        } else if (locked) {
             *(void **)last = NULL;
-            if (hl_remote_adopt && hl_remote_adopt(h, sb, p, n))
-                HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)n * sb->size);
-            else
-                returned(h, sb, p, last, n);
+            returned(h, sb, p, last, n);
+        } else {                         /* for hl_remote_settle, under the lock */
+            *rest_link = p;
+            rest_link = (void **)last;
+            run_bytes = 0;               /* still counted in the inbox's bytes until then */
         }
+        bytes += run_bytes;
         p = next;
     }
+    *rest_link = NULL;
     atomic_fetch_sub_explicit(&h->inbox_bytes, bytes, memory_order_relaxed);
+    return rest;
+}
+
+/* The owner's drain without its heap's lock (issue 34: "the owner drains its queue on its own
+ * slow path and returns the blocks to their superblocks without a lock"), for the thread whose
+ * TLAB fills from h (tlab.c's malloc slow path). What it may do unlocked is what touches no
+ * superblock header and no heap field: the inbox's exchange, a run into the caller's bins
+ * (take_collected writes only the bins and reads the superblock's tlab_slot, fixed while the
+ * superblock has blocks in use, as these pending ones are), and a run sent on to its owner.
+ * The owner test is read without the lock, so it may be a moment old either way: a run taken
+ * into the bins whose superblock has just left h is still correct (a block in a TLAB is out of
+ * its superblock whoever owns it, tlab.h; giving back re-reads the owner), and one sent to an
+ * old owner is forwarded again by that owner's collection. What stays under the lock is putting
+ * a run back into its superblock: it moves the superblock's free list and `used`, which every
+ * thread allocating from h pops and counts under h's lock, h's u, on which Hoard's emptiness
+ * invariant (u >= (1 - f) a or u >= a - K S) is decided, and the superblock's place in h's
+ * fullness groups, and the policy may then move the superblock to the global heap; and the
+ * superblock may change heaps under you (line 9 of Figure 2 moves it under its old owner's
+ * lock), so only its current owner's lock holder may write it. Those runs are returned. */
+void *hl_remote_drain(struct hl_heap *h)
+{
+    uintptr_t all = atomic_exchange_explicit(&h->inbox, 0, memory_order_acquire);
+    return take_runs(h, (void *)all, false);
+}
+
+void hl_remote_settle(struct hl_heap *h, void *runs)
+{
+    take_runs(h, runs, true);
 }
 
 void hl_remote_collect(struct hl_heap *h)
@@ -534,7 +644,7 @@ void hl_remote_collect(struct hl_heap *h)
         if (hl_unlikely(hl_sb_sharded)) collect_taken(h, (struct hl_sb *)all);
         else collect_lists(h, (struct hl_sb *)all);
     } else if (hl_remote_mode == HL_REMOTE_BATCH) {
-        collect_runs(h, (void *)all);
+        take_runs(h, (void *)all, true);
     } else {
         collect_blocks(h, (void *)all);
     }

@@ -39,6 +39,9 @@ static struct hl_tlab *live, *pool;
 /* The fast paths leave U to the bins' room (tlab.h's Accounting): counting = on and
  * stats_batch > 0. */
 static bool u_by_bins;
+/* remote_free = list | queue | batch and tlab_foreign = home: a free of another heap's block
+ * goes straight to remote.c (hl_tlab_free_slow) */
+static bool remote_direct;
 
 static uint32_t limit_of(size_t budget, unsigned c)
 {
@@ -46,7 +49,8 @@ static uint32_t limit_of(size_t budget, unsigned c)
     return n > INT32_MAX ? INT32_MAX : (uint32_t)n;          /* room is signed */
 }
 
-static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, uint32_t n);
+static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail,
+                           uint32_t n);
 
 /* After the heaps, with tlab = on: the limits from tlab_budget; true when the fast paths
  * leave U to the bins. */
@@ -71,6 +75,7 @@ static bool init(void)
      * collected message (remote.c) */
     if (hl_remote_mode == HL_REMOTE_LIST || hl_remote_mode == HL_REMOTE_BATCH)
         hl_remote_adopt = take_collected;
+    remote_direct = hl_remote_mode && hl_cfg.tlab_foreign != HL_FOREIGN_ADOPT;
 #ifdef HL_STATS
     u_by_bins = hl_cfg.counting && hl_cfg.stats_batch > 0;
 #endif
@@ -131,23 +136,27 @@ static void move(struct hl_tlab_bin *bins, unsigned c, int32_t n)
     HL_OWN_ADD(tlab_spares(bins)[c].seen, n);
 }
 
-/* remote.c's hl_remote_adopt: a superblock's collected list of n blocks (batch: a run of
- * them in a message, cut at its end) into the calling
+/* remote.c's hl_remote_adopt: a superblock's collected list of n blocks, head .. tail
+ * (batch: a run of them in a message, cut at its end) into the calling
  * thread's bin, whole and unwalked (its blocks are read when handed out), when the thread's
  * TLAB fills from h and the bin has room for more than n: as the bin's chain if it is empty,
- * else as its spare if that is free. An interior superblock's slot is the bypass bin, with
- * no room. The blocks stay counted in their superblock and h, as every block in a TLAB is. */
-static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, uint32_t n)
+ * else as its spare if that is free, else in front of the bin's chain. An interior
+ * superblock's slot is the bypass bin, with no room. The blocks stay counted in their
+ * superblock and h, as every block in a TLAB is. Writes the bins only (hl_remote_drain calls
+ * it without h's lock). */
+static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail,
+                           uint32_t n)
 {
     struct hl_tlab_bin *bins = hl_me.tlab_bins;
     if (!own_bins() || hl_tlab_of(bins)->heap != h) return false;
     struct hl_tlab_bin *b = hl_tlab_bin_at(bins, HL_WORD_LOAD(sb->tlab_slot));
     if (b->room <= (int32_t)n) return false;                /* (a free then still fits) */
     struct tlab_spare *spare = &tlab_spares(bins)[b - bins];
-    if (!b->head) {
+    if (!b->head || spare->head) {
+        *(void **)tail = b->head;
         b->head = head;
     } else {
-        if (spare->head) return false;
+        *(void **)tail = NULL;
         spare->head = head;
         spare->n = n;
     }
@@ -288,8 +297,9 @@ static void give_back(struct hl_heap *h, void *chain, hl_after_free_fn after)
 }
 
 /* Up to want blocks of class c from h (locked) for bin b: the first into *first if it is
- * NULL, the rest onto b's chain; how many. Each the fullest superblock's (Hoard), or with
- * free_lists = sharded the current superblock's (sharded.h); built once for each. */
+ * NULL, the rest onto b's chain; how many. The fullest superblock's, a chain at a time
+ * (Hoard: hl_heap_alloc_chain), or with free_lists = sharded one at a time from the current
+ * superblock (sharded.h); built once for each. */
 static inline __attribute__((always_inline)) uint32_t fill(struct hl_heap *h, unsigned c,
                                                            hl_refill_fn refill,
                                                            struct hl_tlab_bin *b, void **first,
@@ -297,15 +307,22 @@ static inline __attribute__((always_inline)) uint32_t fill(struct hl_heap *h, un
 {
     uint32_t n = 0;
     while (n < want) {
-        void *p = sharded ? hl_sharded_alloc(h, c, refill) : hl_heap_alloc_sb(h, c);
-        if (!p && (sharded || !(p = refill(h, c)))) break;
+        void *p, *last;
+        uint32_t k = sharded ? 0 : hl_heap_alloc_chain(h, c, want - n, &p, &last);
+        if (!k) {
+            p = sharded ? hl_sharded_alloc(h, c, refill) : hl_heap_alloc_empty(h, c);
+            if (!p && (sharded || !(p = refill(h, c)))) break;
+            last = p;
+            k = 1;
+        }
+        n += k;
         if (!*first) {
             *first = p;
-        } else {
-            *(void **)p = b->head;
-            b->head = p;
+            if (--k == 0) continue;
+            p = *(void **)p;
         }
-        n++;
+        *(void **)last = b->head;
+        b->head = p;
     }
     return n;
 }
@@ -331,19 +348,29 @@ void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_
         move(hl_me.tlab_bins, c, 1);
         return hl_stats_malloc(first, hl_class_size(c));
     }
-    if (hl_remote_mode == HL_REMOTE_BATCH) hl_remote_flush();  /* the sender's slow path */
+    if (hl_remote_mode >= HL_REMOTE_QUEUE) hl_remote_flush();  /* the sender's slow path */
     struct hl_heap *h = heap_now();
-    uint32_t want = refill_n(b->limit), n;
-    hl_heap_lock(h);
-    if (hl_remote_pending(h)) hl_remote_collect(h);     /* the owner's slow path collects */
+    uint32_t want = refill_n(b->limit), n = 0;
+    /* batch: the owner drains its inbox without the lock, which it takes only for runs that
+     * go back into their superblocks and for a refill (remote.c's hl_remote_drain) */
+    void *rest = hl_remote_mode == HL_REMOTE_BATCH && hl_remote_pending(h) ? hl_remote_drain(h)
+                                                                            : NULL;
+    bool locked = rest || !b->head;
+    if (locked) {
+        hl_heap_lock(h);
+        if (rest) hl_remote_settle(h, rest);
+        if (hl_remote_pending(h)) hl_remote_collect(h);  /* the owner's slow path collects */
+    }
     if ((first = b->head)) {             /* a collected list came into the bin: */
         b->head = *(void **)first;       /* its first block, and room + 1 below (n = 0) */
         want = 0;
     }
-    n = hl_unlikely(hl_sb_sharded) ? fill(h, c, refill, b, &first, want, true)
-                                   : fill(h, c, refill, b, &first, want, false);
-    if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
-    hl_heap_unlock(h);
+    if (locked) {
+        n = hl_unlikely(hl_sb_sharded) ? fill(h, c, refill, b, &first, want, true)
+                                       : fill(h, c, refill, b, &first, want, false);
+        if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
+        hl_heap_unlock(h);
+    }
     if (!first) return NULL;
     move(hl_me.tlab_bins, c, -((int32_t)n - 1));
     return hl_stats_malloc(first, hl_class_size(c));
@@ -356,17 +383,14 @@ void hl_tlab_free_stale(void *p, hl_after_free_fn after, void (*plain)(void *))
     hl_tlab_free_slow(p, after, plain);
 }
 
-void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
+/* The slow half but for remote frees (hl_tlab_free_slow), out of line so that those save no
+ * register. */
+static __attribute__((noinline)) void free_slow(void *p, hl_after_free_fn after,
+                                                void (*plain)(void *))
 {
     struct hl_sb *sb = hl_sb_of(p);
     struct hl_heap *owner = atomic_load_explicit(&sb->owner, memory_order_relaxed);
     bool adopt = hl_cfg.tlab_foreign == HL_FOREIGN_ADOPT;
-    /* remote_free = list | queue: a block of another thread's heap goes straight to remote.c,
-     * as plain's free path would send it (heappaths.h), without the calls in between. */
-    if (hl_remote_mode && !adopt && owner != hl_me.heap && hl_me.heap) {
-        hl_remote_free(sb, hl_sb_block(sb, p));
-        return;
-    }
     /* A thread's first free may come before its first malloc: set up, then test the owner. */
     if (!setup() || (owner != mine()->heap && !adopt) ||
         atomic_load_explicit(&sb->interior, memory_order_relaxed) ||
@@ -398,6 +422,19 @@ void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
     b->head = p;
     move(hl_me.tlab_bins, sb->cls, -1);
     hl_stats_free(sb->size);
+}
+
+void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
+{
+    struct hl_sb *sb = hl_sb_of(p);
+    struct hl_heap *owner = atomic_load_explicit(&sb->owner, memory_order_relaxed);
+    /* remote_free = list | queue | batch: a block of another thread's heap goes straight to
+     * remote.c, as plain's free path would send it (heappaths.h), without the calls between. */
+    if (remote_direct && owner != hl_me.heap && hl_me.heap) {
+        hl_remote_free(sb, hl_sb_block(sb, p));
+        return;
+    }
+    free_slow(p, after, plain);
 }
 
 

@@ -27,11 +27,12 @@
  * Remote frees (remote_free = list). When the thread's heap collects a superblock's list of
  * blocks other threads freed, while the thread fills its TLAB from that heap, the bin of the
  * list's class may take the list whole, unwalked (tlab.c's take_collected): as its chain if
- * empty, else as a second, spare chain that its next slow path uses without a lock. The
- * blocks were out of their superblock while pending and stay so in the TLAB: `used` and u
- * do not change, and nobody reads a block's link until malloc hands it out. Under
- * remote_free = batch the same goes for each run of one superblock's blocks in a collected
- * message (remote.c).
+ * empty, else as a second, spare chain that its next slow path uses without a lock, else in
+ * front of its chain. The blocks were out of their superblock while pending and stay so in
+ * the TLAB: `used` and u do not change, and nobody reads a block's link until malloc hands it
+ * out. Under remote_free = batch the same goes for each run of one superblock's blocks in a
+ * message, which the malloc slow path takes from the heap's inbox without the heap's lock
+ * (remote.c's hl_remote_drain).
  *
  * Threads. A thread's bins are set up on its first free or malloc that would use them (state
  * 1 only), given back when it exits (hl_tlab_thread_exit, after which its calls bypass the

@@ -16,6 +16,10 @@
  *                 mallocs are its blocks
  *   collected_into_spare  the same into a bin that has blocks: the list waits as the bin's
  *                 spare chain, handed out when the bin runs dry
+ *   drained_without_lock  tlab = on, batch: the owner's slow path takes the runs sent to it
+ *                 into its empty bin without its heap's lock (the lock count does not move)
+ *   sent_on_slow_path  tlab = on, queue, batch: a block buffered for another heap is sent when
+ *                 the thread's malloc takes the TLAB's slow path
  *   batch_budget  batch: a bucket is sent whole, once it holds remote_batch_bytes, and not
  *                 before (the owner's inbox stays empty until then)
  *   batch_hashed  batch: blocks of 17 heaps freed one each go into 16 buckets: at most 16
@@ -342,6 +346,48 @@ static void collected_into_spare(void **state)
     finish(p);
 }
 
+/* tlab = on, batch: the owner's malloc slow path drains its inbox without its heap's lock
+ * (remote.c's hl_remote_drain): the runs fit in the empty bin, so it takes them whole, its
+ * superblocks' `used` untouched, and the lock is not taken at all (its acquisitions, counted
+ * in the stats build, do not move). */
+static void drained_without_lock(void **state)
+{
+    (void)state;
+    if (!hl_cfg.tlab || hl_remote_mode != HL_REMOTE_BATCH || hl_cfg.heap_select != HL_SELECT_THREAD)
+        skip();
+    expect_settled();
+    hl_free(hl_malloc(64));              /* the thread's bins */
+    bin64 = &hl_me.tlab_bins[hl_class_of(64)];
+    nd = 0;
+    drain();                             /* the bin's chain, then its spare (an earlier */
+    drained[nd++] = hl_malloc(64);       /* test's runs) if any: the slow path takes it */
+    drain();
+    for (int i = 0; i < K; i++) mine[i] = hl_malloc(64);     /* a refill from the heap */
+    struct hl_heap *h = hl_heap_mine();
+    assert_ptr_equal(atomic_load(&hl_sb_of(mine[0])->owner), h);
+    run(free_k, NULL);                   /* its buckets are sent to h when it exits */
+    assert_true(hl_remote_pending(h));
+    for (int i = 0; i < K; i++) used_before[i] = hl_sb_of(mine[i])->used;
+    drain();
+    uint64_t locks = __atomic_load_n(&h->acquisitions, __ATOMIC_RELAXED);
+    void *p = hl_malloc(64);             /* slow path: the runs land in the bin */
+    expect_taken(p);
+    assert_false(hl_remote_pending(h));
+#ifdef HL_STATS
+    assert_int_equal(__atomic_load_n(&h->acquisitions, __ATOMIC_RELAXED), locks);
+#else
+    (void)locks;
+#endif
+    assert_int_equal(bin64->limit - (uint32_t)bin64->room, K - 1);
+    void *rest[K];
+    for (int i = 0; i < K - 1; i++) {    /* the bin holds exactly the rest of them */
+        rest[i] = hl_malloc(64);
+        assert_int_equal(times_in_mine(rest[i]), 1);
+    }
+    for (int i = 0; i < K - 1; i++) hl_free(rest[i]);
+    finish(p);
+}
+
 /* ---- batch: the freeing thread's remote cache (remote.c) ------------------------------------ */
 
 /* One block of 64 bytes out of h, a heap this thread does not use, so that its free is remote. */
@@ -374,6 +420,30 @@ static void collect_all(struct hl_heap **hs, int n)
 }
 
 #define FRESH_HEAP0 1000u                /* heap numbers no other heap has */
+
+/* tlab = on, queue and batch: what the thread buffers for another heap is sent when its
+ * malloc takes the TLAB's slow path (docs/remote-free.md), not only at its exit. */
+static void sent_on_slow_path(void **state)
+{
+    (void)state;
+    if (!hl_cfg.tlab || hl_remote_mode < HL_REMOTE_QUEUE) skip();
+    expect_settled();
+    struct hl_heap *h = hl_heap_new(FRESH_HEAP0 + 100, true);
+    hl_free(alloc_in(h));                /* a remote free, buffered: one block */
+    assert_false(hl_remote_pending(h));
+    hl_free(hl_malloc(64));              /* the thread's bins */
+    bin64 = &hl_me.tlab_bins[hl_class_of(64)];
+    /* (tlab_adaptive: the bin may hold thousands; its chain and spare are at most 2 limits) */
+    size_t most = 3 * (size_t)bin64->limit + 3, n = 0;
+    void **v = malloc(most * sizeof *v);
+    while (!hl_remote_pending(h) && n < most) v[n++] = hl_malloc(64);
+    assert_true(hl_remote_pending(h));   /* an empty bin's malloc sent it */
+    collect_all(&h, 1);
+    assert_int_equal(hl_heap_u(h), 0);
+    while (n) hl_free(v[--n]);
+    free(v);
+    expect_settled();
+}
 
 static void batch_budget(void **state)
 {
@@ -444,6 +514,8 @@ int main(void)
         cmocka_unit_test(fork_pending),
         cmocka_unit_test(collected_into_tlab),
         cmocka_unit_test(collected_into_spare),
+        cmocka_unit_test(drained_without_lock),
+        cmocka_unit_test(sent_on_slow_path),
         cmocka_unit_test(batch_budget),
         cmocka_unit_test(batch_hashed),
     };
