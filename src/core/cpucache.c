@@ -149,37 +149,11 @@ static int64_t unseen(bool mine)
 /* Blocks moved per refill or flush (tlab_refill, tlab_flush): at least 1, at most 64. */
 static uint32_t clamp(uint32_t n) { return n < 1 ? 1 : n > 64 ? 64 : n; }
 
-/* A chain of free blocks back to their superblocks' owners, h's under one acquisition of its
- * lock, each other one under its owner's (as tlab.c gives a TLAB's back). */
+/* A chain of free blocks back to their superblocks' owners: tlab.h's hl_tlab_give_back, one
+ * copy out of line for this file's slow halves. */
 static void give_back(struct hl_heap *h, void *chain, hl_after_free_fn after)
 {
-    void *away = NULL;
-    hl_heap_lock(h);
-    if (hl_remote_pending(h)) hl_remote_collect(h);
-    while (chain) {
-        void *p = chain;
-        chain = *(void **)p;
-        struct hl_sb *sb = hl_sb_of(p);
-        if (atomic_load_explicit(&sb->owner, memory_order_relaxed) != h) {
-            *(void **)p = away;
-            away = p;
-            continue;
-        }
-        if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
-        hl_heap_free(h, sb, p);
-        if (hl_heap_policy_due(h, sb)) after(h, sb);
-    }
-    hl_heap_unlock(h);
-    while (away) {
-        void *p = away;
-        away = *(void **)p;
-        struct hl_sb *sb = hl_sb_of(p);
-        struct hl_heap *o = hl_heap_lock_owner(sb);
-        if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
-        hl_heap_free(o, sb, p);
-        if (hl_heap_policy_due(o, sb)) after(o, sb);
-        hl_heap_unlock(o);
-    }
+    hl_tlab_give_back(h, chain, after);
 }
 
 /* The thread's heap, cpu selection re-read. */

@@ -109,7 +109,8 @@ const struct hl_paths *hl_cpu_cache_start(const struct hl_paths paths[3]);
 /* The heaps' and the TLABs' statistics, the per-CPU caches' bytes added to tlab_bytes (the
  * bytes held in caches, whichever the key chose). */
 void hl_cache_heaps_stats(struct hoardlab_stats *s);
-/* HL_TLAB_HEAP_ROW (tlab.h) with these statistics: the members of a row with the key `cache`. */
+/* The members of a heap row with the key `cache`: the TLAB's thread exit and fork (tlab.h:
+ * each does nothing for a thread without bins) and these statistics. */
 #define HL_CACHE_HEAP_ROW                                                                     \
     .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,                       \
     .thread_exit = hl_tlab_heaps_thread_exit, .fork = hl_tlab_heaps_fork,                     \
