@@ -65,6 +65,13 @@
       "(tlab_sb_cache; counted builds)")                                                          \
     X(tlab_sb_fills, thread, sum,                                                                 \
       "entries of the TLAB's superblock cache filled by a free that read the header")             \
+    X(cpu_refills, thread, sum,                                                                   \
+      "cache = cpu: batches taken from a heap into an empty CPU stack (by malloc)")               \
+    X(cpu_flushes, thread, sum,                                                                   \
+      "cache = cpu: batches given back from a full CPU stack to the heaps (by free)")             \
+    X(rseq_restarts, total, sum,                                                                  \
+      "cache = cpu: critical sections the kernel restarted (preemption, migration or a signal "   \
+      "inside one)")                                                                              \
     X(remote_pending, thread, largest,                                                            \
       "bytes freed by a thread other than the owner's and not yet "                               \
       "collected by the owner heap (remote_free = list | queue)")                                 \

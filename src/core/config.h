@@ -131,7 +131,7 @@
     "allocation buffer per size class (thread: the TLAB of Hoard 2026), or a stack per CPU "   \
     "and size class popped and pushed in Linux restartable sequences (cpu: TCMalloc's; "       \
     "x86-64, needs glibc's rseq registration)")                                                \
-  X(cpu_cache_bytes, cache,        SIZE,  "64K",      0, 64 * HL_MB, NULL,                     \
+  X(cpu_cache_bytes, cache,        SIZE,  "32K",      0, 64 * HL_MB, NULL,                     \
     HL_TLAB_ROWS " if cache=cpu",                                                              \
     "cache = cpu: free bytes a CPU's cache may hold per size class (at most 65535 blocks), "   \
     "as tlab_budget per thread")                                                               \

@@ -6,6 +6,7 @@
  * Every change to a stack goes through rseq.h's pop and push, the slow halves' batches too
  * (a block at a time: a batch is one lock acquisition on the heap; pushing or popping its
  * blocks costs a dozen instructions each), so no lock guards a stack. */
+#include <sys/mman.h>
 #include <sys/rseq.h>
 #include <sys/sysinfo.h>
 #include "cpucache.h"
@@ -26,9 +27,10 @@ struct cpu_entry {
 _Static_assert(sizeof(struct cpu_entry) == HL_TLAB_BIN_BYTES, "the entries sit at tlab_slot");
 
 ptrdiff_t hl_rseq_offset;
+uint64_t hl_rseq_restarts;
 char *hl_cpu_slabs;
 char *const *hl_cpu_entry16;
-static long ncpus;                      /* slabs after the two bypass slabs */
+static long ncpus;                      /* configured CPUs: a slab each */
 static uint32_t limit[HL_MAX_CLASSES];
 static bool u_by_room;                  /* the fast paths leave U to the stacks' room */
 /* Under valgrind, which does not run rseq (the kernel never restarts a section), each
@@ -67,20 +69,34 @@ static void check_rseq(void)
                               : __rseq_offset;
 }
 
-/* After the heaps, with cache = cpu: the slabs (two bypass slabs of zeros, then one per
- * configured CPU), every stack empty with its limit as room; true when U is left to the room. */
+/* rseq.h's layout: a 4 GiB span, reserved (never written, so never backed, but for the
+ * slabs), CPU 0's slab at its start and the two bypass slabs at its end; counted in A as
+ * the slabs' bytes. */
+char *hl_rseq_slabs_map(long cpus)
+{
+    if (cpus < 1 || (size_t)cpus > HL_RSEQ_BYPASS / HL_RSEQ_SLAB) return NULL;
+    char *all = hl_os_mmap((size_t)1 << 32, MAP_NORESERVE);
+    if (all == MAP_FAILED) return NULL;
+    hl_os_account(HL_OS_META, (ptrdiff_t)(cpus + 2) << HL_RSEQ_SHIFT);
+    return all;
+}
+
+/* After the heaps, with cache = cpu: the slabs (one per configured CPU, and the bypass),
+ * every stack empty with its limit as room, the superblocks' tlab_slot made addresses in
+ * CPU 0's slab; true when U is left to the room. */
 static bool init(void)
 {
     check_rseq();
     ncpus = get_nprocs_conf();
     if (ncpus < 1) ncpus = 1;
-    char *all = hl_meta_alloc((size_t)(ncpus + 2) << HL_RSEQ_SHIFT);
-    hl_cpu_slabs = all + 2 * HL_RSEQ_SLAB;
+    hl_cpu_slabs = hl_rseq_slabs_map(ncpus);
+    if (!hl_cpu_slabs) hl_die("cache = cpu: no address space for the per-CPU slabs (4 GiB)");
+    hl_sb_slot_base = (uintptr_t)hl_cpu_slabs;
     for (unsigned c = 0; c < hl_classes->count; c++) {
         size_t n = hl_cfg.cpu_cache_bytes / hl_class_size(c);
-        limit[c] = n > 0xffff ? 0xffff : (uint32_t)n;
+        limit[c] = n > HL_RSEQ_MAX_ROOM ? HL_RSEQ_MAX_ROOM : (uint32_t)n;
         for (long cpu = 0; cpu < ncpus; cpu++) {
-            atomic_store(&entry(cpu, c)->head, (uint64_t)limit[c] << 48);
+            atomic_store(&entry(cpu, c)->head, HL_RSEQ_HEAD(NULL, limit[c]));
             atomic_store(&entry(cpu, c)->seen, (int32_t)limit[c]);
         }
     }                                    /* the bypass entry (class count) stays 0 */
@@ -121,6 +137,29 @@ static void moved(size_t at, unsigned c, int32_t n)
     atomic_fetch_add_explicit(&entry(cpu_of(at), c)->seen, n, memory_order_relaxed);
 }
 
+/* A batch's moves, told to moved() once for each run of blocks on one CPU's stack (nearly
+ * always one run): an atomic add per batch, not one per block (a batch is the tail of the
+ * latency: docs/cpu-cache.md). Until it is told, a reader of U may count the batch's moves
+ * as the program's: U off by at most a batch for that moment, and right after (the adds are
+ * a sum). */
+struct tally {
+    size_t at;
+    int32_t n;
+};
+static void tally_add(struct tally *t, size_t at, unsigned c, int32_t n)
+{
+    if (t->n && at != t->at) {
+        moved(t->at, c, t->n);
+        t->n = 0;
+    }
+    t->at = at;
+    t->n += n;
+}
+static void tally_done(struct tally *t, unsigned c)
+{
+    if (t->n) moved(t->at, c, t->n);
+}
+
 /* hl_stats_unseen_fn. mine: the stacks of the CPU the thread runs on, marked seen (a CPU's
  * stack that no slow path visits again would otherwise keep its last moves out of the peak). */
 static int64_t unseen(bool mine)
@@ -149,37 +188,11 @@ static int64_t unseen(bool mine)
 /* Blocks moved per refill or flush (tlab_refill, tlab_flush): at least 1, at most 64. */
 static uint32_t clamp(uint32_t n) { return n < 1 ? 1 : n > 64 ? 64 : n; }
 
-/* A chain of free blocks back to their superblocks' owners, h's under one acquisition of its
- * lock, each other one under its owner's (as tlab.c gives a TLAB's back). */
+/* A chain of free blocks back to their superblocks' owners: tlab.h's hl_tlab_give_back, one
+ * copy out of line for this file's slow halves. */
 static void give_back(struct hl_heap *h, void *chain, hl_after_free_fn after)
 {
-    void *away = NULL;
-    hl_heap_lock(h);
-    if (hl_remote_pending(h)) hl_remote_collect(h);
-    while (chain) {
-        void *p = chain;
-        chain = *(void **)p;
-        struct hl_sb *sb = hl_sb_of(p);
-        if (atomic_load_explicit(&sb->owner, memory_order_relaxed) != h) {
-            *(void **)p = away;
-            away = p;
-            continue;
-        }
-        if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
-        hl_heap_free(h, sb, p);
-        if (hl_heap_policy_due(h, sb)) after(h, sb);
-    }
-    hl_heap_unlock(h);
-    while (away) {
-        void *p = away;
-        away = *(void **)p;
-        struct hl_sb *sb = hl_sb_of(p);
-        struct hl_heap *o = hl_heap_lock_owner(sb);
-        if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
-        hl_heap_free(o, sb, p);
-        if (hl_heap_policy_due(o, sb)) after(o, sb);
-        hl_heap_unlock(o);
-    }
+    hl_tlab_give_back(h, chain, after);
 }
 
 /* The thread's heap, cpu selection re-read. */
@@ -211,15 +224,16 @@ void *hl_cpu_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t
     if (!limit[c] || hl_me.state != 1) return plain(size);
     long cpu = (int32_t)rseq_area()->cpu_id;
     see(cpu, c);
-    uintptr_t slot = hl_tlab_slot(c);
+    char *e0 = hl_cpu_slabs + hl_tlab_slot(c);      /* the class's entry in CPU 0's slab */
     size_t at;
-    void *p = hl_rseq_pop(hl_cpu_slabs, slot, &at);
+    void *p = hl_rseq_pop(e0, 0, &at);
     if (p) {                             /* emulate_cpu gave the thread its stack just now */
         HL_CPU_ACQUIRE(p);
         moved(at, c, 1);
         return hl_stats_malloc(p, hl_class_size(c));
     }
     if (hl_remote_mode == HL_REMOTE_BATCH) hl_remote_flush();  /* the sender's slow path */
+    HL_COUNT(cpu_refills, 1);
     struct hl_heap *h = heap_now();
     uint32_t want = clamp(hl_cfg.tlab_refill == HL_TLAB_BATCH ? limit[c] / 8 : limit[c] / 2);
     void *chain = NULL, *back = NULL;
@@ -232,17 +246,19 @@ void *hl_cpu_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t
     if (!chain) return NULL;
     p = chain;                           /* the first for the caller, the rest to a stack */
     chain = *(void **)p;
+    struct tally t = { 0, 0 };
     while (chain) {
         void *q = chain;
         chain = *(void **)q;
         HL_CPU_RELEASE(q);
-        if (hl_rseq_push(hl_cpu_slabs, slot, q, &at)) {
-            moved(at, c, -1);
+        if (hl_rseq_push(e0, 0, q, &at)) {
+            tally_add(&t, at, c, -1);
         } else {                         /* migrated to a CPU whose stack is full */
             *(void **)q = back;
             back = q;
         }
     }
+    tally_done(&t, c);
     if (back) give_back(heap_now(), back, hl_heap_after_free);
     return hl_stats_malloc(p, hl_class_size(c));
 }
@@ -251,10 +267,10 @@ void hl_cpu_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
 {
     struct hl_sb *sb = hl_sb_of(p);
     unsigned c = sb->cls;
-    uintptr_t slot = HL_WORD_LOAD(sb->tlab_slot);
+    char *e0 = (char *)HL_WORD_LOAD(sb->tlab_slot);  /* the class's entry in CPU 0's slab */
     size_t at;
     emulate_cpu();
-    if (!limit[c] || slot == HL_TLAB_BYPASS || hl_me.state != 1) {
+    if (!limit[c] || e0 == hl_cpu_slabs + HL_TLAB_BYPASS || hl_me.state != 1) {
         plain(p);                        /* interior, no cache for the class, or teardown */
         return;
     }
@@ -262,16 +278,19 @@ void hl_cpu_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
     see(cpu, c);
     void *chain = NULL;
     uint32_t k = clamp(hl_cfg.tlab_flush == HL_TLAB_BATCH ? limit[c] : limit[c] / 2);
+    struct tally t = { 0, 0 };
     for (uint32_t i = 0; i < k; i++) {   /* full: the newest blocks go back, p stays */
-        void *q = hl_rseq_pop(hl_cpu_slabs, slot, &at);
+        void *q = hl_rseq_pop(e0, 0, &at);
         if (!q) break;                   /* (migrated to an emptier CPU) */
         HL_CPU_ACQUIRE(q);
-        moved(at, c, 1);
+        tally_add(&t, at, c, 1);
         *(void **)q = chain;
         chain = q;
     }
+    tally_done(&t, c);
+    if (chain) HL_COUNT(cpu_flushes, 1);
     HL_CPU_RELEASE(p);
-    if (hl_rseq_push(hl_cpu_slabs, slot, p, &at)) {
+    if (hl_rseq_push(e0, 0, p, &at)) {
         moved(at, c, -1);
         hl_stats_free(sb->size);
     } else {
@@ -302,4 +321,5 @@ void hl_cache_heaps_stats(struct hoardlab_stats *s)
 {
     hl_tlab_heaps_stats(s);
     s->tlab_bytes += hl_cpu_cache_bytes();
+    s->rseq_restarts = __atomic_load_n(&hl_rseq_restarts, __ATOMIC_RELAXED);
 }

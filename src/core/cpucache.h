@@ -7,7 +7,8 @@
  * A stack's limit, in blocks, is cpu_cache_bytes / class size (at most 65535), fixed at init;
  * 0: the class bypasses the cache. An empty stack refills from the calling thread's heap and
  * a full one gives blocks back to their owners, each a batch under one lock, as the TLAB's
- * bins do (tlab_refill, tlab_flush: half the limit, at most 64).
+ * bins do (tlab_refill, tlab_flush: half the limit, at most 64); the statistics cpu_refills,
+ * cpu_flushes count the batches and rseq_restarts the sections the kernel restarted.
  *
  * Ownership. Any block may enter a CPU's cache on free: the threads a CPU runs use different
  * heaps. A block in a cache stays counted in use in its superblock and owner heap (u), as in
@@ -71,8 +72,9 @@ static inline __attribute__((always_inline)) void *hl_cpu_malloc(size_t size, hl
     return p;
 }
 
-/* free: onto the running CPU's stack of the block's class (superblock.h's tlab_slot: the
- * bypass entry, no room, for an interior superblock), else the slow half. */
+/* free: onto the running CPU's stack of the block's class (superblock.h's tlab_slot: its
+ * entry in CPU 0's slab, or the bypass entry, no room, for an interior superblock), else
+ * the slow half. */
 static inline __attribute__((always_inline)) void hl_cpu_free(void *p, hl_after_free_fn after,
                                                               void (*plain)(void *),
                                                               bool exact, bool counted)
@@ -80,7 +82,7 @@ static inline __attribute__((always_inline)) void hl_cpu_free(void *p, hl_after_
     struct hl_sb *sb = hl_sb_of(p);
     size_t at;
     HL_CPU_RELEASE(p);
-    if (hl_likely(hl_rseq_push(hl_cpu_slabs, HL_WORD_LOAD(sb->tlab_slot), p, &at))) {
+    if (hl_likely(hl_rseq_push((char *)HL_WORD_LOAD(sb->tlab_slot), 0, p, &at))) {
         if (exact && counted) hl_stats_free(sb->size);
         else HL_COUNT_IF(counted, frees, 1);
         return;
@@ -109,7 +111,8 @@ const struct hl_paths *hl_cpu_cache_start(const struct hl_paths paths[3]);
 /* The heaps' and the TLABs' statistics, the per-CPU caches' bytes added to tlab_bytes (the
  * bytes held in caches, whichever the key chose). */
 void hl_cache_heaps_stats(struct hoardlab_stats *s);
-/* HL_TLAB_HEAP_ROW (tlab.h) with these statistics: the members of a row with the key `cache`. */
+/* The members of a heap row with the key `cache`: the TLAB's thread exit and fork (tlab.h:
+ * each does nothing for a thread without bins) and these statistics. */
 #define HL_CACHE_HEAP_ROW                                                                     \
     .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,                       \
     .thread_exit = hl_tlab_heaps_thread_exit, .fork = hl_tlab_heaps_fork,                     \

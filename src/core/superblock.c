@@ -8,6 +8,7 @@ size_t hl_sb_size;
 uintptr_t hl_sb_mask;
 int hl_sb_fifo;
 int hl_sb_sharded;
+uintptr_t hl_sb_slot_base;
 
 void hl_sb_init(void)
 {
@@ -44,7 +45,7 @@ void hl_sb_format(struct hl_sb *sb, unsigned c)
     sb->used = sb->carved = 0;
     sb->cls = (uint16_t)c;
     atomic_store_explicit(&sb->interior, 0, memory_order_relaxed);
-    __atomic_store_n(&sb->tlab_slot, hl_tlab_slot(c), __ATOMIC_RELAXED);
+    __atomic_store_n(&sb->tlab_slot, hl_sb_slot_base + hl_tlab_slot(c), __ATOMIC_RELAXED);
     sb->magic = HL_SB_MAGIC;
     if (reclassed) generation_move();
 }
@@ -71,7 +72,8 @@ void *hl_sb_memalign(void *(*alloc)(size_t), size_t align, size_t size)
     if (q != b) {                        /* (moved each time: a second thread may see
                                           * interior set before the first has moved it) */
         atomic_store_explicit(&hl_sb_of(b)->interior, 1, memory_order_relaxed);
-        __atomic_store_n(&hl_sb_of(b)->tlab_slot, HL_TLAB_BYPASS, __ATOMIC_RELAXED);
+        __atomic_store_n(&hl_sb_of(b)->tlab_slot, hl_sb_slot_base + HL_TLAB_BYPASS,
+                         __ATOMIC_RELAXED);
         generation_move();
     }
     return q;

@@ -102,6 +102,10 @@ void hl_sb_format(struct hl_sb *sb, unsigned c);
 #define HL_TLAB_BIN_BYTES 16             /* sizeof(struct hl_tlab_bin), asserted in tlab.h */
 static inline uintptr_t hl_tlab_slot(unsigned c) { return (uintptr_t)c * HL_TLAB_BIN_BYTES; }
 #define HL_TLAB_BYPASS hl_tlab_slot(hl_classes->count)
+/* What tlab_slot stores is hl_sb_slot_base + such an offset: 0 (a TLAB's bins are the
+ * thread's), or under cache = cpu CPU 0's slab (cpucache.c), so that the per-CPU cache's
+ * free has its entry's address in one load. Set at init, before the first superblock. */
+extern uintptr_t hl_sb_slot_base;
 
 /* One block out of a superblock that is not full; used + 1. */
 static inline void *hl_sb_pop(struct hl_sb *sb)

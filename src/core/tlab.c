@@ -256,44 +256,11 @@ static bool setup(void)
     return true;
 }
 
-/* p back into sb, which h owns (h locked), and h's policy after a free, under the same
- * condition as heap.c's free paths. */
-static void put(struct hl_heap *h, struct hl_sb *sb, void *p, hl_after_free_fn after)
-{
-    if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
-    hl_heap_free(h, sb, p);
-    if (hl_heap_policy_due(h, sb)) after(h, sb);
-}
-
-/* A chain of blocks (linked, NULL-terminated) back to their superblocks: those the thread's
- * heap owns under one acquisition of its lock; any whose superblock moved meanwhile (to the
- * global heap, or another heap through it) to its current owner, one lock each. The blocks
- * were uncounted from U when the program freed them. */
+/* A chain of blocks back to their superblocks: tlab.h's hl_tlab_give_back, one copy out of
+ * line for this file's slow halves. */
 static void give_back(struct hl_heap *h, void *chain, hl_after_free_fn after)
 {
-    void *away = NULL;
-    hl_heap_lock(h);
-    if (hl_remote_pending(h)) hl_remote_collect(h);
-    while (chain) {
-        void *p = chain;
-        chain = *(void **)p;
-        struct hl_sb *sb = hl_sb_of(p);
-        if (atomic_load_explicit(&sb->owner, memory_order_relaxed) == h) {
-            put(h, sb, p, after);
-        } else {
-            *(void **)p = away;
-            away = p;
-        }
-    }
-    hl_heap_unlock(h);
-    while (away) {
-        void *p = away;
-        away = *(void **)p;
-        struct hl_sb *sb = hl_sb_of(p);
-        struct hl_heap *o = hl_heap_lock_owner(sb);
-        put(o, sb, p, after);
-        hl_heap_unlock(o);
-    }
+    hl_tlab_give_back(h, chain, after);
 }
 
 /* Up to want blocks of class c from h (locked) for bin b: the first into *first if it is

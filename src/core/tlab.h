@@ -202,6 +202,47 @@ slow:
     hl_tlab_free_slow(p, after, plain);
 }
 
+/* A chain of free blocks (linked through their first words, NULL-terminated) back to their
+ * superblocks, for the slow halves of the TLAB (tlab.c) and of the per-CPU cache
+ * (cpucache.c): those h owns under one acquisition of its lock, h's pending remote frees
+ * collected first; any whose superblock moved meanwhile (to the global heap, or another heap
+ * through it) to its current owner, re-read under that owner's lock, one acquisition each;
+ * after each free the row's policy (`after`) when due, as heap.c's free paths do. The blocks
+ * were uncounted from U when the program freed them. Inline in both callers: as one
+ * exported function it made the remote pair dearer (+15 instructions, tools/hoardlab cost). */
+static inline __attribute__((always_inline)) void hl_tlab_give_back(struct hl_heap *h,
+                                                                    void *chain,
+                                                                    hl_after_free_fn after)
+{
+    void *away = NULL;
+    hl_heap_lock(h);
+    if (hl_remote_pending(h)) hl_remote_collect(h);
+    while (chain) {
+        void *p = chain;
+        chain = *(void **)p;
+        struct hl_sb *sb = hl_sb_of(p);
+        if (atomic_load_explicit(&sb->owner, memory_order_relaxed) != h) {
+            *(void **)p = away;
+            away = p;
+            continue;
+        }
+        if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
+        hl_heap_free(h, sb, p);
+        if (hl_heap_policy_due(h, sb)) after(h, sb);
+    }
+    hl_heap_unlock(h);
+    while (away) {
+        void *p = away;
+        away = *(void **)p;
+        struct hl_sb *sb = hl_sb_of(p);
+        struct hl_heap *o = hl_heap_lock_owner(sb);
+        if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
+        hl_heap_free(o, sb, p);
+        if (hl_heap_policy_due(o, sb)) after(o, sb);
+        hl_heap_unlock(o);
+    }
+}
+
 /* A thread exits: every block of its TLAB back to its superblock's current owner (and the
  * row's hl_heap_after_free), then its bins to the pool. Later calls of that thread (TLS
  * teardown) bypass the TLAB. */
@@ -218,9 +259,10 @@ void hl_tlab_fork(int phase);           /* HL_FORK_*: the registry of TLABs */
  * exact (every call counts U: stats_batch = 0), as name_paths[0..2], and again with the
  * superblock cache's free (tlab_sb_cache > 0) as name_paths[3..5]; the row's init, after
  * hl_heaps_init and with tlab = on, installs the one that counting and stats_batch ask for
- * with hl_paths = hl_tlab_start(name_paths). HL_TLAB_HEAP_ROW is HL_HEAP_ROW with the TLAB's
- * thread exit (its blocks go back first), fork and tlab_bytes; each does nothing for a
- * thread without bins, so a row uses it whether tlab is on or not. A use names the eighteen
+ * with hl_paths = hl_tlab_start(name_paths). hl_tlab_heaps_thread_exit (its blocks go back
+ * first), _fork and _stats are a heap row's members with the TLAB (cpucache.h's
+ * HL_CACHE_HEAP_ROW); each does nothing for a thread without bins, so a row uses them
+ * whether the TLAB is on or not. A use names the eighteen
  * functions and the table it defines in a comment beside it (tests/tools/test_entries.py). */
 #define HL_TLAB_PATHS(name, refill, plain_malloc, after, plain_free)                          \
     HL_MALLOC_PAIR(static, name##_malloc, hl_tlab_malloc, refill, plain_malloc, false)        \
@@ -243,10 +285,6 @@ const struct hl_paths *hl_tlab_start(const struct hl_paths paths[6]);
 void hl_tlab_heaps_thread_exit(struct hl_thread *t);
 void hl_tlab_heaps_fork(int phase);
 void hl_tlab_heaps_stats(struct hoardlab_stats *s);
-#define HL_TLAB_HEAP_ROW                                                                      \
-    .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,                       \
-    .thread_exit = hl_tlab_heaps_thread_exit, .fork = hl_tlab_heaps_fork,                     \
-    .stats = hl_tlab_heaps_stats
 
 #pragma GCC visibility pop
 

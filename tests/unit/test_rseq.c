@@ -7,9 +7,15 @@
  *            and room agree, and none is lost or there twice. HL_RSEQ_OPS sets the number of
  *            operations (default 1 M; the long run: 10 M);
  *   signal   the same with a SIGALRM storm (setitimer) whose handler pushes and pops on the
- *            same stacks, so handlers run inside the thread's critical sections;
+ *            same stacks, so handlers run inside the thread's critical sections, each such
+ *            restart counted (hl_rseq_restarts, the statistic rseq_restarts);
+ *   bypass   a thread whose rseq area reads cpu_id -1 or -2 (not registered, registration
+ *            failed) finds the bypass slabs 4 GiB up: no push or pop succeeds; the last CPU's
+ *            slab is the last below them;
  *   fork     under cache = cpu, a child forked while the caches hold blocks mallocs and frees
- *            through them; the parent goes on; the gauge tlab_bytes (bytes held in caches) sees them.
+ *            through them; the parent goes on; the gauge tlab_bytes (bytes held in caches) sees them;
+ *   batches  more blocks than every CPU's stack of the class holds, malloc'd and freed: the
+ *            statistics cpu_refills and cpu_flushes count the batches.
  * Runs with HOARD_STRATEGY=hoard HOARD_CACHE=cpu (tests/unit/meson.build). Without rseq
  * (__rseq_size == 0) each test is skipped. */
 #include <setjmp.h>
@@ -33,19 +39,18 @@
 #define NBLOCKS 1000                     /* more than the stacks of two CPUs hold */
 #define SLOT 32                          /* the stacks' entry in each slab */
 
-static char *slabs;                      /* CPU 0's slab; two slabs of zeros before it */
+static char *slabs;                      /* CPU 0's slab, laid out as rseq.h says */
 static long ncpus;
 static _Alignas(16) char blocks[NBLOCKS][16];
 
 static void setup_stacks(void)
 {
     ncpus = get_nprocs_conf();
-    static char *all;
-    if (!all) all = aligned_alloc(HL_RSEQ_SLAB, (size_t)(ncpus + 2) * HL_RSEQ_SLAB);
-    memset(all, 0, (size_t)(ncpus + 2) * HL_RSEQ_SLAB);
-    slabs = all + 2 * HL_RSEQ_SLAB;
+    if (!slabs) slabs = hl_rseq_slabs_map(ncpus);
+    assert_non_null(slabs);
+    memset(slabs, 0, (size_t)ncpus * HL_RSEQ_SLAB);     /* (the bypass is never written) */
     for (long c = 0; c < ncpus; c++)
-        *(uint64_t *)(slabs + c * HL_RSEQ_SLAB + SLOT) = (uint64_t)LIMIT << 48;
+        *(uint64_t *)(slabs + c * HL_RSEQ_SLAB + SLOT) = HL_RSEQ_HEAD(NULL, LIMIT);
     hl_rseq_offset = __rseq_offset;
 }
 
@@ -56,8 +61,8 @@ static void drain_and_count(int *seen)
     for (long c = 0; c < ncpus; c++) {
         uint64_t w = *(uint64_t *)(slabs + c * HL_RSEQ_SLAB + SLOT);
         uint32_t held = 0;
-        while (w & HL_RSEQ_LOW) {
-            char (*b)[16] = (char (*)[16])(uintptr_t)(w & HL_RSEQ_LOW);
+        while (HL_RSEQ_TOP(w)) {
+            char (*b)[16] = HL_RSEQ_TOP(w);
             long i = b - blocks;
             assert_true(i >= 0 && i < NBLOCKS);
             seen[i]++;
@@ -214,13 +219,54 @@ static void sections_signal(void **state)
     struct itimerval it = { { 0, 20 }, { 0, 20 } };      /* every 20 us: a storm */
     setitimer(ITIMER_REAL, &it, NULL);
     long n = ops();
+    uint64_t restarts = __atomic_load_n(&hl_rseq_restarts, __ATOMIC_RELAXED);
     for (long i = 0; i < n; i++) step(&main_hand);
     struct itimerval off = { { 0, 0 }, { 0, 0 } };
     setitimer(ITIMER_REAL, &off, NULL);
     signal(SIGALRM, SIG_DFL);
     check_all(&main_hand, &handler_hand);
-    print_message("signal: %ld operations, %d handlers run\n", n, (int)handled);
+    restarts = __atomic_load_n(&hl_rseq_restarts, __ATOMIC_RELAXED) - restarts;
+    print_message("signal: %ld operations, %d handlers run, %llu sections restarted\n", n,
+                  (int)handled, (unsigned long long)restarts);
     assert_true(handled > 0);
+    /* A handler lands in one of the main loop's sections a good part of the time: with a
+     * hundred handlers, none restarting one would mean the abort handler does not count. */
+    if (handled >= 100) assert_true(restarts > 0);
+    struct hoardlab_stats s;
+    hoardlab_stats(&s);
+    assert_true(s.rseq_restarts >= restarts);            /* the statistic reads the count */
+}
+
+/* ---- bypass ----------------------------------------------------------------------------- */
+
+/* The sections on a stand-in rseq area whose cpu_id we set (never registered: nothing
+ * restarts; this thread alone uses the test's stacks meanwhile). */
+static struct rseq fake_area;
+
+static bool fake_push_pop(int32_t cpu, size_t *at)
+{
+    ptrdiff_t real = hl_rseq_offset;
+    hl_rseq_offset = (char *)&fake_area - (char *)__builtin_thread_pointer();
+    fake_area.cpu_id = (uint32_t)cpu;
+    bool pushed = hl_rseq_push(slabs, SLOT, blocks[0], at);
+    void *p = hl_rseq_pop(slabs, SLOT, at);
+    hl_rseq_offset = real;
+    assert_true(pushed == (p != NULL));
+    if (p) assert_ptr_equal(p, blocks[0]);
+    return pushed;
+}
+
+static void sections_bypass(void **state)
+{
+    (void)state;
+    setup_stacks();
+    size_t at = 0;
+    assert_false(fake_push_pop(RSEQ_CPU_ID_UNINITIALIZED, &at));      /* -1 */
+    assert_false(fake_push_pop(RSEQ_CPU_ID_REGISTRATION_FAILED, &at)); /* -2 */
+    assert_true(fake_push_pop((int32_t)(ncpus - 1), &at));
+    assert_int_equal(at, (size_t)(ncpus - 1) << HL_RSEQ_SHIFT);
+    assert_true(fake_push_pop(0, &at));
+    assert_int_equal(at, 0);
 }
 
 /* ---- the cache under fork ----------------------------------------------------------------- */
@@ -263,13 +309,39 @@ static void cache_fork(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* ---- batches ----------------------------------------------------------------------------- */
+
+static void cache_batches(void **state)
+{
+    (void)state;
+    skip_without_rseq();
+    unsigned c = hl_class_of(24);
+    size_t limit = hl_cfg.cpu_cache_bytes / hl_class_size(c);
+    size_t n = (size_t)(get_nprocs_conf() + 1) * limit + 1;     /* fills every CPU's stack */
+    void **p = hl_malloc(n * sizeof *p);
+    assert_non_null(p);
+    struct hoardlab_stats s0, s1;
+    hoardlab_stats(&s0);
+    for (size_t i = 0; i < n; i++) assert_non_null(p[i] = hl_malloc(24));
+    for (size_t i = 0; i < n; i++) hl_free(p[i]);
+    hoardlab_stats(&s1);
+    hl_free(p);
+    print_message("batches: %zu blocks, %llu refills, %llu flushes\n", n,
+                  (unsigned long long)(s1.cpu_refills - s0.cpu_refills),
+                  (unsigned long long)(s1.cpu_flushes - s0.cpu_flushes));
+    assert_true(s1.cpu_refills - s0.cpu_refills >= 1);
+    assert_true(s1.cpu_flushes - s0.cpu_flushes >= 1);
+}
+
 int main(void)
 {
     hl_free(hl_malloc(1));               /* init, with HOARD_CACHE=cpu from the test's env */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sections_migrate),
         cmocka_unit_test(sections_signal),
+        cmocka_unit_test(sections_bypass),
         cmocka_unit_test(cache_fork),
+        cmocka_unit_test(cache_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
