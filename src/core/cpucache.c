@@ -9,6 +9,7 @@
 #include <sys/rseq.h>
 #include <sys/sysinfo.h>
 #include "cpucache.h"
+#include "purge.h"
 #include "sharded.h"
 
 #if __has_include(<valgrind/valgrind.h>)
@@ -180,6 +181,7 @@ static void give_back(struct hl_heap *h, void *chain, hl_after_free_fn after)
         if (hl_heap_policy_due(o, sb)) after(o, sb);
         hl_heap_unlock(o);
     }
+    hl_purge_poll();                     /* no lock held: the purge thread may start */
 }
 
 /* The thread's heap, cpu selection re-read. */

@@ -3,7 +3,11 @@
  *                        through decay_ms, and is all purged once decay_ms has passed and a slow
  *                        path ran: the memory held (RSS less LazyFree) falls by its pages;
  *   purge_delay = d      nothing is purged before it stayed parked d ms; after that, and a slow
- *                        path, everything beyond `retain` is, and RSS less LazyFree falls.
+ *                        path, everything beyond `retain` is, and RSS less LazyFree falls;
+ *   purge_thread = on    (either) a thread drains and stays alive, idle, and no slow path
+ *                        runs: the background thread alone purges what parked beyond `retain`
+ *                        (waited for up to decay_ms or the delay + 10 s), is no thread of the
+ *                        program's (no id), and a forked child, which has none, starts its own.
  * A thread fills many superblocks and frees them all (release_threshold = 0: every empty one
  * parks at once); the test then sleeps and checks what the policy must have done by the time
  * it measured (the bounds come from the time elapsed, never from how fast anything ran). */
@@ -16,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "hoard.h"
@@ -36,19 +41,34 @@ static void sleep_until(double t_ms)
     while ((d = t_ms - now_ms()) > 0) usleep((useconds_t)(d * 1e3) + 1);
 }
 
+/* /proc/self/<file> into a static buffer, without malloc (so without a slow path). */
+static const char *proc_self(const char *file)
+{
+    static char buf[4096];
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/%s", file);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return "";
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    return buf;
+}
+
 /* RSS less LazyFree of this process, KiB: the memory it holds (MADV_FREE pages are not). */
 static long held_kb(void)
 {
-    static char buf[4096];
-    int fd = open("/proc/self/smaps_rollup", O_RDONLY);
-    if (fd < 0) return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return -1;
-    buf[n] = 0;
+    const char *buf = proc_self("smaps_rollup");
     char *rss = strstr(buf, "\nRss:"), *lazy = strstr(buf, "\nLazyFree:");
     if (!rss || !lazy) return -1;
     return strtol(rss + 5, NULL, 10) - strtol(lazy + 10, NULL, 10);
+}
+
+/* The threads of this process, the purge thread too. */
+static long threads_now(void)
+{
+    const char *t = strstr(proc_self("status"), "\nThreads:");
+    return t ? strtol(t + 9, NULL, 10) : -1;
 }
 
 struct parked { size_t kept, purged; };
@@ -67,11 +87,14 @@ static void count_parked(struct hl_heap *h, void *arg)
     hl_heap_unlock(h);
 }
 
+/* (The purge thread may purge while the shards are counted one by one: the bytes kept can
+ * only fall meanwhile, nothing parking.) */
 static struct parked parked(void)
 {
     struct parked p = { 0, 0 };
+    size_t before = hl_purge_retained();
     hl_heaps_foreach(count_parked, &p);
-    assert_int_equal(hl_purge_retained(), p.kept * hl_sb_size);
+    assert_true(hl_purge_retained() <= p.kept * hl_sb_size && p.kept * hl_sb_size <= before);
     return p;
 }
 
@@ -218,6 +241,81 @@ static void delay(void **state)
     hl_free(q0);
 }
 
+static bool thread_on(void)
+{
+    return hl_cfg.purge_thread && (hl_cfg.purge == HL_PURGE_DECAY || hl_cfg.purge_delay > 0);
+}
+
+static pthread_barrier_t idle_phase;
+
+static void *drain_then_idle(void *arg)
+{
+    fill_and_free(arg);
+    pthread_barrier_wait(&idle_phase);                       /* drained */
+    pthread_barrier_wait(&idle_phase);                       /* idle until measured */
+    return NULL;
+}
+
+/* A thread drains and stays idle; this one only reads the shards and /proc: no slow path
+ * runs. 0 if the purge thread purged everything beyond retain in time, else the failed
+ * check's number (a forked child reports it by its exit status). */
+static int drain_idle(void)
+{
+    double wait = (double)(hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay);
+    size_t keep = retain_sb();
+    pthread_t t;
+    pthread_barrier_init(&idle_phase, NULL, 2);
+    if (pthread_create(&t, NULL, drain_then_idle, NULL)) return 1;
+    pthread_barrier_wait(&idle_phase);
+    double t_end = now_ms();
+    unsigned ids = hl_thread_count();
+    long held0 = held_kb();              /* (before p0: a purge between them only weakens) */
+    struct parked p = parked(), p0 = p;
+    while (p.kept > keep && now_ms() < t_end + wait + 10000) {
+        usleep(10000);
+        p = parked();
+    }
+    long held1 = held_kb(), threads = threads_now();
+    printf("# idle: %zu kept, %zu purged after the drain; %zu kept, %zu purged %.0f ms later "
+           "(retain %zu); held %ld -> %ld KiB; %ld threads\n", p0.kept, p0.purged, p.kept,
+           p.purged, now_ms() - t_end, keep, held0, held1, threads);
+    int failed = p.kept > keep ? 2                           /* not purged */
+        : held0 - held1 < (long)((p.purged - p0.purged) * (hl_sb_size / 1024) * 3 / 4) ? 3
+        : hl_thread_count() != ids ? 4                       /* it took a thread id */
+        : threads != 3 ? 5 : 0;                              /* this one, the idle one, it */
+    pthread_barrier_wait(&idle_phase);
+    pthread_join(t, NULL);
+    pthread_barrier_destroy(&idle_phase);
+    return failed;
+}
+
+static void idle(void **state)
+{
+    (void)state;
+    if (!thread_on()) skip();
+    assert_int_equal(drain_idle(), 0);
+}
+
+/* The child of a fork has no purge thread until its own slow path starts one. */
+static void fork_idle(void **state)
+{
+    (void)state;
+    if (!thread_on()) skip();
+    assert_int_equal(atomic_load(&hl_purge_thread_state), HL_PURGE_THREAD_RUNNING);
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int failed = threads_now() != 1 ? 6 : drain_idle();
+        fflush(stdout);
+        _exit(failed);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
     hl_init();
@@ -226,6 +324,8 @@ int main(void)
         cmocka_unit_test(curve),
         cmocka_unit_test(decay),
         cmocka_unit_test(delay),
+        cmocka_unit_test(idle),
+        cmocka_unit_test(fork_idle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
