@@ -22,7 +22,11 @@
  *     superblocks park) is one entry of a backlog, weighted by 1 - s(its age / decay_ms); at
  *     each new epoch the excess beyond the backlog's weighted sum, rounded up to whole
  *     superblocks (never below the curve), is purged, oldest first. Superblocks taken back cut
- *     the excess, not the backlog, so a reused burst is purged more slowly, not sooner.
+ *     the excess, not the backlog, so a reused burst is purged more slowly, not sooner; and
+ *     one parked again while the excess is within what the curve allowed at the last epoch
+ *     is no new growth (jemalloc's nunpurged = max(limit, current)): counted as growth, a
+ *     light load taking 4 superblocks back and parking them again renewed the backlog, and
+ *     phased under hoard2026, decay_ms = 1000, kept 0.85 of its peak 5 s after the drain.
  * The last two are timed: their purges fall due with the clock (CLOCK_MONOTONIC_COARSE) and
  * are done by the slow paths that pass by (a superblock parking or leaving the global heap,
  * a heap's refill: hl_purge_tick) and, with purge_thread = on (the default), by a background
@@ -78,7 +82,8 @@ static hl_lock lock = HL_LOCK_INIT;
 static struct hl_sb *oldest, *newest;    /* the KEPT superblocks, in parking order */
 static _Atomic uint64_t due = UINT64_MAX;    /* the tick before which nothing falls due, ns */
 static uint64_t epoch_start;             /* decay: the current epoch began then (ns) */
-static size_t seen;                      /* decay: the excess left by the last epoch's purge */
+static size_t seen;                      /* decay: counted as growth up to here (the excess, or
+                                          * the limit of the last epoch if more) */
 static size_t backlog[DECAY_STEPS];      /* decay: the excess's growth per epoch, newest last */
 
 static bool timed(void) { return hl_cfg.purge == HL_PURGE_DECAY || hl_cfg.purge_delay > 0; }
@@ -162,8 +167,10 @@ static void decay(uint64_t now, struct hl_heap *held)
         epoch_start += k * epoch;
     }
     size_t e = excess();
-    if (e > seen) backlog[DECAY_STEPS - 1] += e - seen;
-    seen = e;
+    if (e > seen) {
+        backlog[DECAY_STEPS - 1] += e - seen;
+        seen = e;
+    }
     if (!k) return;
     double limit = 0;
     for (size_t i = 0; i < DECAY_STEPS; i++)    /* backlog[i] is DECAY_STEPS-1-i epochs old */
@@ -171,7 +178,7 @@ static void decay(uint64_t now, struct hl_heap *held)
                  hl_purge_decay_curve((double)(DECAY_STEPS - 1 - i) / DECAY_STEPS);
     size_t whole = ((size_t)limit + hl_sb_size - 1) / hl_sb_size * hl_sb_size;
     purge_oldest(whole, UINT64_MAX, held);      /* never below the curve */
-    seen = excess();
+    seen = excess() > whole ? excess() : whole;
 }
 
 static void thread_wake(uint64_t at);
@@ -254,7 +261,6 @@ void hl_purge_unpark(struct hl_sb *sb)
     }
     hl_lock_acquire(&lock);
     unlink_kept(sb);
-    if (seen > excess()) seen = excess();    /* decay: if it parks again, it is new growth */
     set_due();
     hl_lock_release(&lock);
     tick(atomic_load_explicit(&sb->owner, memory_order_relaxed));   /* the shard it left */
