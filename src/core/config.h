@@ -187,12 +187,19 @@
   X(decay_ms,        superblock,   INT,   "1000",     1, 3600000, NULL,                        \
     HL_HOARD_ROWS " if purge=decay",                                                           \
     "purge=decay: ms over which what parks beyond retain is purged along 1 - smoothstep(t / "  \
-    "decay_ms) (half at decay_ms / 2), due purges done on slow paths (jemalloc's "             \
-    "dirty_decay_ms)")                                                                         \
+    "decay_ms) (half at decay_ms / 2), due purges done on slow paths and by purge_thread "     \
+    "(jemalloc's dirty_decay_ms)")                                                             \
   X(purge_delay,     superblock,   INT,   "0",        0, 3600000, NULL,                        \
     HL_HOARD_ROWS " if purge=free|dontneed",                                                   \
     "hoard purge: ms a superblock stays parked empty before it is purged, checked on slow "    \
-    "paths (mimalloc's purge_delay); 0 = as it parks")                                         \
+    "paths and by purge_thread (mimalloc's purge_delay); 0 = as it parks")                     \
+  X(purge_thread,    superblock,   BOOL,  "on",       0, 1, NULL,                              \
+    HL_HOARD_ROWS " if purge=free|dontneed|decay",                                             \
+    "hoard, purge=decay or purge_delay > 0 (nothing to do elsewhere): one background thread "  \
+    "also does the due purges, waking when the next falls due (at most once a step of the "   \
+    "coarse clock, 1-4 ms), so idle threads' memory is purged too (jemalloc's "                \
+    "background_thread); started by a slow path once something parked waits; off: slow "      \
+    "paths only")                                                                              \
   X(partial_list,    lockfree,     ENUM,  "fifo",     0, 0, hl_list_orders,                    \
     "lockfree",                                                                                \
     "lockfree: order of a size class's list of PARTIAL superblocks (Michael 2004 prefers fifo)") \

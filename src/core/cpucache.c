@@ -10,6 +10,7 @@
 #include <sys/rseq.h>
 #include <sys/sysinfo.h>
 #include "cpucache.h"
+#include "purge.h"
 #include "sharded.h"
 
 #if __has_include(<valgrind/valgrind.h>)
@@ -193,6 +194,7 @@ static uint32_t clamp(uint32_t n) { return n < 1 ? 1 : n > 64 ? 64 : n; }
 static void give_back(struct hl_heap *h, void *chain, hl_after_free_fn after)
 {
     hl_tlab_give_back(h, chain, after);
+    hl_purge_poll();                     /* no lock held: the purge thread may start */
 }
 
 /* The thread's heap, cpu selection re-read. */

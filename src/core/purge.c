@@ -22,11 +22,17 @@
  *     superblocks park) is one entry of a backlog, weighted by 1 - s(its age / decay_ms); at
  *     each new epoch the excess beyond the backlog's weighted sum, rounded up to whole
  *     superblocks (never below the curve), is purged, oldest first. Superblocks taken back cut
- *     the excess, not the backlog, so a reused burst is purged more slowly, not sooner.
+ *     the excess, not the backlog, so a reused burst is purged more slowly, not sooner; and
+ *     one parked again while the excess is within what the curve allowed at the last epoch
+ *     is no new growth (jemalloc's nunpurged = max(limit, current)): counted as growth, a
+ *     light load taking 4 superblocks back and parking them again renewed the backlog, and
+ *     phased under hoard2026, decay_ms = 1000, kept 0.85 of its peak 5 s after the drain.
  * The last two are timed: their purges fall due with the clock (CLOCK_MONOTONIC_COARSE) and
  * are done by the slow paths that pass by (a superblock parking or leaving the global heap,
- * a heap's refill: hl_purge_tick), with no timer thread: a program that stops calling the
- * allocator's slow paths keeps what it held then (as jemalloc without background threads).
+ * a heap's refill: hl_purge_tick) and, with purge_thread = on (the default), by a background
+ * thread (jemalloc's background_thread), since slow paths alone left a program that stops
+ * calling them everything it held then: hoard2026's TLABs absorb idle threads' light load,
+ * and `decay, decay_ms = 1000` purged nothing in 5 s after a drain (issue 36).
  *
  * A purged superblock is formatted afresh first (no free list, nothing carved: blocks are
  * carved anew as it is reused), since its free list lived in the pages given back. Its header
@@ -39,10 +45,25 @@
  * lock (park, unpark) or a heap's (refill); a due purge holds `lock` and takes the shard of
  * the superblock it purges with a trylock only — a busy shard's superblock waits for the next
  * tick — so no lock is ever waited for in the reverse order. fork.c takes `lock` after every
- * heap's. */
+ * heap's.
+ *
+ * The thread. One per process, for the timed policies only, started lazily (hl_purge_poll)
+ * once something parked is left to purge, so a program that never purges never has it. It
+ * runs the ticks' code, tick(NULL): holding no shard's lock, it takes them by trylock as any
+ * tick does; it sleeps (a condition variable with a deadline) on a mutex of its own, `rest`,
+ * never holding another lock, until `due` (plus the coarse clock's step, so that the clock
+ * has reached `due` when it wakes: at most one wake per step, 1-4 ms), or for good while
+ * nothing is due. set_due wakes it when `due` moves before its deadline (the first parking
+ * after a lull). It never allocates: it has no thread id, heap, TLAB or counters, and is no
+ * thread of the program's for the statistics or heap selection. It blocks every signal (a
+ * program's handlers are for its own threads). fork: the child has no thread; it is wanted
+ * again there if something is due, and started by the child's next slow path. */
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include "heap.h"
 #include "purge.h"
@@ -61,7 +82,8 @@ static hl_lock lock = HL_LOCK_INIT;
 static struct hl_sb *oldest, *newest;    /* the KEPT superblocks, in parking order */
 static _Atomic uint64_t due = UINT64_MAX;    /* the tick before which nothing falls due, ns */
 static uint64_t epoch_start;             /* decay: the current epoch began then (ns) */
-static size_t seen;                      /* decay: the excess left by the last epoch's purge */
+static size_t seen;                      /* decay: counted as growth up to here (the excess, or
+                                          * the limit of the last epoch if more) */
 static size_t backlog[DECAY_STEPS];      /* decay: the excess's growth per epoch, newest last */
 
 static bool timed(void) { return hl_cfg.purge == HL_PURGE_DECAY || hl_cfg.purge_delay > 0; }
@@ -145,8 +167,10 @@ static void decay(uint64_t now, struct hl_heap *held)
         epoch_start += k * epoch;
     }
     size_t e = excess();
-    if (e > seen) backlog[DECAY_STEPS - 1] += e - seen;
-    seen = e;
+    if (e > seen) {
+        backlog[DECAY_STEPS - 1] += e - seen;
+        seen = e;
+    }
     if (!k) return;
     double limit = 0;
     for (size_t i = 0; i < DECAY_STEPS; i++)    /* backlog[i] is DECAY_STEPS-1-i epochs old */
@@ -154,10 +178,12 @@ static void decay(uint64_t now, struct hl_heap *held)
                  hl_purge_decay_curve((double)(DECAY_STEPS - 1 - i) / DECAY_STEPS);
     size_t whole = ((size_t)limit + hl_sb_size - 1) / hl_sb_size * hl_sb_size;
     purge_oldest(whole, UINT64_MAX, held);      /* never below the curve */
-    seen = excess();
+    seen = excess() > whole ? excess() : whole;
 }
 
-/* `lock` held: when the next purge can fall due, for the ticks to compare. */
+static void thread_wake(uint64_t at);
+
+/* `lock` held: when the next purge can fall due, for the ticks (and the thread) to compare. */
 static void set_due(void)
 {
     uint64_t at = UINT64_MAX;
@@ -165,7 +191,8 @@ static void set_due(void)
         at = epoch_start + ms_ns(hl_cfg.decay_ms) / DECAY_STEPS;
     else if (excess() && oldest)
         at = oldest->parked_at + ms_ns(hl_cfg.purge_delay);
-    atomic_store_explicit(&due, at, memory_order_relaxed);
+    atomic_store_explicit(&due, at, memory_order_seq_cst);   /* before the thread's deadline */
+    thread_wake(at);
 }
 
 /* `lock` held: what is due at `now`. */
@@ -199,6 +226,9 @@ static void park_timed(struct hl_sb *sb)
     else oldest = sb;
     newest = sb;
     purge_due(sb->parked_at, atomic_load_explicit(&sb->owner, memory_order_relaxed));
+    int none = HL_PURGE_THREAD_NONE;     /* something left to purge: the thread, if on */
+    if (hl_cfg.purge_thread && atomic_load_explicit(&due, memory_order_relaxed) != UINT64_MAX)
+        atomic_compare_exchange_strong(&hl_purge_thread_state, &none, HL_PURGE_THREAD_WANTED);
     hl_lock_release(&lock);
 }
 
@@ -231,7 +261,6 @@ void hl_purge_unpark(struct hl_sb *sb)
     }
     hl_lock_acquire(&lock);
     unlink_kept(sb);
-    if (seen > excess()) seen = excess();    /* decay: if it parks again, it is new growth */
     set_due();
     hl_lock_release(&lock);
     tick(atomic_load_explicit(&sb->owner, memory_order_relaxed));   /* the shard it left */
@@ -240,9 +269,109 @@ void hl_purge_unpark(struct hl_sb *sb)
 size_t hl_purge_retained(void) { return atomic_load_explicit(&retained, memory_order_relaxed); }
 size_t hl_purge_purged(void) { return atomic_load_explicit(&purged, memory_order_relaxed); }
 
+/* ---- the thread (purge_thread = on) -------------------------------------------------------- */
+
+_Atomic int hl_purge_thread_state;
+static pthread_mutex_t rest = PTHREAD_MUTEX_INITIALIZER;   /* the thread's, and its wakers' */
+static pthread_cond_t wake;              /* on CLOCK_MONOTONIC (thread_init) */
+/* The thread's deadline while it waits (UINT64_MAX: none), 0 while it is awake or woken. */
+static _Atomic uint64_t resting_until;
+static uint64_t step;                    /* the coarse clock's resolution, ns */
+
+/* set_due, `lock` held: `due` (stored before) is now at. A wait that ends later is woken;
+ * under `rest`, so the signal cannot fall between the thread's test of `due` and its wait. */
+static void thread_wake(uint64_t at)
+{
+    if (at >= atomic_load_explicit(&resting_until, memory_order_seq_cst)) return;
+    pthread_mutex_lock(&rest);
+    atomic_store_explicit(&resting_until, 0, memory_order_relaxed);   /* one signal is enough */
+    pthread_cond_signal(&wake);
+    pthread_mutex_unlock(&rest);
+}
+
+static void *thread_main(void *arg)
+{
+    (void)arg;
+    prctl(PR_SET_NAME, "hoardlab-purge");
+    pthread_mutex_lock(&rest);
+    for (;;) {
+        uint64_t d = atomic_load_explicit(&due, memory_order_seq_cst), now = now_ns();
+        if (d <= now) {
+            atomic_store_explicit(&resting_until, 0, memory_order_relaxed);
+            pthread_mutex_unlock(&rest);
+            tick(NULL);                  /* the slow paths' code; no lock across the sleep */
+            pthread_mutex_lock(&rest);
+            d = atomic_load_explicit(&due, memory_order_seq_cst);
+            now = now_ns();              /* (still due: `lock` was busy; retry a step later) */
+        }
+        uint64_t until = d == UINT64_MAX ? UINT64_MAX : (d > now ? d : now) + step;
+        atomic_store_explicit(&resting_until, until, memory_order_seq_cst);
+        if (atomic_load_explicit(&due, memory_order_seq_cst) != d) continue;  /* moved: again */
+        if (until == UINT64_MAX) {
+            pthread_cond_wait(&wake, &rest);
+        } else {
+            struct timespec ts = { (time_t)(until / 1000000000u), (long)(until % 1000000000u) };
+            pthread_cond_timedwait(&wake, &rest, &ts);
+        }
+    }
+    return NULL;
+}
+
+/* The condition variable waits on the clock `due` is read from (the coarse one is the same
+ * clock, read at a lower resolution). */
+static void thread_init(void)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&wake, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&rest, NULL);
+    atomic_store_explicit(&resting_until, 0, memory_order_relaxed);
+    struct timespec res;
+    step = clock_getres(CLOCK_MONOTONIC_COARSE, &res) ? 4000000u
+         : (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec;
+}
+
+/* hl_purge_poll, on a slow path holding no lock of the library: once. pthread_create's own
+ * allocations come back here and find the state STARTING. */
+void hl_purge_thread_start(void)
+{
+    int wanted = HL_PURGE_THREAD_WANTED;
+    if (!atomic_compare_exchange_strong(&hl_purge_thread_state, &wanted,
+                                        HL_PURGE_THREAD_STARTING))
+        return;
+    thread_init();
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);   /* the thread starts with every signal blocked */
+    pthread_attr_t a;
+    pthread_t t;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    int err = pthread_create(&t, &a, thread_main, NULL);
+    pthread_attr_destroy(&a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* Refused (EAGAIN: a thread limit): the slow paths' ticks go on alone. */
+    atomic_store(&hl_purge_thread_state, err ? HL_PURGE_THREAD_FAILED : HL_PURGE_THREAD_RUNNING);
+    if (err && hl_cfg.verbose) hl_say("purge_thread: no thread (error %d): purges on slow paths", err);
+}
+
 void hl_purge_fork(int phase)
 {
-    if (phase == HL_FORK_PREPARE) hl_lock_take(&lock);
-    else if (phase == HL_FORK_PARENT) hl_lock_release(&lock);
-    else hl_lock_init(&lock);
+    if (phase == HL_FORK_PREPARE) {
+        hl_lock_take(&lock);
+    } else if (phase == HL_FORK_PARENT) {
+        hl_lock_release(&lock);
+    } else {
+        hl_lock_init(&lock);
+        /* The thread did not come along: wanted again if something is left to purge. */
+        bool left = atomic_load_explicit(&due, memory_order_relaxed) != UINT64_MAX;
+        if (atomic_load_explicit(&hl_purge_thread_state, memory_order_relaxed) !=
+            HL_PURGE_THREAD_NONE)
+            atomic_store_explicit(&hl_purge_thread_state, left ? HL_PURGE_THREAD_WANTED
+                                                               : HL_PURGE_THREAD_NONE,
+                                  memory_order_relaxed);
+        atomic_store_explicit(&resting_until, 0, memory_order_relaxed);
+    }
 }

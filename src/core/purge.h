@@ -1,6 +1,6 @@
 /* purge.h — returning the pages of hoard's parked empty superblocks to the OS (the later
- * Hoard's #99 and #116, jemalloc's decay, mimalloc's purge delay; keys `purge`, `retain`,
- * `decay_ms`, `purge_delay`): purge.c says how and when. */
+ * Hoard's #99 and #116, jemalloc's decay and background thread, mimalloc's purge delay; keys
+ * `purge`, `retain`, `decay_ms`, `purge_delay`, `purge_thread`): purge.c says how and when. */
 #ifndef HL_PURGE_H
 #define HL_PURGE_H
 
@@ -28,11 +28,26 @@ static inline void hl_purge_tick(void)
         hl_purge_tick_slow();
 }
 
+/* purge_thread = on: the timed purges' background thread (purge.c). The first parking that
+ * leaves something to purge wants it; the next slow path that holds no lock of the library
+ * starts it (hl_purge_poll: pthread_create allocates, so neither under a heap's lock nor in
+ * malloc's bootstrap). One load and a branch while there is nothing to start. */
+enum { HL_PURGE_THREAD_NONE, HL_PURGE_THREAD_WANTED, HL_PURGE_THREAD_STARTING,
+       HL_PURGE_THREAD_RUNNING, HL_PURGE_THREAD_FAILED };
+extern _Atomic int hl_purge_thread_state;
+void hl_purge_thread_start(void);
+static inline void hl_purge_poll(void)
+{
+    if (hl_unlikely(atomic_load_explicit(&hl_purge_thread_state, memory_order_relaxed) ==
+                    HL_PURGE_THREAD_WANTED))
+        hl_purge_thread_start();
+}
+
 /* purge = decay: the fraction of bytes parked at once that may stay unpurged x = t / decay_ms
  * later: 1 - smoothstep(x) = 1 - (3x^2 - 2x^3) on [0, 1], 1 before, 0 after (purge.c). */
 double hl_purge_decay_curve(double x);
 
-void hl_purge_fork(int phase);           /* fork.c: the timed purges' lock */
+void hl_purge_fork(int phase);           /* fork.c: the timed purges' lock, and the thread */
 
 #pragma GCC visibility pop
 

@@ -16,6 +16,7 @@
  *   tlab_flush     blocks an overflowing bin gives back: half its limit (half), or as many
  *                  as it holds (batch); at least 1, at most 64. */
 #include <string.h>
+#include "purge.h"
 #include "sharded.h"
 #include "tlab.h"
 
@@ -261,6 +262,7 @@ static bool setup(void)
 static void give_back(struct hl_heap *h, void *chain, hl_after_free_fn after)
 {
     hl_tlab_give_back(h, chain, after);
+    hl_purge_poll();                     /* no lock held: the purge thread may start */
 }
 
 /* Up to want blocks of class c from h (locked) for bin b: the first into *first if it is
