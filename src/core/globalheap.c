@@ -49,7 +49,7 @@ static struct where where_now(void)
 /* Shards that may hold a superblock, bit k for shard k (global_shards <= 64): a hint read
  * without a lock, so that get locks only shards that may give something, and none when the
  * global heap is empty (a heap growing, all shards empty, took 64 locks per superblock from
- * the OS). Shard k's bit changes only under shard k's lock: put sets it; take_from clears it
+ * the OS). Shard k's bit changes only under shard k's lock: put sets it; take_from_shard clears it
  * when the shard is left with none. A superblock released to the OS from a shard (hoard.c,
  * release_empty) leaves the bit set, which the next take_from there clears. The hint may be
  * stale by a concurrent put, as the scan's order already allowed (a superblock put into a
@@ -60,22 +60,19 @@ static _Atomic uint64_t stocked;
 static bool may_have(uint64_t may, unsigned k) { return may >> k & 1; }
 
 /* Shard k (locked) holds superblocks or not: its bit follows, written only when it changes (a
- * put to a stocked shard, the common case, writes no shared line). One global heap: no hint. */
+ * put to a stocked shard, the common case, writes no shared line). */
 static void mark(unsigned k, bool has)
 {
-    if (hl_heap_nshards == 1 ||
-        may_have(atomic_load_explicit(&stocked, memory_order_relaxed), k) == has)
-        return;
+    if (may_have(atomic_load_explicit(&stocked, memory_order_relaxed), k) == has) return;
     if (has) atomic_fetch_or_explicit(&stocked, 1ull << k, memory_order_relaxed);
     else atomic_fetch_and_explicit(&stocked, ~(1ull << k), memory_order_relaxed);
 }
 
-/* A superblock of class c from shard k (locked) into h: the fullest of class c, else an empty
- * one of any class (hl_heap_take). It becomes h's before the shard's lock is released, so a
- * concurrent free finds it in h. */
-static struct hl_sb *take_from(unsigned k, struct hl_heap *h, unsigned c)
+/* A superblock of class c from shard g (locked) into h: the fullest of class c, else an empty
+ * one of any class (hl_heap_take). It becomes h's before g's lock is released, so a concurrent
+ * free finds it in h. */
+static struct hl_sb *take_from(struct hl_heap *g, struct hl_heap *h, unsigned c)
 {
-    struct hl_heap *g = hl_heap_shards[k];
     if (hl_remote_pending(g)) hl_remote_collect(g);     /* what others freed comes back first */
     struct hl_sb *sb = hl_heap_take(g, c);
     if (sb) {
@@ -85,15 +82,22 @@ static struct hl_sb *take_from(unsigned k, struct hl_heap *h, unsigned c)
         hl_heap_attach(h, sb);
         HL_COUNT(global_from, 1);
     }
-    if (!g->nsb) mark(k, false);
     if (HL_INVARIANT_CHECKS) hl_heap_check(g, -1);
+    return sb;
+}
+
+/* take_from shard k of several (locked), its hint kept. */
+static struct hl_sb *take_from_shard(unsigned k, struct hl_heap *h, unsigned c)
+{
+    struct hl_sb *sb = take_from(hl_heap_shards[k], h, c);
+    if (!hl_heap_shards[k]->nsb) mark(k, false);
     return sb;
 }
 
 static struct hl_sb *take_locked(unsigned k, struct hl_heap *h, unsigned c)
 {
     hl_heap_lock(hl_heap_shards[k]);
-    struct hl_sb *sb = take_from(k, h, c);
+    struct hl_sb *sb = take_from_shard(k, h, c);
     hl_heap_unlock(hl_heap_shards[k]);
     return sb;
 }
@@ -119,7 +123,12 @@ static uint32_t rnd(void)
 struct hl_sb *hl_global_get(struct hl_heap *h, unsigned c)
 {
     unsigned n = hl_heap_nshards;
-    if (n == 1) return take_locked(0, h, c);
+    if (n == 1) {                                        /* one global heap: no hint */
+        hl_heap_lock(hl_heap_global);
+        struct hl_sb *sb = take_from(hl_heap_global, h, c);
+        hl_heap_unlock(hl_heap_global);
+        return sb;
+    }
     uint64_t may = atomic_load_explicit(&stocked, memory_order_relaxed);
     if (!may) return NULL;                               /* every shard empty: the OS */
     struct where w = where_now();
@@ -135,7 +144,8 @@ struct hl_sb *hl_global_get(struct hl_heap *h, unsigned c)
             hl_heap_lock(a);
             hl_heap_lock(b);
             unsigned fuller = stock(a, c) >= stock(b, c) ? lo : hi;
-            if (!(sb = take_from(fuller, h, c))) sb = take_from(fuller == lo ? hi : lo, h, c);
+            if (!(sb = take_from_shard(fuller, h, c)))
+                sb = take_from_shard(fuller == lo ? hi : lo, h, c);
             hl_heap_unlock(b);
             hl_heap_unlock(a);
             if (sb) return sb;
@@ -158,7 +168,7 @@ void hl_global_put(struct hl_heap *h, struct hl_sb *sb)
         hl_sb_release(sb);
     } else {
         hl_heap_attach(g, sb);
-        mark(k, true);
+        if (hl_heap_nshards > 1) mark(k, true);
         if (hl_sb_empty(sb)) hl_purge_park(sb);          /* purge, retain */
     }
     HL_COUNT(global_to, 1);
