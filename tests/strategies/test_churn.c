@@ -65,9 +65,10 @@ static void pin(pthread_attr_t *a, unsigned i)
 }
 
 /* What the heaps hold, less the empty superblocks parked in the global heap within `retain`
- * (purge.c): those are kept on purpose, up to the budget, and fill it in steps as threads whose
- * global-heap shards hold none take fresh ones (hoard202607: seen 13 MiB after 1000 threads, 18
- * MiB after 20,000, all of the difference parked). */
+ * (purge.c): those are kept on purpose, up to the budget, and fill it in steps as the most the
+ * threads alive at once hold grows (hoard202607: seen 13 MiB after 1000 threads, 18 MiB after
+ * 20,000, all of the difference parked). Not stranded: no superblock comes from the OS while
+ * one is parked in any shard (counted once by hand on the issue's churn: 0 of 445). */
 static size_t held(void)
 {
     struct hoardlab_stats st;
