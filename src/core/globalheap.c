@@ -158,6 +158,12 @@ struct hl_sb *hl_global_get(struct hl_heap *h, unsigned c)
     return sb;
 }
 
+void hl_global_attach(unsigned k, struct hl_sb *sb)
+{
+    hl_heap_attach(hl_heap_shards[k], sb);
+    if (hl_heap_nshards > 1) mark(k, true);
+}
+
 void hl_global_put(struct hl_heap *h, struct hl_sb *sb)
 {
     unsigned k = where_now().here;
