@@ -12,7 +12,8 @@
  * The phases take steady_frac, spike_frac, drain_frac of `seconds`, the last steady the rest.
  *
  * What comes back, and when (issue 36): an extra thread reads RSS, Private_Dirty, LazyFree
- * and A (hb_series_read), and the threads' live bytes, at each of `checkpoints` seconds
+ * and A (hb_series_read), the threads' live bytes and what the allocator's front caches hold
+ * (hb_cache_bytes: hoardlab's TLABs), at each of `checkpoints` seconds
  * after the drain -- counted from the moment the last thread finished freeing its share,
  * not from the phase's planned start -- into extra.after_drain_<t>_*; a checkpoint the run
  * ends before is null. With `next_burst`, the drain lasts until the last checkpoint is read
@@ -108,6 +109,7 @@ struct phased {
     double cp[CHECKPOINTS_MAX];
     struct hb_series_row cp_row[CHECKPOINTS_MAX];
     unsigned long long cp_live[CHECKPOINTS_MAX];   /* the threads' live bytes then */
+    long long cp_cache[CHECKPOINTS_MAX];           /* hb_cache_bytes then (-1: unknown) */
     bool cp_read[CHECKPOINTS_MAX];
     double drained_s;               /* the last thread's end of its drain, -1: none */
     _Atomic unsigned long long ops_in[PHASES];
@@ -260,6 +262,7 @@ static void read_checkpoints(struct phased *P)
         if (!P->hold && at > P->t0 + P->end[STEADY2]) break;     /* after the run: null */
         sleep_until(at);
         hb_series_read(&P->cp_row[k]);
+        P->cp_cache[k] = hb_cache_bytes();
         for (int i = 0; i < n; i++)
             P->cp_live[k] += atomic_load_explicit(&P->lane[i].live_bytes, memory_order_relaxed);
         P->cp_read[k] = true;
@@ -420,8 +423,9 @@ static void parse_checkpoints(struct phased *P, const char *text)
     }
 }
 
-/* extra.after_drain_<t>_{rss_kb,private_dirty_kb,lazyfree_kb,held_bytes,live_bytes}, <t> as
- * 100ms or 1s; the throughput of the spike and of the next burst; when the drain ended. */
+/* extra.after_drain_<t>_{rss_kb,private_dirty_kb,lazyfree_kb,held_bytes,live_bytes,
+ * cache_bytes}, <t> as 100ms or 1s; the throughput of the spike and of the next burst; when
+ * the drain ended. */
 static void checkpoints_record(struct phased *P)
 {
     static const struct { const char *key; int col; } seen[] = {
@@ -444,6 +448,9 @@ static void checkpoints_record(struct phased *P)
         }
         snprintf(key, sizeof key, "after_drain_%s_live_bytes", t);
         if (P->cp_read[k]) hb_json_uint(j, key, P->cp_live[k]);
+        else hb_json_null(j, key);
+        snprintf(key, sizeof key, "after_drain_%s_cache_bytes", t);
+        if (P->cp_read[k] && P->cp_cache[k] >= 0) hb_json_int(j, key, P->cp_cache[k]);
         else hb_json_null(j, key);
     }
     static const struct { const char *key; int phase; } rate[] = {

@@ -46,6 +46,28 @@ static struct where where_now(void)
     return (struct where){ (unsigned)hl_select_cpu() % n, 0, n };
 }
 
+/* Shards that may hold a superblock, bit k for shard k (global_shards <= 64): a hint read
+ * without a lock, so that get locks only shards that may give something, and none when the
+ * global heap is empty (a heap growing, all shards empty, took 64 locks per superblock from
+ * the OS). Shard k's bit changes only under shard k's lock: put sets it; take_from_shard clears it
+ * when the shard is left with none. A superblock released to the OS from a shard (hoard.c,
+ * release_empty) leaves the bit set, which the next take_from there clears. The hint may be
+ * stale by a concurrent put, as the scan's order already allowed (a superblock put into a
+ * shard just scanned); blocks other threads free into a skipped shard (remote_free) wait for
+ * its next superblock, as they waited for the next scan. */
+static _Atomic uint64_t stocked;
+
+static bool may_have(uint64_t may, unsigned k) { return may >> k & 1; }
+
+/* Shard k (locked) holds superblocks or not: its bit follows, written only when it changes (a
+ * put to a stocked shard, the common case, writes no shared line). */
+static void mark(unsigned k, bool has)
+{
+    if (may_have(atomic_load_explicit(&stocked, memory_order_relaxed), k) == has) return;
+    if (has) atomic_fetch_or_explicit(&stocked, 1ull << k, memory_order_relaxed);
+    else atomic_fetch_and_explicit(&stocked, ~(1ull << k), memory_order_relaxed);
+}
+
 /* A superblock of class c from shard g (locked) into h: the fullest of class c, else an empty
  * one of any class (hl_heap_take). It becomes h's before g's lock is released, so a concurrent
  * free finds it in h. */
@@ -64,11 +86,19 @@ static struct hl_sb *take_from(struct hl_heap *g, struct hl_heap *h, unsigned c)
     return sb;
 }
 
-static struct hl_sb *take_locked(struct hl_heap *g, struct hl_heap *h, unsigned c)
+/* take_from shard k of several (locked), its hint kept. */
+static struct hl_sb *take_from_shard(unsigned k, struct hl_heap *h, unsigned c)
 {
-    hl_heap_lock(g);
-    struct hl_sb *sb = take_from(g, h, c);
-    hl_heap_unlock(g);
+    struct hl_sb *sb = take_from(hl_heap_shards[k], h, c);
+    if (!hl_heap_shards[k]->nsb) mark(k, false);
+    return sb;
+}
+
+static struct hl_sb *take_locked(unsigned k, struct hl_heap *h, unsigned c)
+{
+    hl_heap_lock(hl_heap_shards[k]);
+    struct hl_sb *sb = take_from_shard(k, h, c);
+    hl_heap_unlock(hl_heap_shards[k]);
     return sb;
 }
 
@@ -86,45 +116,65 @@ static uint32_t rnd(void)
 /* get: the thread's own shard; then two random shards of its group, taking from the fuller
  * (two choices concentrate the parked superblocks in few shards); then the rest of the group,
  * then every other shard, so a superblock parked anywhere is found before the OS is asked
- * (none is stranded, and the bound of §4.1 holds over the sum of the shards). Two shards are
- * locked together only in ascending shard number. */
+ * (none is stranded, and the bound of §4.1 holds over the sum of the shards). Only shards
+ * whose `stocked` bit is set are locked. Locks: h's (the caller's), then one shard at a time,
+ * or two together in ascending shard number; a shard's lock is never held while h's is
+ * waited for. */
 struct hl_sb *hl_global_get(struct hl_heap *h, unsigned c)
 {
     unsigned n = hl_heap_nshards;
-    if (n == 1) return take_locked(hl_heap_global, h, c);
+    if (n == 1) {                                        /* one global heap: no hint */
+        hl_heap_lock(hl_heap_global);
+        struct hl_sb *sb = take_from(hl_heap_global, h, c);
+        hl_heap_unlock(hl_heap_global);
+        return sb;
+    }
+    uint64_t may = atomic_load_explicit(&stocked, memory_order_relaxed);
+    if (!may) return NULL;                               /* every shard empty: the OS */
     struct where w = where_now();
-    struct hl_heap *here = hl_heap_shards[w.here];
-    struct hl_sb *sb = take_locked(here, h, c);
-    if (sb) return sb;
+    struct hl_sb *sb = NULL;
+    if (may_have(may, w.here) && (sb = take_locked(w.here, h, c))) return sb;
     if (w.len > 2) {
         unsigned i = rnd() % w.len, j = rnd() % (w.len - 1);
         j += j >= i;                                     /* distinct from i */
         i += w.lo, j += w.lo;
-        struct hl_heap *a = hl_heap_shards[i < j ? i : j], *b = hl_heap_shards[i < j ? j : i];
-        hl_heap_lock(a);
-        hl_heap_lock(b);
-        struct hl_heap *fuller = stock(a, c) >= stock(b, c) ? a : b;
-        if (!(sb = take_from(fuller, h, c))) sb = take_from(fuller == a ? b : a, h, c);
-        hl_heap_unlock(b);
-        hl_heap_unlock(a);
-        if (sb) return sb;
+        unsigned lo = i < j ? i : j, hi = i < j ? j : i;
+        if (may_have(may, lo) || may_have(may, hi)) {
+            struct hl_heap *a = hl_heap_shards[lo], *b = hl_heap_shards[hi];
+            hl_heap_lock(a);
+            hl_heap_lock(b);
+            unsigned fuller = stock(a, c) >= stock(b, c) ? lo : hi;
+            if (!(sb = take_from_shard(fuller, h, c)))
+                sb = take_from_shard(fuller == lo ? hi : lo, h, c);
+            hl_heap_unlock(b);
+            hl_heap_unlock(a);
+            if (sb) return sb;
+        }
     }
     for (unsigned k = w.lo; k < w.lo + w.len && !sb; k++)          /* the group */
-        if (hl_heap_shards[k] != here) sb = take_locked(hl_heap_shards[k], h, c);
+        if (k != w.here && may_have(may, k)) sb = take_locked(k, h, c);
     for (unsigned k = 0; k < n && !sb; k++)                         /* the rest */
-        if (k - w.lo >= w.len) sb = take_locked(hl_heap_shards[k], h, c);
+        if (k - w.lo >= w.len && may_have(may, k)) sb = take_locked(k, h, c);
     return sb;
+}
+
+void hl_global_attach(unsigned k, struct hl_sb *sb)
+{
+    hl_heap_attach(hl_heap_shards[k], sb);
+    if (hl_heap_nshards > 1) mark(k, true);
 }
 
 void hl_global_put(struct hl_heap *h, struct hl_sb *sb)
 {
-    struct hl_heap *g = hl_heap_shards[where_now().here];
+    unsigned k = where_now().here;
+    struct hl_heap *g = hl_heap_shards[k];
     hl_heap_lock(g);
     hl_heap_detach(h, sb);
     if (hl_cfg.release_empty && hl_sb_empty(sb)) {
         hl_sb_release(sb);
     } else {
         hl_heap_attach(g, sb);
+        if (hl_heap_nshards > 1) mark(k, true);
         if (hl_sb_empty(sb)) hl_purge_park(sb);          /* purge, retain */
     }
     HL_COUNT(global_to, 1);

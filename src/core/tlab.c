@@ -9,8 +9,9 @@
  *                  block's owner when it overflows: give_back).
  *   tlab_adaptive  the thread's budget per class starts at tlab_budget and doubles after
  *                  every 16 refills (not overflows: note_slow), up to 16 MiB; a bin's limit
- *                  follows it at the bin's own slow paths, while the whole TLAB's limits stay
- *                  within 16 MiB beyond their start (Hoard's cap is per TLAB: fit).
+ *                  follows it at the bin's own refills, while the whole TLAB's limits stay
+ *                  within 16 MiB beyond their start (Hoard's cap is per TLAB: fit), and
+ *                  drops back toward its start at each overflow (shrink).
  *   tlab_refill    blocks per refill: half the bin's limit (half), or limit / 8 =
  *                  budget / (8 x class size) (batch); at least 1, at most 64.
  *   tlab_flush     blocks an overflowing bin gives back: half its limit (half), or as many
@@ -192,15 +193,15 @@ static uint32_t flush_n(uint32_t lim)
 /* tlab_adaptive: a refill of class c (note_slow); every ADAPT_EVERY-th doubles the budget.
  * An overflow does not count: a thread that frees more than it allocates (a consumer, a
  * thread draining a burst) would only grow a TLAB that holds free blocks for nobody (issue
- * 36: a main thread freeing its workers' blocks held 239 MiB so); its bins still follow a
- * budget the refills grew. Bin c's limit follows the budget (fit; the room with it, and
+ * 36: a main thread freeing its workers' blocks held 239 MiB so). Bin c's limit follows the
+ * budget at its refills and at its first malloc while bypassed (fit; the room with it, and
  * limit is read by hl_tlab_bytes in other threads) as far as the TLAB's cap allows: its
  * limits may hold ADAPT_MAX bytes beyond those it started with, all classes together, so one
  * class can reach the largest budget but a TLAB never holds 16 MiB of every class. Hoard's
  * ceiling (16 MiB, MAX_MEMORY_PER_TLAB) is the TLAB's; with it per class, an idle thread kept
  * up to 16 MiB of free blocks of each class it had freed into (issue 36: 178 MiB after a
- * 200 MiB burst of 12 classes). Classes catch up at their own slow paths, so the busy ones
- * take the cap. */
+ * 200 MiB burst of 12 classes). Classes catch up at their own refills, so the busy ones
+ * take the cap; an overflow lowers the limit again (shrink). */
 static void fit(struct hl_tlab_bin *bin, unsigned c)
 {
     struct hl_tlab *t = hl_tlab_of(bin);
@@ -213,6 +214,26 @@ static void fit(struct hl_tlab_bin *bin, unsigned c)
     t->limit_bytes += (size_t)more * size;
     move(bin, c, (int32_t)more);
     __atomic_store_n(&bin[c].limit, bin[c].limit + more, __ATOMIC_RELAXED);
+}
+/* tlab_adaptive: bin c overflowed and gave a batch back (its room is that batch now); its limit
+ * drops by the batch less the one block p takes, to no less than where it started. Only
+ * refills grow a limit (fit), so in a thread that stops allocating the class and frees into it
+ * (a drain) the bin, once full, overflows at every free and gives a batch back, until it is
+ * at its start (tlab_budget): drained by a little more than its grown limit, a bin holds no
+ * more than a fresh thread's. Without it the bins stayed as full as their grown limits (issue
+ * 36: phased's two threads, idle after a 2 x 100 MiB burst, kept up to the 16 MiB cap each).
+ * TCMalloc's thread caches shrink a list's max_length on overflows likewise (by a batch every
+ * third). A phase that frees no more than the bin's limit never overflows (threadtest's rounds
+ * keep their blocks in the TLAB), and a class allocated again grows back at its refills. */
+static void shrink(struct hl_tlab_bin *bin, unsigned c)
+{
+    struct hl_tlab *t = hl_tlab_of(bin);
+    if (bin[c].limit <= limit[c] || bin[c].room <= 1) return;
+    uint32_t cut = (uint32_t)bin[c].room - 1;
+    if (cut > bin[c].limit - limit[c]) cut = bin[c].limit - limit[c];
+    t->limit_bytes -= (size_t)cut * hl_class_size(c);
+    move(bin, c, -(int32_t)cut);
+    __atomic_store_n(&bin[c].limit, bin[c].limit - cut, __ATOMIC_RELAXED);
 }
 static void note_slow(struct hl_tlab_bin *bin, unsigned c)
 {
@@ -369,7 +390,6 @@ static __attribute__((noinline)) void free_slow(void *p, hl_after_free_fn after,
     }
     struct hl_tlab_bin *b = &hl_me.tlab_bins[sb->cls];
     see(hl_me.tlab_bins, sb->cls);
-    if (b->room <= 0 && hl_cfg.tlab_adaptive) fit(hl_me.tlab_bins, sb->cls);  /* (may make room) */
     struct tlab_spare *spare = &tlab_spares(hl_me.tlab_bins)[sb->cls];
     if (b->room <= 0 && spare->head) {   /* full: the spare goes back first */
         void *chain = spare->head;
@@ -385,6 +405,7 @@ static __attribute__((noinline)) void free_slow(void *p, hl_after_free_fn after,
         b->head = *(void **)last;
         *(void **)last = NULL;
         move(hl_me.tlab_bins, sb->cls, (int32_t)k);
+        if (hl_cfg.tlab_adaptive) shrink(hl_me.tlab_bins, sb->cls);
         give_back(heap_now(), chain, after);
     }
     *(void **)p = b->head;

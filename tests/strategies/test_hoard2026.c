@@ -288,7 +288,7 @@ static void shards_put_local_get_anywhere(void **state)
         struct hl_sb *sb = hl_sb_new(c);
         assert_non_null(sb);
         hl_heap_lock(g);
-        hl_heap_attach(g, sb);
+        hl_global_attach(k, sb);                        /* (get's hint told) */
         hl_heap_unlock(g);
         size_t os = hl_os_bytes();
         void *p = hl_stats_malloc(hl_hoard_malloc_in(h, 3000), hl_class_size(c));
@@ -312,7 +312,7 @@ static void shards_put_local_get_anywhere(void **state)
         hl_sb_release(sb);
     }
     struct hl_sb *sb;
-    while ((sb = hl_heap_take(park, c))) hl_heap_attach(hl_heap_global, sb);
+    while ((sb = hl_heap_take(park, c))) hl_global_attach(0, sb);
     hl_heaps_foreach(check_heap, NULL);
 }
 

@@ -6,7 +6,8 @@
  *                      its heap (and its TLAB refills from it) on every CPU it moves to
  *   tlab_foreign       a block of another heap freed by this thread: into its TLAB (adopt)
  *                      or not (home)
- *   tlab_adaptive      a bin's limit doubles at every 16th slow path, up to 16 MiB
+ *   tlab_adaptive      a bin's limit doubles at every 16th slow path, up to 16 MiB, and
+ *                      falls back to its start as the bin overflows in a run of frees
  *   tlab_refill/flush  blocks moved per refill and per overflow
  *   global_shard_key   the shard put() parks a superblock in: the CPU's or the thread's
  *   remote_queue_cap   a remote free that finds the owner's inbox full takes the lock path
@@ -279,7 +280,7 @@ static void *refill_and_flush(void *arg)
     m->refilled = b->limit - (uint32_t)b->room + 1;      /* in the bin, and the one returned */
     m->flushed = 0;
     while (n < 4096 && n < 3 * (int)b->limit + 8) v[n++] = hl_malloc(BIG);
-    /* Frees until one overflows with the limit unchanged (tlab_adaptive may grow it instead). */
+    /* Frees until one overflows with the limit unchanged (tlab_adaptive shrinks a grown one). */
     while (n) {
         uint32_t lim = b->limit, held = lim - (uint32_t)b->room;
         hl_free(v[--n]);
@@ -307,6 +308,9 @@ static void tlab_refill_and_flush(void **state)
     assert_true(m.flushed > 0);
     uint32_t f = clamp(hl_cfg.tlab_flush == HL_TLAB_BATCH ? m.flush_limit : m.flush_limit / 2);
     assert_int_equal(m.flushed, f);
+    /* tlab_adaptive: the refills grew the limit, and the frees' overflows took it back to
+     * where it started before one left it as it was (tlab.c's shrink; it grew instead). */
+    if (hl_cfg.tlab_adaptive) assert_int_equal(m.flush_limit, m.limit);
 }
 
 /* ---- global_shard_key --------------------------------------------------------------------- */

@@ -40,6 +40,7 @@ def test_checkpoints_and_next_burst_in_a_real_run():
         for k in KINDS[:4]:
             assert isinstance(ex["after_drain_%s_%s" % (t, k)], int), (t, k, ex)
         assert "after_drain_%s_held_bytes" % t in ex       # null without libhoardlab
+        assert "after_drain_%s_cache_bytes" % t in ex      # (glibc's: null)
     assert ex["next_burst_ops_per_s"] > 0 and ex["spike_ops_per_s"] > 0
     row = {}
     tidy._flatten("extra.", ex, row)
