@@ -88,15 +88,22 @@ static void count_parked(struct hl_heap *h, void *arg)
     hl_heap_unlock(h);
 }
 
-/* (The purge thread may purge while the shards are counted one by one: the bytes kept can
- * only fall meanwhile, nothing parking.) */
+/* The superblocks parked in the shards, counted one shard at a time, against the bytes the
+ * purge says it keeps. The purge thread may purge meanwhile, so the count is taken again until
+ * it lies between the bytes kept before and after it (a count that never does is wrong
+ * accounting; one that once did not was a race of the snapshot: seen 1 run in ~20 of the
+ * merged suite, never alone). */
 static struct parked parked(void)
 {
-    struct parked p = { 0, 0 };
-    size_t before = hl_purge_retained();
-    hl_heaps_foreach(count_parked, &p);
-    assert_true(hl_purge_retained() <= p.kept * hl_sb_size && p.kept * hl_sb_size <= before);
-    return p;
+    for (int tries = 0;; tries++) {
+        struct parked p = { 0, 0 };
+        size_t before = hl_purge_retained();
+        hl_heaps_foreach(count_parked, &p);
+        if (hl_purge_retained() <= p.kept * hl_sb_size && p.kept * hl_sb_size <= before)
+            return p;
+        assert_true(tries < 100);
+        usleep(1000);
+    }
 }
 
 static void check_heap(struct hl_heap *h, void *arg) { (void)arg; hl_heap_check(h, -1); }
