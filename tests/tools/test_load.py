@@ -116,6 +116,21 @@ def test_undecided_groups_are_those_behind_a_within_noise_verdict():
     assert (more["index"], more["repetition"], more["seed"]) == (99, 2, 44)
 
 
+def test_undecided_groups_leave_out_narrow_terms():
+    # hoard's fast? is within noise because of threadtest's wide ratio; larson's ratio is
+    # narrow (3 repetitions a side, tight): repeating larson would not decide it
+    rows = rows_of([("serial", "threadtest", 1, [100, 100, 100]),
+                    ("hoard", "threadtest", 1, [60, 80, 110]),
+                    ("serial", "larson", 1, [100, 101, 102]),
+                    ("hoard", "larson", 1, [80, 81, 82])])
+    g = execute.undecided_groups(rows, [], 2)
+    assert set(g) == {("hoard", "threadtest", 1), ("serial", "threadtest", 1)}
+    assert g[("hoard", "threadtest", 1)] == "hoard fast within noise"
+    # measured fewer than 3 times a side, a term counts as wide whatever its spread
+    rows = [r for r in rows if not (r["workload"] == "larson" and r["repetition"] == 2)]
+    assert ("hoard", "larson", 1) in execute.undecided_groups(rows, [], 2)
+
+
 def test_load_keys_and_options_are_checked():
     with pytest.raises(Exception, match=r"t.ini:3: \[sweep\] redo: 2 is outside"):
         sweep.Sweep("[sweep]\nstrategies = serial\nredo = 2\n[workload threadtest]\n", "t.ini",

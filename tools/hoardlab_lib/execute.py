@@ -5,6 +5,7 @@ later in the order, within a budget; after the planned runs, the groups whose ta
 verdict stayed *within noise* get more repetitions, interleaved, until it is decided or the
 time budget is spent. What happened is returned for meta.json's `load`."""
 import json
+import math
 import random
 import time
 
@@ -131,19 +132,48 @@ class Execution:
         }
 
 
+def verdict_terms(rows, v, key, ref, ncores):
+    """{workload: (Spread of the ratio, its two groups)}: the terms a timing verdict of
+    variant v combines (a geometric mean over workloads): for fast?, v against the
+    reference at 1 thread; for scalable? and false sharing from speed, v's speedup."""
+    if key == "fast":
+        tab = V.throughput_spreads(rows)
+        return {wl: (V.ratio(tab[(v, wl, 1)], tab[(ref, wl, 1)]), [(v, wl, 1), (ref, wl, 1)])
+                for (x, wl, t) in tab if x == v and t == 1 and (ref, wl, 1) in tab and
+                not wl.startswith(V.TIMING_WORKLOADS_EXCLUDED)}
+    wls = V.SCALE_WORKLOADS if key == "scalable" else V.FS_TIMING_WORKLOADS
+    return {wl: (s, [(v, wl, 1), (v, wl, t)])
+            for wl, (s, t) in V.speedup_spreads(rows, v, wls, ncores=ncores).items()}
+
+
+def narrow_terms(terms):
+    """The workloads of `terms` whose ratio is already narrow: measured at least 3 times a
+    side and at most half as wide (in logarithms) as the widest term's. Repeating them
+    would hardly move the verdict: its interval is dominated by its widest terms (errors add
+    as squares, noise.gmean_spread)."""
+    width = {wl: math.log(s.hi / s.lo) for wl, (s, _) in terms.items() if s and s.lo > 0}
+    widest = max(width.values(), default=0)
+    return {wl for wl, w in width.items() if terms[wl][0].n >= 3 and w <= widest / 2}
+
+
 def undecided_groups(rows, rounds, ncores):
     """{(variant, workload_label, threads): why} for the timing groups behind each taxonomy
-    verdict that is within noise or undecided because the machine was busy: fast? (the variant and serial at 1 thread), scalable? (its
-    scaling workloads) and false sharing decided from speed (active-/passive-false)."""
+    verdict that is within noise or undecided because the machine was busy: fast? (the
+    variant and serial at 1 thread), scalable? (its scaling workloads) and false sharing
+    decided from speed (active-/passive-false) — less the groups whose terms are already
+    narrow (narrow_terms), unless another undecided verdict needs them."""
     res = {}
     ref = V.reference_variant(rows, "serial")
     groups = {k for k in V.throughput_groups(rows)}
+    quiet = [r for r in rows if not r.get("load.busy")]
     for e in V.taxonomy(rows, rounds, ncores):
         v = e["variant"]
         for k in TIMING_VERDICTS:
             if e[k]["value"] not in (V.WITHIN_NOISE, V.BUSY_UNDECIDED):
                 continue
             why = "%s %s %s" % (v, k, e[k]["value"])
+            terms = verdict_terms(quiet, v, k, ref, ncores)
+            skip = {g for wl in narrow_terms(terms) for g in terms[wl][1]}
             for g in groups:
                 if k == "fast":
                     hit = g[0] in (v, ref) and g[2] == 1 and \
@@ -152,7 +182,7 @@ def undecided_groups(rows, rounds, ncores):
                     hit = g[0] == v and g[1] in V.SCALE_WORKLOADS
                 else:
                     hit = g[0] == v and g[1] in V.FS_TIMING_WORKLOADS
-                if hit:
+                if hit and g not in skip:
                     res.setdefault(g, why)
     return res
 
