@@ -28,6 +28,7 @@ class Execution:
         self.rng = random.Random(seed)
         self.done = 0
         self.redo_left = 0
+        self.lost_s = 0.0       # time of the disturbed runs kept (repeat_undecided)
         self.last = None        # others' CPUs during the run before
 
     def run_one(self, run):
@@ -85,10 +86,14 @@ class Execution:
     def repeat_undecided(self, runs, ncores):
         """More repetitions of the groups behind every timing verdict within noise, one
         round at a time (each round: one more run of each such group, shuffled), until none
-        is left or policy.extra_time seconds are spent."""
+        is left or the budget is spent: policy.extra_time seconds, plus the time of the runs
+        a busy machine disturbed and that were not redone (set aside by the verdicts, their
+        time bought nothing)."""
         if self.policy.extra_time <= 0:
             return
-        deadline = time.monotonic() + self.policy.extra_time
+        self.lost_s = sum(r.get("elapsed_s") or 0 for r in self.rows
+                          if r.get("load.busy") and r.get("record") == 0)
+        deadline = time.monotonic() + self.policy.extra_time + self.lost_s
         next_index = max(r["index"] for r in runs) + 1
         added = {}
         while True:
@@ -120,6 +125,7 @@ class Execution:
         return {
             "busy_cpus": self.policy.busy_cpus, "quiet_wait_s": self.policy.quiet_wait,
             "redo_share": self.policy.redo_share, "extra_time_s": self.policy.extra_time,
+            "extra_lost_s": round(self.lost_s, 1),
             "runs_busy": len({r["index"] for r in busy}),
             "busy_groups": sorted({"%s %s t=%s" % (r["variant"], r["workload_label"],
                                                    r["threads"]) for r in busy}),

@@ -18,7 +18,7 @@ QUIET_WAIT_S = 5.0      # the longest a run waits for the others' load to fall b
 REDO_SHARE = 0.1        # at most this share of the planned runs is redone when disturbed
 WINDOW_S = 0.05         # the look before a run after a busy one (/proc/stat resolves it)
 WAIT_STEP_S = 0.25      # while waiting: the length of each look
-GIVE_UP_AFTER = 3       # runs in a row that waited in vain: the load does not stop
+GIVE_UP_AFTER = 3       # quiet_waits' worth of busy looks in a row: the load does not stop
 
 # The sweep's settings of load (a [sweep] key and a command-line option each, see sweep.py
 # and cli.py): threshold in CPUs, the per-run wait in seconds, the share of planned runs
@@ -79,26 +79,30 @@ def look(seconds, sleep=time.sleep):
 class Waiter:
     """Before each run: wait up to policy.quiet_wait seconds for others' load to fall below
     policy.busy_cpus, looking in steps, and never more in all than the runs took (ran_s).
-    After GIVE_UP_AFTER runs in a row that found the machine busy the load is taken as one that does not stop: runs then only look (and `gave_up`
-    says when), until a look finds the machine quiet again."""
+    When the looks have seen the machine busy, without a quiet one between them, for
+    GIVE_UP_AFTER times quiet_wait seconds in all (`busy_streak_s`), the load is taken as
+    one that does not stop: runs then only look (and `gave_up` says when), until a look
+    finds the machine quiet again. Counted in seconds, not in runs: early in a sweep the
+    allowance cuts waits short, and counting three short waits in vain took a load that
+    comes and goes (busy 3 s, idle 3 s) for one that never stops after 8 runs."""
 
     def __init__(self, policy, sleep=time.sleep):
         self.policy, self.sleep = policy, sleep
-        self.in_vain, self.gave_up, self.waited_s = 0, None, 0.0
+        self.busy_streak_s, self.gave_up, self.waited_s = 0.0, None, 0.0
         self.runs_waited = 0
         self.ran_s = 0.0        # the runs' own time so far (Execution adds it)
         self.limit = None       # the longest the last run could have waited, s
 
     def persistent(self):
         """Whether the load is taken as one that does not stop."""
-        return self.in_vain >= GIVE_UP_AFTER
+        return self.busy_streak_s >= GIVE_UP_AFTER * self.policy.quiet_wait
 
     def before(self, done=0, last=None):
         """{'before_cpus', 'waited_s'} for the run about to start (`done` runs so far).
         `last`: others' CPUs during the run just before; when it was quiet that reading
         stands for "just before" and costs nothing (an idle machine pays no look)."""
         if last is not None and last <= self.policy.busy_cpus:
-            self.in_vain = 0
+            self.busy_streak_s = 0.0
             return {"before_cpus": last, "waited_s": 0.0}
         t0 = time.monotonic()
         cpus = look(WINDOW_S, self.sleep)
@@ -113,10 +117,10 @@ class Waiter:
         waited = time.monotonic() - t0
         quiet = cpus is None or cpus <= self.policy.busy_cpus
         if quiet:
-            self.in_vain = 0
+            self.busy_streak_s = 0.0
         else:
-            self.in_vain += 1
-            if self.in_vain == GIVE_UP_AFTER and self.gave_up is None:
+            self.busy_streak_s += waited
+            if self.persistent() and self.gave_up is None:
                 self.gave_up = done
         if waited > 2 * WINDOW_S:
             self.waited_s += waited

@@ -94,9 +94,11 @@ def load_lines(meta, rows):
                            if len(keys) > 8 else "") if keys else "", len(redone),
                        round(100 * ld.get("redo_share", 0))))
     if ld.get("extra_runs") or ld.get("still_undecided"):
-        out.append("- **repetitions added**: %d runs (budget %g s) for groups whose timing "
+        lost = ld.get("extra_lost_s")
+        out.append("- **repetitions added**: %d runs (budget %g s%s) for groups whose timing "
                    "verdict was within noise: %s%s" % (
                        ld.get("extra_runs", 0), ld.get("extra_time_s", 0),
+                       " + %g s the disturbed runs took" % lost if lost else "",
                        "; ".join(ld.get("extra") or []) or "none",
                        "; still within noise: %s" % "; ".join(ld["still_undecided"])
                        if ld.get("still_undecided") else ""))
