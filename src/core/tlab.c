@@ -462,10 +462,14 @@ size_t hl_tlab_bytes(void)
     hl_lock_acquire(&reg_lock);
     for (struct hl_tlab *t = live; t; t = t->next) {
         struct hl_tlab_bin *bin = bins_of(t);
-        for (unsigned c = 0; c < hl_classes->count; c++)
-            bytes += (size_t)(__atomic_load_n(&bin[c].limit, __ATOMIC_RELAXED) -
-                              (uint32_t)__atomic_load_n(&bin[c].room, __ATOMIC_RELAXED))
-                     * hl_class_size(c);
+        for (unsigned c = 0; c < hl_classes->count; c++) {
+            /* limit and room are two loads: between an owner's two stores (a shrink lowers
+             * both) they may give a negative count, which the gauge must not wrap */
+            int64_t held = (int64_t)__atomic_load_n(&bin[c].limit, __ATOMIC_RELAXED) -
+                           __atomic_load_n(&bin[c].room, __ATOMIC_RELAXED);
+            if (held > 0)
+                bytes += (size_t)held * hl_class_size(c);
+        }
     }
     hl_lock_release(&reg_lock);
     return bytes;
