@@ -199,11 +199,23 @@ static __attribute__((noinline)) void push_after(struct hl_sb *sb, void *p, bool
     if (publish) hl_stats_publish(NULL, true);
 }
 
+/* list, queue: p (a block of sb) checked and counted as a remote free, pending; its size.
+ * (batch: remote.h's hl_remote_batch_free.) In their out-of-line frees, so that
+ * hl_remote_free only chooses. */
+static inline size_t counted(const struct hl_sb *sb, void *p)
+{
+    if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
+    HL_COUNT(remote_frees, 1);
+    HL_COUNT(remote_pending, sb->size);
+    return sb->size;
+}
+
 /* list: one CAS puts p (size bytes) on sb's list; the push that finds it unannounced
  * announces sb. Once p is on the list, sb may be collected, emptied and re-formatted at any
  * moment unless this push announces it, so what the help needs is read before. */
-static __attribute__((noinline)) void push_block(struct hl_sb *sb, void *p, size_t size)
+static __attribute__((noinline)) void push_block(struct hl_sb *sb, void *p)
 {
+    size_t size = counted(sb, p);
     _Atomic uintptr_t *list = &sb->remote;
     uintptr_t help = help_at[sb->cls];
     struct hl_heap *owner = atomic_load_explicit(&sb->owner, memory_order_relaxed);
@@ -335,8 +347,9 @@ __attribute__((noinline)) void hl_remote_batch_send(struct hl_remote_bucket *b, 
 }
 
 /* queue: the free after its counts (hl_remote_free). */
-static __attribute__((noinline)) void queue_free(struct hl_sb *sb, void *p, size_t size)
+static __attribute__((noinline)) void queue_free(struct hl_sb *sb, void *p)
 {
+    size_t size = counted(sb, p);
     hl_stats_free(size);
     struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_relaxed);
     if (queue_cap &&
@@ -362,12 +375,8 @@ void hl_remote_free(struct hl_sb *sb, void *p)
         hl_remote_batch_free(sb, atomic_load_explicit(&sb->owner, memory_order_relaxed), p);
         return;
     }
-    if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
-    size_t size = sb->size;
-    HL_COUNT(remote_frees, 1);
-    HL_COUNT(remote_pending, size);
-    if (hl_remote_mode == HL_REMOTE_LIST) push_block(sb, p, size);
-    else queue_free(sb, p, size);
+    if (hl_remote_mode == HL_REMOTE_LIST) push_block(sb, p);
+    else queue_free(sb, p);
 }
 
 void hl_remote_flush(void)
