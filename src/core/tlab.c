@@ -460,8 +460,12 @@ int64_t hl_tlab_unseen(bool mine)
 {
     int64_t bytes = 0;
     if (mine) {                          /* the thread's own: no lock, marked seen */
-        for (unsigned c = 0; own_bins() && c < hl_classes->count; c++)
-            bytes += take_unseen(hl_me.tlab_bins, c);
+        if (!own_bins()) return 0;
+        struct hl_tlab_bin *bin = hl_me.tlab_bins;
+        struct tlab_spare *side = tlab_spares(bin);
+        /* at every publication of U: most bins have not moved since (a compare each) */
+        for (unsigned c = 0, n = hl_classes->count; c < n; c++)
+            if (bin[c].room != side[c].seen) bytes += take_unseen(bin, c);
         return bytes;
     }
     hl_lock_acquire(&reg_lock);
