@@ -160,9 +160,8 @@ static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size,
  * TLAB), a block of another heap through hl_tlab_free_other. No validation: p must be what
  * malloc returned (C's rule). A thread's heap, not hl_me.heap: a thread without bins
  * (teardown, tlab = off) fails the owner test and never writes the shared array (nor its
- * superblock cache). With sbc (tlab_sb_cache > 0) a hit in
- * the superblock cache gives the bin without reading sb's header; a miss that passes the
- * owner test fills the entry. */
+ * superblock cache). With sbc (tlab_sb_cache > 0) a hit in the superblock cache gives the
+ * bin without reading sb's header; a miss that passes the owner test fills the entry. */
 static inline __attribute__((always_inline)) void hl_tlab_free(void *p, hl_after_free_fn after,
                                                                void (*plain)(void *), bool sbc,
                                                                bool exact, bool counted)
