@@ -11,7 +11,6 @@
 #include <sys/sysinfo.h>
 #include "cpucache.h"
 #include "purge.h"
-#include "sharded.h"
 
 #if __has_include(<valgrind/valgrind.h>)
 #include <valgrind/valgrind.h>
@@ -204,21 +203,6 @@ static struct hl_heap *heap_now(void)
     return hl_heap_mine();
 }
 
-/* Up to want blocks of class c from h (locked) as a chain; how many. */
-static inline __attribute__((always_inline)) uint32_t fill(struct hl_heap *h, unsigned c,
-                                                           hl_refill_fn refill, void **chain,
-                                                           uint32_t want, bool sharded)
-{
-    uint32_t n = 0;
-    for (; n < want; n++) {
-        void *p = sharded ? hl_sharded_alloc(h, c, refill) : hl_heap_alloc_sb(h, c);
-        if (!p && (sharded || !(p = refill(h, c)))) break;
-        *(void **)p = *chain;
-        *chain = p;
-    }
-    return n;
-}
-
 void *hl_cpu_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t))
 {
     unsigned c = hl_class_of(size);
@@ -241,8 +225,8 @@ void *hl_cpu_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t
     void *chain = NULL, *back = NULL;
     hl_heap_lock(h);
     if (hl_remote_pending(h)) hl_remote_collect(h);     /* the owner's slow path collects */
-    if (hl_unlikely(hl_sb_sharded)) fill(h, c, refill, &chain, want, true);
-    else fill(h, c, refill, &chain, want, false);
+    if (hl_unlikely(hl_sb_sharded)) hl_tlab_take(h, c, refill, &chain, want, true);
+    else hl_tlab_take(h, c, refill, &chain, want, false);
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
     hl_heap_unlock(h);
     if (!chain) return NULL;

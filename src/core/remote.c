@@ -93,33 +93,23 @@ static uint32_t queue_cap;               /* remote_queue_cap; 0: unbounded */
 struct outbox { struct hl_heap *heap; void *head, *tail; uint32_t n; size_t bytes; };
 static HL_TLS struct outbox outbox[SLOTS];
 
-/* batch: the freeing thread's remote cache, BUCKETS buckets hashed by owner heap, each sent
+/* batch: the freeing thread's remote cache (remote.h's hl_remote_buckets), each bucket sent
  * whole when it holds batch_bytes (remote_batch_bytes). Its `heap` is the heap of its first
  * block; the others may be of any heap that hashes to it (forwarded at collection). A bucket's
  * chain is a sequence of runs, each of blocks of one superblock (newest first): the run's
  * first block's second word says where the run ends and how long it is (RUN_LAST, RUN_N), so
  * the owner settles a run without reading its other blocks (BatchIt, ISMM 2024). Every block
  * is 16-aligned and at least 16 bytes (sizeclass.c), so it has that second word. */
-#define BUCKET_BITS 4
-#define BUCKETS (1u << BUCKET_BITS)
 #define RUN_SHIFT 48
 #define RUN_MAX ((uint32_t)0xffff)
 #define RUN_LAST(w) ((void *)((w) & (((uintptr_t)1 << RUN_SHIFT) - 1)))
 #define RUN_N(w) ((uint32_t)((w) >> RUN_SHIFT))
-struct bucket {
-    struct hl_heap *heap;                /* its first block's heap: where it is sent */
-    void *head, *tail;                   /* the chain: newest block, oldest block */
-    struct hl_sb *run_sb;                /* the open run (at head): its superblock, */
-    void *run_last;                      /* its oldest block, */
-    uint32_t run_n, run_cap, n;          /* its length and longest; the closed runs' blocks */
-    size_t bytes;
-};
 static size_t batch_bytes;
 /* The longest run of class c: with a TLAB, a quarter of a bin's first limit (tlab_budget /
  * size), so an owner's empty bin takes three runs whole without its heap's lock
  * (hl_remote_drain: a run goes into a bin only if a free still fits after it); else RUN_MAX. */
 static uint32_t *run_cap;
-static HL_TLS struct bucket bucket[BUCKETS];
+HL_TLS struct hl_remote_bucket hl_remote_buckets[HL_REMOTE_BUCKETS];
 static HL_TLS uint32_t bucket_used;      /* bit i: bucket i holds blocks (for the flush) */
 
 void hl_remote_init(void)
@@ -209,11 +199,23 @@ static __attribute__((noinline)) void push_after(struct hl_sb *sb, void *p, bool
     if (publish) hl_stats_publish(NULL, true);
 }
 
+/* list, queue: p (a block of sb) checked and counted as a remote free, pending; its size.
+ * (batch: remote.h's hl_remote_batch_free.) In their out-of-line frees, so that
+ * hl_remote_free only chooses. */
+static inline size_t counted(const struct hl_sb *sb, void *p)
+{
+    if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
+    HL_COUNT(remote_frees, 1);
+    HL_COUNT(remote_pending, sb->size);
+    return sb->size;
+}
+
 /* list: one CAS puts p (size bytes) on sb's list; the push that finds it unannounced
  * announces sb. Once p is on the list, sb may be collected, emptied and re-formatted at any
  * moment unless this push announces it, so what the help needs is read before. */
-static __attribute__((noinline)) void push_block(struct hl_sb *sb, void *p, size_t size)
+static __attribute__((noinline)) void push_block(struct hl_sb *sb, void *p)
 {
+    size_t size = counted(sb, p);
     _Atomic uintptr_t *list = &sb->remote;
     uintptr_t help = help_at[sb->cls];
     struct hl_heap *owner = atomic_load_explicit(&sb->owner, memory_order_relaxed);
@@ -244,19 +246,19 @@ static void free_locked(struct hl_sb *sb, void *p);
  * How it differs from queue. queue's buffers are direct-mapped by heap number (8 of them) and
  * hold one heap's blocks: a free whose slot holds another heap's posts that buffer first (an
  * eviction), so a thread freeing to 9 heaps in turn posts at every free. batch's 16 buckets
- * are hashed by heap (Fibonacci hashing of its number) and never evicted: a bucket keeps the
+ * are hashed by heap (Fibonacci hashing of its address) and never evicted: a bucket keeps the
  * blocks of every heap that hashes to it and is sent to the heap of its first block, which
  * forwards the runs of other heaps' blocks to their owners when it collects (take_runs:
  * a CAS per run; snmalloc's receiver forwards too). queue's owner walks every block of a
  * post to find each superblock's run (collect_blocks), a cache miss per block; batch's reads
- * two words per run (struct bucket). queue posts at a fixed count (32 blocks
- * whatever their size), batch at a byte budget (remote_batch_bytes, 64 KiB: 1024 blocks of
- * 64 bytes, 16 of 4 KiB), so a message carries the blocks of many superblocks and its CAS is
- * amortised over as much memory at every size. Both post on any malloc slow path of the
- * thread, the TLAB's included (tlab.c), so a thread that allocates at all sends what it
- * holds within a refill. remote_queue_cap acts with queue only (config.h's `acts` refuses
- * it with batch at start-up): batch bounds pending memory in bytes, per owner heap
- * (help_bytes, as queue) and per freeing thread (BUCKETS x remote_batch_bytes).
+ * two words per run (remote.h's struct hl_remote_bucket). queue posts at a fixed count (32
+ * blocks whatever their size), batch at a byte budget (remote_batch_bytes, 64 KiB: 1024
+ * blocks of 64 bytes, 16 of 4 KiB), so a message carries the blocks of many superblocks
+ * and its CAS is amortised over as much memory at every size. Both post on any malloc slow
+ * path of the thread, the TLAB's included (tlab.c), so a thread that allocates at all sends
+ * what it holds within a refill. remote_queue_cap acts with queue only (config.h's `acts`
+ * refuses it with batch at start-up): batch bounds pending memory in bytes, per owner heap
+ * (help_bytes, as queue) and per freeing thread (HL_REMOTE_BUCKETS x remote_batch_bytes).
  *
  * What is locked, and why. The sender takes no lock (its buckets are its own; a send is one
  * CAS onto the inbox, a lock-free stack). With tlab = on the owner drains on its TLAB's
@@ -278,107 +280,76 @@ static void free_locked(struct hl_sb *sb, void *p);
  * taken once per drain that has such runs, never per block; collections by others (a helping
  * sender, the global heap's, a thread's exit) take the lock as under list and queue. */
 
-/* Fibonacci hashing of the heap's address (in cache lines): neighbouring heaps land far
- * apart, and the free reads nothing of the heap, whose first line its owner writes. */
-static inline unsigned bucket_of(const struct hl_heap *h)
-{
-    return ((uint32_t)((uintptr_t)h >> 6) * 2654435769u) >> (32 - BUCKET_BITS);
-}
-
 /* The open run's length and end into its first block (the bucket's head); its blocks join
- * the bucket's count. */
-static void close_run(struct bucket *b)
+ * the bucket's count. The run holds run_cap blocks less those it may still take (a full
+ * one's run_left has gone below 0). */
+static void close_run(struct hl_remote_bucket *b)
 {
-    ((uintptr_t *)b->head)[1] = (uintptr_t)b->run_last | (uintptr_t)b->run_n << RUN_SHIFT;
-    b->n += b->run_n;
-    b->run_n = 0;
+    uint32_t n = b->run_cap - (uint32_t)(b->run_left > 0 ? b->run_left : 0);
+    ((uintptr_t *)b->head)[1] = (uintptr_t)b->run_last | (uintptr_t)n << RUN_SHIFT;
+    b->n += n;
 }
 
 /* The bucket whole to its heap, one CAS; may_help: no lock is held (post). Out of line:
  * the free that fills a bucket is one in a thousand. */
-static __attribute__((noinline)) void send_bucket(struct bucket *b, bool may_help)
+static __attribute__((noinline)) void send_bucket(struct hl_remote_bucket *b, bool may_help)
 {
     close_run(b);
     struct hl_heap *h = b->heap;
-    bool help = send(h, b->head, b->tail, b->n, b->bytes);
-    bucket_used &= ~(1u << (b - bucket));
+    bool help = send(h, b->head, b->tail, b->n, (size_t)((int64_t)batch_bytes - 1 - b->left));
+    bucket_used &= ~(1u << (b - hl_remote_buckets));
     b->head = NULL;
     b->run_sb = NULL;                    /* the next free opens the bucket */
-    b->n = 0;
-    b->bytes = 0;
     if (help && may_help) collect_for(h);
 }
 
 /* A run of sb opened at p: in an empty bucket, which then goes to h; else after the open
  * run, closed. Once a run (of up to run_cap blocks). */
-static void open_run(struct bucket *b, struct hl_heap *h, struct hl_sb *sb, void *p)
+static void open_run(struct hl_remote_bucket *b, struct hl_heap *h, struct hl_sb *sb, void *p)
 {
     if (!b->head) {
         b->heap = h;
         b->tail = p;
-        bucket_used |= 1u << (b - bucket);
+        b->n = 0;
+        b->left = (int64_t)batch_bytes - 1;
+        bucket_used |= 1u << (b - hl_remote_buckets);
     } else {
         close_run(b);
     }
     b->run_sb = sb;
     b->run_last = p;
     b->run_cap = run_cap[sb->cls];
+    b->run_left = (int32_t)b->run_cap;
 }
 
-/* p (size bytes) onto b's open run; true when the bucket is due to go whole to its first
- * block's heap: it holds batch_bytes. */
-static inline __attribute__((always_inline)) bool place(struct bucket *b, void *p, size_t size)
+/* remote.h's hl_remote_batch_free when p opens a run (once a run). A thread past its exit
+ * hook, whose buckets the hook sent, sends each block at once, so every free of it opens a
+ * run (the send closes it). The owner is read again: a moment's difference only decides
+ * where the bucket goes first (collection forwards). */
+__attribute__((noinline)) void hl_remote_batch_open(struct hl_remote_bucket *b,
+                                                    struct hl_sb *sb, void *p)
 {
-    b->run_n++;
-    *(void **)p = b->head;               /* the oldest block's link is set when sent */
+    size_t size = sb->size;
+    open_run(b, atomic_load_explicit(&sb->owner, memory_order_relaxed), sb, p);
+    b->run_left--;
+    *(void **)p = b->head;
     b->head = p;
-    return (b->bytes += size) >= batch_bytes;
+    if ((b->left -= (int64_t)size) < 0 || hl_me.state != 1) send_bucket(b, true);
+    hl_stats_free(size);
 }
 
-/* What a batch free leaves out of line: the send of bucket i (BUCKETS: none), U's publication
- * (stats.h). No lock is held (hl_remote_free's callers), so the send may help. The cold
- * calls take the bucket's number, not its address, which the fast path need not keep. */
-static __attribute__((noinline)) void batch_after(unsigned i, bool publish)
+/* remote.h's hl_remote_batch_free when the bucket reached its budget. No lock is held
+ * (hl_remote_free's callers), so the send may help. */
+__attribute__((noinline)) void hl_remote_batch_send(struct hl_remote_bucket *b, size_t size)
 {
-    if (i < BUCKETS) send_bucket(&bucket[i], true);
-    if (publish) hl_stats_publish(NULL, true);
-}
-
-/* A free that opens a run (once a run) in bucket i. A thread past its exit hook, whose
- * buckets the hook sent, sends each block at once, so every free of it opens a run (the send
- * closes it). */
-static __attribute__((noinline)) void batch_open(unsigned i, struct hl_heap *h,
-                                                 struct hl_sb *sb, void *p, size_t size)
-{
-    struct bucket *b = &bucket[i];
-    open_run(b, h, sb, p);
-    bool due = place(b, p, size) || hl_me.state != 1;
-    bool publish = hl_stats_count(size, true);
-    if (due || publish) batch_after(due ? i : BUCKETS, publish);
-}
-
-/* batch: p (size bytes, a block of sb) into the bucket of sb's owner heap, onto the open run
- * when it is sb's and below its cap. Every call it makes is out of line and last, so the
- * common free saves no register (that, and computing the bucket's address once, was 60 of
- * the remote pair's 204 instructions). */
-static inline __attribute__((always_inline)) void batch_free(struct hl_sb *sb, void *p,
-                                                             size_t size)
-{
-    struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_relaxed);
-    unsigned i = bucket_of(h);
-    struct bucket *b = &bucket[i];
-    if (hl_unlikely(b->run_sb != sb || b->run_n >= b->run_cap)) {
-        batch_open(i, h, sb, p, size);
-        return;
-    }
-    bool due = place(b, p, size);
-    bool publish = hl_stats_count(size, true);
-    if (hl_unlikely(due || publish)) batch_after(due ? i : BUCKETS, publish);
+    send_bucket(b, true);
+    hl_stats_free(size);
 }
 
 /* queue: the free after its counts (hl_remote_free). */
-static __attribute__((noinline)) void queue_free(struct hl_sb *sb, void *p, size_t size)
+static __attribute__((noinline)) void queue_free(struct hl_sb *sb, void *p)
 {
+    size_t size = counted(sb, p);
     hl_stats_free(size);
     struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_relaxed);
     if (queue_cap &&
@@ -400,19 +371,18 @@ static __attribute__((noinline)) void queue_free(struct hl_sb *sb, void *p, size
 
 void hl_remote_free(struct hl_sb *sb, void *p)
 {
-    if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
-    size_t size = sb->size;
-    HL_COUNT(remote_frees, 1);
-    HL_COUNT(remote_pending, size);
-    if (hl_remote_mode == HL_REMOTE_BATCH) batch_free(sb, p, size);
-    else if (hl_remote_mode == HL_REMOTE_LIST) push_block(sb, p, size);
-    else queue_free(sb, p, size);
+    if (hl_remote_mode == HL_REMOTE_BATCH) {         /* (checks the block itself) */
+        hl_remote_batch_free(sb, atomic_load_explicit(&sb->owner, memory_order_relaxed), p);
+        return;
+    }
+    if (hl_remote_mode == HL_REMOTE_LIST) push_block(sb, p);
+    else queue_free(sb, p);
 }
 
 void hl_remote_flush(void)
 {
     if (hl_remote_mode == HL_REMOTE_BATCH) {
-        while (bucket_used) send_bucket(&bucket[__builtin_ctz(bucket_used)], false);
+        while (bucket_used) send_bucket(&hl_remote_buckets[__builtin_ctz(bucket_used)], false);
         return;
     }
     for (unsigned i = 0; i < SLOTS; i++)

@@ -18,7 +18,6 @@
  *                  as it holds (batch); at least 1, at most 64. */
 #include <string.h>
 #include "purge.h"
-#include "sharded.h"
 #include "tlab.h"
 
 /* Threads without bins of their own point here: heap NULL, no blocks, limit 0, so both fast
@@ -53,6 +52,7 @@ static uint32_t limit_of(size_t budget, unsigned c)
 
 static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail,
                            uint32_t n);
+static hl_tlab_free_fn free_other_batch;
 
 /* After the heaps, with tlab = on: the limits from tlab_budget; true when the fast paths
  * leave U to the bins. */
@@ -78,6 +78,8 @@ static bool init(void)
     if (hl_remote_mode == HL_REMOTE_LIST || hl_remote_mode == HL_REMOTE_BATCH)
         hl_remote_adopt = take_collected;
     remote_direct = hl_remote_mode && hl_cfg.tlab_foreign != HL_FOREIGN_ADOPT;
+    hl_tlab_free_other = remote_direct && hl_remote_mode == HL_REMOTE_BATCH ? free_other_batch
+                                                                             : hl_tlab_free_slow;
 #ifdef HL_STATS
     u_by_bins = hl_cfg.counting && hl_cfg.stats_batch > 0;
 #endif
@@ -286,37 +288,6 @@ static void give_back(struct hl_heap *h, void *chain, hl_after_free_fn after)
     hl_purge_poll();                     /* no lock held: the purge thread may start */
 }
 
-/* Up to want blocks of class c from h (locked) for bin b: the first into *first if it is
- * NULL, the rest onto b's chain; how many. The fullest superblock's, a chain at a time
- * (Hoard: hl_heap_alloc_chain), or with free_lists = sharded one at a time from the current
- * superblock (sharded.h); built once for each. */
-static inline __attribute__((always_inline)) uint32_t fill(struct hl_heap *h, unsigned c,
-                                                           hl_refill_fn refill,
-                                                           struct hl_tlab_bin *b, void **first,
-                                                           uint32_t want, bool sharded)
-{
-    uint32_t n = 0;
-    while (n < want) {
-        void *p, *last;
-        uint32_t k = sharded ? 0 : hl_heap_alloc_chain(h, c, want - n, &p, &last);
-        if (!k) {
-            p = sharded ? hl_sharded_alloc(h, c, refill) : hl_heap_alloc_empty(h, c);
-            if (!p && (sharded || !(p = refill(h, c)))) break;
-            last = p;
-            k = 1;
-        }
-        n += k;
-        if (!*first) {
-            *first = p;
-            if (--k == 0) continue;
-            p = *(void **)p;
-        }
-        *(void **)last = b->head;
-        b->head = p;
-    }
-    return n;
-}
-
 /* The slow halves (tlab.h). A strategy calls the TLAB's paths only with tlab = on (hoard's
  * init installs them then), so neither tests the key. */
 void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t))
@@ -350,18 +321,14 @@ void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_
         hl_heap_lock(h);
         if (rest) hl_remote_settle(h, rest);
         if (hl_remote_pending(h)) hl_remote_collect(h);  /* the owner's slow path collects */
-    }
-    if ((first = b->head)) {             /* a collected list came into the bin: */
-        b->head = *(void **)first;       /* its first block, and room + 1 below (n = 0) */
-        want = 0;
-    }
-    if (locked) {
-        n = hl_unlikely(hl_sb_sharded) ? fill(h, c, refill, b, &first, want, true)
-                                       : fill(h, c, refill, b, &first, want, false);
+        if (!b->head)                    /* else a collected list came into the bin */
+            n = hl_unlikely(hl_sb_sharded) ? hl_tlab_take(h, c, refill, &b->head, want, true)
+                                           : hl_tlab_take(h, c, refill, &b->head, want, false);
         if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
         hl_heap_unlock(h);
     }
-    if (!first) return NULL;
+    if (!(first = b->head)) return NULL;
+    b->head = *(void **)first;           /* the caller's block: room + 1 below */
     move(hl_me.tlab_bins, c, -((int32_t)n - 1));
     return hl_stats_malloc(first, hl_class_size(c));
 }
@@ -370,7 +337,7 @@ void hl_tlab_free_stale(void *p, hl_after_free_fn after, void (*plain)(void *))
 {
     if (own_bins())
         sbc_reset(mine(), atomic_load_explicit(&hl_sb_generation, memory_order_acquire));
-    hl_tlab_free_slow(p, after, plain);
+    hl_tlab_free_slow(p, after, plain, hl_sb_of(p));
 }
 
 /* The slow half but for remote frees (hl_tlab_free_slow), out of line so that those save no
@@ -414,9 +381,9 @@ static __attribute__((noinline)) void free_slow(void *p, hl_after_free_fn after,
     hl_stats_free(sb->size);
 }
 
-void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
+void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *),
+                       struct hl_sb *sb)
 {
-    struct hl_sb *sb = hl_sb_of(p);
     struct hl_heap *owner = atomic_load_explicit(&sb->owner, memory_order_relaxed);
     /* remote_free = list | queue | batch: a block of another thread's heap goes straight to
      * remote.c, as plain's free path would send it (heappaths.h), without the calls between. */
@@ -426,6 +393,24 @@ void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
     }
     free_slow(p, after, plain);
 }
+
+/* hl_tlab_free_other under remote_free = batch: a block of another thread's heap straight
+ * into the calling thread's remote cache, remote.h's common free inline, where
+ * hl_tlab_free_slow would pass it on to hl_remote_free (issue 34: the remote pair's free
+ * 72 -> 49 instructions, tools/hoardlab cost); anything else (the thread's own heap
+ * that is not its TLAB's, a thread without a heap, a memalign'd inner pointer) as there. */
+static void free_other_batch(void *p, hl_after_free_fn after, void (*plain)(void *),
+                             struct hl_sb *sb)
+{
+    struct hl_heap *owner = atomic_load_explicit(&sb->owner, memory_order_relaxed);
+    struct hl_heap *h = hl_me.heap;
+    if (hl_likely(owner != h && h && !atomic_load_explicit(&sb->interior, memory_order_relaxed))) {
+        hl_remote_batch_free(sb, owner, p);
+        return;
+    }
+    hl_tlab_free_slow(p, after, plain, sb);
+}
+hl_tlab_free_fn *hl_tlab_free_other = hl_tlab_free_slow;
 
 
 void hl_tlab_thread_exit(void)
@@ -479,8 +464,12 @@ int64_t hl_tlab_unseen(bool mine)
 {
     int64_t bytes = 0;
     if (mine) {                          /* the thread's own: no lock, marked seen */
-        for (unsigned c = 0; own_bins() && c < hl_classes->count; c++)
-            bytes += take_unseen(hl_me.tlab_bins, c);
+        if (!own_bins()) return 0;
+        struct hl_tlab_bin *bin = hl_me.tlab_bins;
+        struct tlab_spare *side = tlab_spares(bin);
+        /* at every publication of U: most bins have not moved since (a compare each) */
+        for (unsigned c = 0, n = hl_classes->count; c < n; c++)
+            if (bin[c].room != side[c].seen) bytes += take_unseen(bin, c);
         return bytes;
     }
     hl_lock_acquire(&reg_lock);

@@ -43,7 +43,7 @@
 #ifndef HL_TLAB_H
 #define HL_TLAB_H
 
-#include "heappaths.h"
+#include "sharded.h"
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 
@@ -110,7 +110,15 @@ static inline struct hl_tlab *hl_tlab_of(struct hl_tlab_bin *bins)
 
 /* The slow halves, out of line. The heap to use is the caller's, through hl_heap_mine. */
 void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t));
-void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *));
+/* The free of p, a block of sb, that the fast path leaves (sb last: free_slow takes the
+ * first three as they come): */
+typedef void hl_tlab_free_fn(void *p, hl_after_free_fn after, void (*plain)(void *),
+                             struct hl_sb *sb);
+hl_tlab_free_fn hl_tlab_free_slow;
+/* the same for a block whose superblock the TLAB's heap does not own: under remote_free =
+ * batch (tlab_foreign = home) tlab.c's path straight to the remote cache, else
+ * hl_tlab_free_slow; set at init (hl_tlab_start). */
+extern hl_tlab_free_fn *hl_tlab_free_other;
 /* The superblock cache's free when hl_sb_generation moved: the entries dropped, then the
  * slow half. */
 void hl_tlab_free_stale(void *p, hl_after_free_fn after, void (*plain)(void *));
@@ -149,11 +157,11 @@ static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size,
 /* free: into the bin while the block's superblock is the TLAB's heap's and the bin is under
  * its limit (never the bypass bin's, 0); else the slow half: set up the bins, give a batch
  * back, or plain(p) (a block of another heap, a memalign'd inner pointer, a thread without a
- * TLAB). No validation: p must be what malloc returned (C's rule). A thread's heap, not
- * hl_me.heap: a thread without bins (teardown, tlab = off) fails the owner test and never
- * writes the shared array (nor its superblock cache). With sbc (tlab_sb_cache > 0) a hit in
- * the superblock cache gives the bin without reading sb's header; a miss that passes the
- * owner test fills the entry. */
+ * TLAB), a block of another heap through hl_tlab_free_other. No validation: p must be what
+ * malloc returned (C's rule). A thread's heap, not hl_me.heap: a thread without bins
+ * (teardown, tlab = off) fails the owner test and never writes the shared array (nor its
+ * superblock cache). With sbc (tlab_sb_cache > 0) a hit in the superblock cache gives the
+ * bin without reading sb's header; a miss that passes the owner test fills the entry. */
 static inline __attribute__((always_inline)) void hl_tlab_free(void *p, hl_after_free_fn after,
                                                                void (*plain)(void *), bool sbc,
                                                                bool exact, bool counted)
@@ -179,8 +187,10 @@ static inline __attribute__((always_inline)) void hl_tlab_free(void *p, hl_after
             return;
         }
     }
-    if (hl_unlikely(atomic_load_explicit(&sb->owner, memory_order_relaxed) != t->heap))
-        goto slow;
+    if (hl_unlikely(atomic_load_explicit(&sb->owner, memory_order_relaxed) != t->heap)) {
+        hl_tlab_free_other(p, after, plain, sb);
+        return;
+    }
     slot = HL_WORD_LOAD(sb->tlab_slot);
     if (sbc) {
         e->sb = (uintptr_t)sb;
@@ -198,8 +208,7 @@ push:;
     }
     HL_OWN_SET(b->room, 0);              /* it was: full, the class bypasses the TLAB, or
                                           * sb is interior (the bypass bin) */
-slow:
-    hl_tlab_free_slow(p, after, plain);
+    hl_tlab_free_slow(p, after, plain, sb);
 }
 
 /* A chain of free blocks (linked through their first words, NULL-terminated) back to their
@@ -241,6 +250,35 @@ static inline __attribute__((always_inline)) void hl_tlab_give_back(struct hl_he
         if (hl_heap_policy_due(o, sb)) after(o, sb);
         hl_heap_unlock(o);
     }
+}
+
+/* Up to want blocks of class c from h (locked) in front of *chain, for the refills of the
+ * TLAB (tlab.c) and of the per-CPU cache (cpucache.c); how many. The fullest superblock's, a
+ * chain at a time (Hoard: hl_heap_alloc_chain), else one of an empty superblock or the row's
+ * refill, whose superblock the next chain comes from; with free_lists = sharded one at a time
+ * from the current superblock (sharded.h). Inline in both, built once for each value of
+ * sharded. */
+static inline __attribute__((always_inline)) uint32_t hl_tlab_take(struct hl_heap *h,
+                                                                   unsigned c,
+                                                                   hl_refill_fn refill,
+                                                                   void **chain,
+                                                                   uint32_t want, bool sharded)
+{
+    uint32_t n = 0;
+    while (n < want) {
+        void *p, *last;
+        uint32_t k = sharded ? 0 : hl_heap_alloc_chain(h, c, want - n, &p, &last);
+        if (!k) {
+            p = sharded ? hl_sharded_alloc(h, c, refill) : hl_heap_alloc_empty(h, c);
+            if (!p && (sharded || !(p = refill(h, c)))) break;
+            last = p;
+            k = 1;
+        }
+        *(void **)last = *chain;
+        *chain = p;
+        n += k;
+    }
+    return n;
 }
 
 /* A thread exits: every block of its TLAB back to its superblock's current owner (and the

@@ -25,6 +25,8 @@
  *   batch_hashed  batch: blocks of 17 heaps freed one each go into 16 buckets: at most 16
  *                 messages, none sent before the flush (no eviction, unlike queue), and each
  *                 block reaches its owner (a shared bucket's foreign runs are forwarded)
+ *   batch_runs    batch: a message's runs, read as the owner reads them, are each one
+ *                 superblock's blocks, no longer than the cap, and hold every block once
  * After each: remote_pending is 0 and every heap's lists and counts agree (hl_heap_check). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -503,6 +505,50 @@ static void batch_hashed(void **state)
     expect_settled();
 }
 
+/* batch: the runs of a message as its owner reads them (remote.c's take_runs): a run's first
+ * block's second word holds its last block (bits 0..47) and its length (48..63). Blocks of
+ * one superblock freed in a row go as runs of at most run_cap blocks (with a TLAB a quarter
+ * of a bin's first limit, else 65535), each of one superblock, which together hold every
+ * block once. */
+static void batch_runs(void **state)
+{
+    (void)state;
+    if (hl_remote_mode != HL_REMOTE_BATCH) skip();
+    expect_settled();
+    struct hl_heap *h = hl_heap_new(FRESH_HEAP0 + 200, true);
+    size_t size = hl_class_size(hl_class_of(64));
+    size_t cap = hl_cfg.tlab ? hl_cfg.tlab_budget / size / 4 : 0xffff;
+    if (cap < 1) cap = 1;
+    if (cap > 0xffff) cap = 0xffff;
+    size_t n = 2 * 256 + 3;              /* (with a TLAB of 64 KiB: runs of 3, 256 and 256) */
+    assert_true(n * size < hl_cfg.remote_batch_bytes);        /* sent by the flush only */
+    for (size_t i = 0; i < n; i++) blocks[i] = alloc_in(h);
+    for (size_t i = 0; i < n; i++) hl_free(blocks[i]);
+    hl_remote_flush();
+    void *p = (void *)atomic_exchange(&h->inbox, 0), *all = p;
+    size_t seen = 0, runs = 0;
+    while (p) {
+        uintptr_t meta = ((uintptr_t *)p)[1];
+        void *last = (void *)(meta & (((uintptr_t)1 << 48) - 1)), *q = p;
+        size_t k = (size_t)(meta >> 48);
+        assert_true(k >= 1 && k <= cap);
+        for (size_t i = 1; i < k; i++) {              /* k blocks of one superblock, to last */
+            assert_ptr_equal(hl_sb_of(q = *(void **)q), hl_sb_of(p));
+        }
+        assert_ptr_equal(q, last);
+        seen += k;
+        runs++;
+        p = *(void **)last;
+    }
+    assert_int_equal(seen, n);
+    assert_true(runs >= (n + cap - 1) / cap);
+    atomic_store(&h->inbox, (uintptr_t)all);         /* back, for its owner to collect */
+    collect_all(&h, 1);
+    assert_int_equal(inbox_bytes(h), 0);
+    assert_int_equal(hl_heap_u(h), 0);
+    expect_settled();
+}
+
 int main(void)
 {
     /* Strategy, remote_free, heap_select, heaps and K come from meson.build. */
@@ -518,6 +564,7 @@ int main(void)
         cmocka_unit_test(sent_on_slow_path),
         cmocka_unit_test(batch_budget),
         cmocka_unit_test(batch_hashed),
+        cmocka_unit_test(batch_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
