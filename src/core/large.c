@@ -522,12 +522,29 @@ static void *alloc(size_t size, size_t align, bool zero)
 void *hl_large_alloc(size_t size, size_t align) { return alloc(size, align, true); }
 void *hl_large_alloc_dirty(size_t size, size_t align) { return alloc(size, align, false); }
 
+/* purge on (the hoard rows' key, issue 36): a freed mapping enters the cache with its pages
+ * after the first (where cache_put writes) given back with the purge's advice, MADV_DONTNEED
+ * under dontneed, else MADV_FREE, at once under every policy (the cache keeps no clock, and
+ * retain counts parked superblocks only). What the cache keeps is then the address range, a
+ * reuse without mmap (and under MADV_FREE without a fault, unless the kernel took the pages
+ * first), not the memory: kept resident, they were 32 MiB of what phased's drain left held a
+ * second later under every purge policy (hoard2026 decay 100 ms: 0.31 of the peak, 0.15
+ * with this; docs/hoard2026.md). */
+static void purge_freed(char *base, size_t size)
+{
+    if (hl_cfg.purge == HL_PURGE_OFF || hl_cfg.large_reuse == HL_LARGE_UNMAP || size <= HL_PAGE)
+        return;
+    hl_os_madvise(base + HL_PAGE, size - HL_PAGE,
+                  hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE);
+}
+
 void hl_large_free(void *p)
 {
     struct large_header h = *header_of(p);
     char *base = (char *)p - h.offset;
     live_sub(h.map_size);
     hl_pagemap_set(base, h.map_size, HL_OWNER_NONE);
+    purge_freed(base, h.map_size);
     cache_put(base, h.map_size);
 }
 
