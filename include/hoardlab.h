@@ -41,6 +41,9 @@
       "page map, tables), counted by the pages written")                                          \
     X(large_allocs, thread, sum,                                                                  \
       "blocks above large_threshold served straight from the OS")                                 \
+    X(large_cached_bytes, total, largest,                                                         \
+      "freed large objects' mappings kept for reuse (large_reuse): counted in A, and "            \
+      "their written pages in RSS")                                                               \
     X(lock_acquisitions, thread, sum,                                                             \
       "allocator lock acquisitions")                                                              \
     X(lock_contended, thread, sum,                                                                \
@@ -89,6 +92,12 @@
       "hoard purge: empty superblocks parked in the global heap and kept unpurged (retain)")      \
     X(purged_bytes, total, largest,                                                               \
       "hoard purge: empty superblocks parked with their pages given back (still in A)")           \
+    X(sb_live, total, largest,                                                                    \
+      "heap rows: superblocks holding at least one block (in use or in a TLAB), in every "        \
+      "heap and global-heap shard")                                                               \
+    X(sb_live_used_bytes, total, largest,                                                         \
+      "the bytes of the blocks out of them (the heaps' u summed): over sb_live x (S - "           \
+      "header), their mean fullness, to within the classes' tail waste")                          \
     X(sb_active, total, largest,                                                                  \
       "lockfree: superblocks in state ACTIVE")                                                    \
     X(sb_partial, total, largest,                                                                 \

@@ -16,8 +16,12 @@
  * (hb_cache_bytes: hoardlab's TLABs), at each of `checkpoints` seconds
  * after the drain -- counted from the moment the last thread finished freeing its share,
  * not from the phase's planned start -- into extra.after_drain_<t>_*; a checkpoint the run
- * ends before is null. With `next_burst`, the drain lasts until the last checkpoint is read
- * (at least drain_frac of `seconds`; the later phases move by what the reading ran over),
+ * ends before is null. Under libhoardlab it also reads where the rest is (null elsewhere):
+ * the heaps' free bytes and empty superblocks, the global heap's free, parked and purged
+ * bytes, the large objects' cached mappings, and the superblocks holding a live block with
+ * the bytes out of them (how thinly the live blocks are spread: a purge of whole superblocks
+ * reaches none of those). With `next_burst`, the drain lasts until the last checkpoint is
+ * read (at least drain_frac of `seconds`; the later phases move by what the reading ran over),
  * then a second spike, the next burst, as long as the first, comes before the last steady
  * phase: its throughput (extra.next_burst_ops_per_s) against the first spike's
  * (extra.spike_ops_per_s) is what keeping or returning the memory costs the next burst. The
@@ -110,6 +114,8 @@ struct phased {
     struct hb_series_row cp_row[CHECKPOINTS_MAX];
     unsigned long long cp_live[CHECKPOINTS_MAX];   /* the threads' live bytes then */
     long long cp_cache[CHECKPOINTS_MAX];           /* hb_cache_bytes then (-1: unknown) */
+    struct hoardlab_stats cp_stats[CHECKPOINTS_MAX];   /* libhoardlab's then, if cp_hl */
+    bool cp_hl[CHECKPOINTS_MAX];
     bool cp_read[CHECKPOINTS_MAX];
     double drained_s;               /* the last thread's end of its drain, -1: none */
     _Atomic unsigned long long ops_in[PHASES];
@@ -263,6 +269,7 @@ static void read_checkpoints(struct phased *P)
         sleep_until(at);
         hb_series_read(&P->cp_row[k]);
         P->cp_cache[k] = hb_cache_bytes();
+        P->cp_hl[k] = hb_hoardlab_stats(&P->cp_stats[k]);
         for (int i = 0; i < n; i++)
             P->cp_live[k] += atomic_load_explicit(&P->lane[i].live_bytes, memory_order_relaxed);
         P->cp_read[k] = true;
@@ -424,8 +431,9 @@ static void parse_checkpoints(struct phased *P, const char *text)
 }
 
 /* extra.after_drain_<t>_{rss_kb,private_dirty_kb,lazyfree_kb,held_bytes,live_bytes,
- * cache_bytes}, <t> as 100ms or 1s; the throughput of the spike and of the next burst; when
- * the drain ended. */
+ * cache_bytes,heaps_free_bytes,heaps_empty_bytes,global_free_bytes,parked_bytes,purged_bytes,
+ * large_cached_bytes,sb_live,sb_live_used_bytes}, <t> as 100ms or 1s; the throughput of the
+ * spike and of the next burst; when the drain ended. */
 static void checkpoints_record(struct phased *P)
 {
     static const struct { const char *key; int col; } seen[] = {
@@ -452,6 +460,20 @@ static void checkpoints_record(struct phased *P)
         snprintf(key, sizeof key, "after_drain_%s_cache_bytes", t);
         if (P->cp_read[k] && P->cp_cache[k] >= 0) hb_json_int(j, key, P->cp_cache[k]);
         else hb_json_null(j, key);
+        const struct hoardlab_stats *st = &P->cp_stats[k];
+        const struct { const char *key; uint64_t v; } where[] = {
+            { "heaps_free_bytes", st->heaps_free_bytes },
+            { "heaps_empty_bytes", st->heaps_empty_bytes },
+            { "global_free_bytes", st->global_free_bytes },
+            { "parked_bytes", st->parked_bytes }, { "purged_bytes", st->purged_bytes },
+            { "large_cached_bytes", st->large_cached_bytes },
+            { "sb_live", st->sb_live }, { "sb_live_used_bytes", st->sb_live_used_bytes },
+        };
+        for (size_t s = 0; s < sizeof where / sizeof where[0]; s++) {
+            snprintf(key, sizeof key, "after_drain_%s_%s", t, where[s].key);
+            if (P->cp_read[k] && P->cp_hl[k]) hb_json_uint(j, key, where[s].v);
+            else hb_json_null(j, key);
+        }
     }
     static const struct { const char *key; int phase; } rate[] = {
         { "spike_ops_per_s", SPIKE }, { "next_burst_ops_per_s", BURST } };

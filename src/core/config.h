@@ -180,10 +180,12 @@
     "hoard: pages of empty superblocks parked in the global heap go back to the OS with "      \
     "madvise MADV_FREE or MADV_DONTNEED, beyond `retain` bytes kept as they are (Hoard #99, "  \
     "#116), or with MADV_FREE along a curve over decay_ms (decay: jemalloc's); they stay "     \
-    "counted in A")                                                                            \
+    "counted in A; so are freed large mappings' pages as they enter the large cache, beyond "  \
+    "what retain leaves")                                                                      \
   X(retain,          superblock,   SIZE,  "64M",      0, 64 * 1024 * HL_MB, NULL,              \
     HL_HOARD_ROWS " if purge=free|dontneed|decay",                                             \
-    "hoard purge: bytes of parked empty superblocks kept unpurged, for a fast reuse")          \
+    "hoard purge: bytes of parked empty superblocks and of cached freed large mappings "       \
+    "kept unpurged, for a fast reuse")                                                         \
   X(decay_ms,        superblock,   INT,   "1000",     1, 3600000, NULL,                        \
     HL_HOARD_ROWS " if purge=decay",                                                           \
     "purge=decay: ms over which what parks beyond retain is purged along 1 - smoothstep(t / "  \

@@ -113,15 +113,21 @@ static void add_lock_counts(struct hl_heap *h, void *arg)
 }
 
 /* Where the heaps keep free memory (issue 36): a - u of each heap, and its empty superblocks,
- * summed over the thread / processor heaps and over the global heap's shards. A shared heap
- * is read under its lock (taken uncounted, so reading does not change lock_acquisitions); a
- * heap only its thread touches (private, heap_select = thread) is read as it is, a gauge. */
+ * summed over the thread / processor heaps and over the global heap's shards; and over every
+ * heap, the superblocks holding a block and the bytes out of them (their u: an empty
+ * superblock has none), whose ratio says how thinly the live blocks are spread. A shared
+ * heap is read under its lock (taken uncounted, so reading does not change
+ * lock_acquisitions); a heap only its thread touches (private, heap_select = thread) is read
+ * as it is, a gauge. */
 static void add_free(struct hl_heap *h, void *arg)
 {
     struct hoardlab_stats *s = arg;
     if (h->shared) hl_lock_acquire(&h->lock);
-    size_t free = hl_heap_a(h) - hl_heap_u(h), empty = (size_t)h->nempty * hl_sb_size;
+    size_t u = hl_heap_u(h), free = hl_heap_a(h) - u, empty = (size_t)h->nempty * hl_sb_size;
+    uint32_t live = h->nsb - h->nempty;
     if (h->shared) hl_lock_release(&h->lock);
+    s->sb_live += live;
+    s->sb_live_used_bytes += u;
     if (hl_heap_is_shard(h)) {
         s->global_free_bytes += free;
     } else {

@@ -64,6 +64,7 @@
 #include <sys/mman.h>
 #include "hl.h"
 #include "large.h"
+#include "purge.h"
 
 size_t hl_large_threshold;
 
@@ -89,6 +90,7 @@ struct free_map {
 static struct {
     hl_lock lock;
     size_t bytes;                       /* in the cache, <= bound_now() after each call */
+    size_t unpurged;                    /* purge on: of those, at most, entered unpurged */
     struct free_map *newest, *oldest;
     struct free_map *bin[NBINS];
 } cache HL_CACHE_ALIGNED;
@@ -243,6 +245,17 @@ static void link_map(struct free_map *m)
     index_map(m);
 }
 
+/* Under the lock, after mappings left the cache (taken or evicted): which of its bytes were
+ * unpurged is not kept per mapping (they merge and split), so the count only falls to the
+ * cache's bytes. It may count more than there are (fewer then enter unpurged), and misses the
+ * tail of a taken mapping that follow() puts back (unpurged if the mapping was). */
+static void fit_unpurged(void)
+{
+    if (cache.unpurged <= cache.bytes) return;
+    cache.unpurged = cache.bytes;
+    hl_purge_kept_large(cache.unpurged);
+}
+
 /* A cached mapping for *size bytes (the 2x fit rule above), or NULL; *size becomes its size. */
 static char *cache_take(size_t *size)
 {
@@ -257,6 +270,7 @@ static char *cache_take(size_t *size)
     for (unsigned b = lo + 1; !m && b <= hi; b++)    /* bins between hold sizes in (need, 2 need) */
         if (cache.bin[b] && cache.bin[b]->size <= 2 * need) m = cache.bin[b];
     if (m) unlink_map(m);
+    fit_unpurged();
     hl_lock_release(&cache.lock);
     if (m) *size = m->size;
     return (char *)m;
@@ -282,6 +296,7 @@ static char *cache_take_nearest(size_t *size)
         if (cache.bin[b]) below = cache.bin[b];
     if (!m) m = below;
     if (m) unlink_map(m);
+    fit_unpurged();
     hl_lock_release(&cache.lock);
     if (m) *size = m->size;
     return (char *)m;
@@ -309,6 +324,7 @@ static struct free_map *evict(size_t bound, struct free_map *victims)
         o->next = victims;
         victims = o;
     }
+    fit_unpurged();
     return victims;
 }
 
@@ -379,7 +395,8 @@ void hl_large_flush(void)
     memset(by_start, 0, sizeof by_start);
     memset(by_end, 0, sizeof by_end);
     indexed = 0;
-    cache.bytes = 0;
+    cache.bytes = cache.unpurged = 0;
+    hl_purge_kept_large(0);
     hl_lock_release(&cache.lock);
     while (all) {
         struct free_map *v = all;
@@ -522,12 +539,37 @@ static void *alloc(size_t size, size_t align, bool zero)
 void *hl_large_alloc(size_t size, size_t align) { return alloc(size, align, true); }
 void *hl_large_alloc_dirty(size_t size, size_t align) { return alloc(size, align, false); }
 
+/* purge on (the hoard rows' key, issue 36): `retain` bytes are kept unpurged for a fast
+ * reuse, parked superblocks and cached large mappings together (purge.c counts the cache's
+ * unpurged bytes, so superblocks parking later are purged beyond the budget); a freed mapping
+ * that does not fit in what the parked superblocks leave of it (counted as it enters: the
+ * cache keeps no clock) enters the cache with its pages after the first (where cache_put writes) given back,
+ * MADV_DONTNEED under dontneed, else MADV_FREE, at once under every policy. What the cache
+ * keeps is then the address range, a reuse without mmap (and under MADV_FREE without a fault,
+ * unless the kernel took the pages first), not the memory: kept resident, they were 32 MiB of
+ * what phased's drain left held a second later under every purge policy (hoard2026 decay
+ * 100 ms, retain 0: 0.31 of the peak, 0.15 with this; docs/hoard2026.md). Purged also within
+ * the budget, largebuf under hoard202607 spent 1.25-1.49 s of CPU against 0.89-1.15. */
+static void purge_freed(char *base, size_t size)
+{
+    if (hl_cfg.purge == HL_PURGE_OFF || hl_cfg.large_reuse == HL_LARGE_UNMAP || size <= HL_PAGE)
+        return;
+    hl_lock_acquire(&cache.lock);
+    bool keep = hl_purge_retained() + cache.unpurged + size <= hl_cfg.retain;
+    if (keep) hl_purge_kept_large(cache.unpurged += size);
+    hl_lock_release(&cache.lock);
+    if (!keep)                          /* before cache_put: nobody can take it meanwhile */
+        hl_os_madvise(base + HL_PAGE, size - HL_PAGE,
+                      hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE);
+}
+
 void hl_large_free(void *p)
 {
     struct large_header h = *header_of(p);
     char *base = (char *)p - h.offset;
     live_sub(h.map_size);
     hl_pagemap_set(base, h.map_size, HL_OWNER_NONE);
+    purge_freed(base, h.map_size);
     cache_put(base, h.map_size);
 }
 

@@ -75,6 +75,7 @@ enum { DECAY_STEPS = 100 };             /* epochs per decay_ms */
 _Static_assert(offsetof(struct hl_sb, remote) == 2 * HL_CACHE_LINE, "hl_sb grew a line");
 
 static _Atomic size_t retained;          /* bytes of superblocks parked KEPT */
+static _Atomic size_t kept_large;        /* the large objects' cache's unpurged (large.c) */
 static _Atomic size_t purged;            /* bytes of superblocks parked PURGED (a gauge) */
 
 /* Timed purges: all under `lock`, but `due`, read by every tick. */
@@ -117,9 +118,12 @@ static void give_back(struct hl_sb *sb)
                       hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE);
 }
 
+/* What is kept beyond `retain`: parked superblocks and the large cache's unpurged bytes share
+ * it (the cache keeps to what is left of it as a mapping enters: large.c's purge_freed). */
 static size_t excess(void)
 {
-    size_t kept = atomic_load_explicit(&retained, memory_order_relaxed);
+    size_t kept = atomic_load_explicit(&retained, memory_order_relaxed) +
+                  atomic_load_explicit(&kept_large, memory_order_relaxed);
     return kept > hl_cfg.retain ? kept - hl_cfg.retain : 0;
 }
 
@@ -239,7 +243,8 @@ void hl_purge_park(struct hl_sb *sb)
         park_timed(sb);
         return;
     }
-    size_t was = atomic_fetch_add_explicit(&retained, hl_sb_size, memory_order_relaxed);
+    size_t was = atomic_fetch_add_explicit(&retained, hl_sb_size, memory_order_relaxed) +
+                 atomic_load_explicit(&kept_large, memory_order_relaxed);
     if (was + hl_sb_size <= hl_cfg.retain) {
         sb->parked = KEPT;
         return;
@@ -268,6 +273,7 @@ void hl_purge_unpark(struct hl_sb *sb)
 
 size_t hl_purge_retained(void) { return atomic_load_explicit(&retained, memory_order_relaxed); }
 size_t hl_purge_purged(void) { return atomic_load_explicit(&purged, memory_order_relaxed); }
+void hl_purge_kept_large(size_t bytes) { atomic_store_explicit(&kept_large, bytes, memory_order_relaxed); }
 
 /* ---- the thread (purge_thread = on) -------------------------------------------------------- */
 

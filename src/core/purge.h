@@ -18,6 +18,9 @@ void hl_purge_park(struct hl_sb *sb);
 void hl_purge_unpark(struct hl_sb *sb);
 size_t hl_purge_retained(void);          /* bytes of parked superblocks kept unpurged */
 size_t hl_purge_purged(void);            /* bytes of parked superblocks purged */
+/* large.c: the bytes its cache of freed large mappings keeps unpurged now, which share `retain`
+ * with the parked superblocks (so more parked beyond it are purged). */
+void hl_purge_kept_large(size_t bytes);
 
 /* Timed purges: do what has fallen due. Called by slow paths holding no shard lock (a heap's
  * refill); park and unpark do the same themselves. Not on a fast path: a clock read. */

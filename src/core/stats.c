@@ -118,6 +118,7 @@ void hl_stats_sum(struct hoardlab_stats *out)
     out->held_bytes = hl_os_held();
     out->held_bytes_peak = hl_os_held_peak();
     out->meta_bytes = hl_os_meta();
+    out->large_cached_bytes = hl_large_cached();
     out->threads = hl_thread_count();
     if (hl_active->stats) hl_active->stats(out);
     out->counting = (uint64_t)hl_cfg.counting;

@@ -259,7 +259,9 @@ def check_record(rec, workload, strategy, fields, hlbench, latency_every=64, sam
         # throughput of the spike (of the next burst: null without next_burst)
         cps = ["after_drain_%s_%s" % (t, k) for t in ("100ms", "1s", "5s")
                for k in ("rss_kb", "private_dirty_kb", "lazyfree_kb", "held_bytes", "live_bytes",
-                         "cache_bytes")]
+                         "cache_bytes", "heaps_free_bytes", "heaps_empty_bytes",
+                         "global_free_bytes", "parked_bytes", "purged_bytes",
+                         "large_cached_bytes", "sb_live", "sb_live_used_bytes")]
         expect(list(extra) == ["phases", "drained_s"] + cps + ["spike_ops_per_s",
                                                                "next_burst_ops_per_s"],
                "phased extra keys %s" % list(extra))

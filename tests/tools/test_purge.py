@@ -41,6 +41,7 @@ def test_checkpoints_and_next_burst_in_a_real_run():
             assert isinstance(ex["after_drain_%s_%s" % (t, k)], int), (t, k, ex)
         assert "after_drain_%s_held_bytes" % t in ex       # null without libhoardlab
         assert "after_drain_%s_cache_bytes" % t in ex      # (glibc's: null)
+        assert "after_drain_%s_sb_live" % t in ex          # (where the rest is: null too)
     assert ex["next_burst_ops_per_s"] > 0 and ex["spike_ops_per_s"] > 0
     row = {}
     tidy._flatten("extra.", ex, row)

@@ -1,12 +1,13 @@
 /* test_heap.c — the private heap: fullness groups, allocation from the fullest superblock,
  * move-to-front on free, u and a, recycling an empty superblock for another class, taking
- * and finding the emptiest superblock, and the consistency checker. */
+ * and finding the emptiest superblock, the consistency checker, and the statistics of the
+ * superblocks holding blocks (hl_heaps_stats). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdlib.h>
-#include "heapselect.h"
+#include "heappaths.h"
 
 /* A heap with superblocks of class c filled to the given numbers of blocks. */
 static struct hl_heap *heap_with(unsigned c, const uint32_t *fill, int n, struct hl_sb **sbs)
@@ -127,6 +128,29 @@ static void loose_blocks_come_first(void **state)
     assert_ptr_equal(hl_sb_of(hl_heap_alloc(h, c)), sb[0]);
 }
 
+/* sb_live and sb_live_used_bytes (heappaths.c, issue 36): superblocks holding a block, and
+ * the bytes out of them, over the heaps; an empty superblock counts in neither. */
+static void live_superblocks_counted(void **state)
+{
+    (void)state;
+    struct hoardlab_stats before = {0}, after = {0};
+    hl_heaps_stats(&before);
+    struct hl_heap *h = hl_heap_mine();
+    unsigned c = 2;
+    uint32_t cap = hl_sb_capacity_of(c), fill[] = {0, 1, cap / 2, cap};
+    hl_heap_lock(h);
+    for (int i = 0; i < 4; i++) {
+        struct hl_sb *sb = hl_sb_new(c);
+        hl_heap_attach(h, sb);
+        for (uint32_t b = 0; b < fill[i]; b++) hl_heap_alloc_from(h, sb);
+    }
+    hl_heap_unlock(h);
+    hl_heaps_stats(&after);
+    assert_int_equal(after.sb_live - before.sb_live, 3);
+    assert_int_equal(after.sb_live_used_bytes - before.sb_live_used_bytes,
+                     (1 + cap / 2 + cap) * hl_class_size(c));
+}
+
 int main(void)
 {
     /* Whatever strategy runs, a heap set of our own: the mechanisms alone. */
@@ -140,6 +164,7 @@ int main(void)
         cmocka_unit_test(empty_superblocks_are_recycled_for_any_class),
         cmocka_unit_test(take_and_emptiest),
         cmocka_unit_test(loose_blocks_come_first),
+        cmocka_unit_test(live_superblocks_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * waste rule, calloc of a reused mapping, double free still caught), hl_large_realloc growing
  * and shrinking 4 KiB .. 64 MiB blocks with their contents, alignment and usable sizes, and
  * each large_reuse policy: `follow` trimming a larger and growing a smaller cached mapping,
- * merging neighbours, its bound following the live large bytes and shrinking back, `unmap` never caching. Meson
+ * merging neighbours, its bound following the live large bytes and shrinking back, `unmap` never caching;
+ * under a purge policy (issue 36), a cached mapping's pages given back. Meson
  * runs it under every large_reuse value, with large_cache at its default and 0, and with
  * HOARD_CHECKS=on; the checks that need a cache skip when there is none. */
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "hl.h"
@@ -268,6 +270,67 @@ static void unmap_never_caches(void **state)
     }
 }
 
+/* Pages of [from, from + pages x HL_PAGE) resident (mincore); -1 if any is unmapped. */
+static size_t resident_pages(const char *from, size_t pages)
+{
+    static unsigned char vec[4096];
+    if (pages > sizeof vec || mincore((void *)from, pages * HL_PAGE, vec)) return (size_t)-1;
+    size_t n = 0;
+    for (size_t i = 0; i < pages; i++) n += vec[i] & 1;
+    return n;
+}
+
+/* LazyFree of this process (MADV_FREE pages not yet taken by the kernel), KiB. */
+static long lazyfree_kb(void)
+{
+    char buf[4096];
+    int fd = open("/proc/self/smaps_rollup", O_RDONLY);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    const char *l = strstr(buf, "\nLazyFree:");
+    return l ? strtol(l + 10, NULL, 10) : -1;
+}
+
+/* purge on (large.c's purge_freed, issue 36): a mapping freed into the cache beyond `retain`
+ * keeps its address range, not its pages after the first: none of them resident under
+ * dontneed, all LazyFree (or already taken by the kernel) under free; without a purge, or
+ * within `retain`, all stay resident. The mapping is reused as any cached one, its contents
+ * the program's to write. */
+static void purge_gives_back_cached_pages(void **state)
+{
+    (void)state;
+    if (!caching()) skip();
+    struct hl_config saved = hl_cfg;
+    const int policy[] = { HL_PURGE_OFF, HL_PURGE_DONTNEED, HL_PURGE_FREE, HL_PURGE_DONTNEED };
+    const size_t retain[] = { 0, 0, 0, 64 * MiB };       /* the last: within the budget */
+    size_t n = 4 * MiB, pages = mapping(n) / HL_PAGE - 1;
+    for (int k = 0; k < 4; k++) {
+        hl_cfg.purge = policy[k];
+        hl_cfg.retain = retain[k];
+        hl_large_flush();
+        unsigned char *p = hl_malloc(n);
+        fill(p, 0, n, 7);
+        const char *base = (const char *)((uintptr_t)p & ~(uintptr_t)(HL_PAGE - 1));
+        long lazy = lazyfree_kb();
+        hl_free(p);
+        bool cached = hl_large_cached() >= mapping(n);   /* follow, large_cache 0: maybe not */
+        size_t res = cached ? resident_pages(base + HL_PAGE, pages) : 0;
+        long lazy_pages = (lazyfree_kb() - lazy) / (long)(HL_PAGE >> 10);
+        if (cached && (policy[k] == HL_PURGE_OFF || retain[k])) assert_int_equal(res, pages);
+        if (cached && policy[k] == HL_PURGE_DONTNEED && !retain[k]) assert_int_equal(res, 0);
+        if (cached && policy[k] == HL_PURGE_FREE && lazy >= 0)
+            assert_true(lazy_pages + (long)(pages - res) >= (long)pages / 2);
+        unsigned char *q = hl_malloc(n);
+        if (cached) assert_ptr_equal(q, p);
+        fill(q, 0, n, 9);
+        assert_true(intact(q, n, 9));
+        hl_free(q);
+    }
+    hl_cfg = saved;
+}
+
 static void calloc_clears_a_reused_mapping(void **state)
 {
     (void)state;
@@ -513,6 +576,7 @@ int main(void)
         cmocka_unit_test(bound_follows_the_live_set),
         cmocka_unit_test(unmap_never_caches),
         cmocka_unit_test(threads_share_the_cache),
+        cmocka_unit_test(purge_gives_back_cached_pages),
     };
     /* With HOARD_CHECKS=on only the tests that go through the malloc API (the others call
      * hl_large_realloc directly, behind the checks' back). */
@@ -529,6 +593,7 @@ int main(void)
         cmocka_unit_test(follow_merges_neighbours),
         cmocka_unit_test(bound_follows_the_live_set),
         cmocka_unit_test(unmap_never_caches),
+        cmocka_unit_test(purge_gives_back_cached_pages),
     };
     if (hl_cfg.checks) return cmocka_run_group_tests(checked, NULL, NULL);
     return cmocka_run_group_tests(tests, NULL, NULL);
