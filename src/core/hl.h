@@ -320,6 +320,10 @@ int64_t hl_stats_in_use_published(void);
  * thread's bins, which it marks seen (stats.c publishes it with the thread's credit); else
  * every live thread's, read only. */
 extern int64_t (*hl_stats_unseen_fn)(bool mine);
+/* Bytes in large.c's cache of freed mappings, stored by large.c under its lock whenever they
+ * change, read by the statistics without it (stats does not call into large.c: large.c sits
+ * above it, on the page map and the purge). */
+extern _Atomic size_t hl_stats_large_cached;
 
 /* ---- interpose.c: the malloc family, checked once for every strategy -------------------------
  * libhoardlab.so exports these under the libc names (export.c); tests call them directly. */

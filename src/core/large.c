@@ -168,6 +168,12 @@ static void unindex_map(struct free_map *m)
     m->indexed = false;
 }
 
+/* The cache's bytes for the statistics (hl.h's hl_stats_large_cached), under cache.lock. */
+static void publish_cached(void)
+{
+    atomic_store_explicit(&hl_stats_large_cached, cache.bytes, memory_order_relaxed);
+}
+
 static void unlink_map(struct free_map *m)
 {
     unindex_map(m);
@@ -177,6 +183,7 @@ static void unlink_map(struct free_map *m)
     if (m->newer) m->newer->older = m->older; else cache.newest = m->older;
     if (m->older) m->older->newer = m->newer; else cache.oldest = m->newer;
     cache.bytes -= m->size;
+    publish_cached();
 }
 
 /* Bytes in live large mappings, and their recent peak: what `follow`'s bound follows. */
@@ -242,6 +249,7 @@ static void link_map(struct free_map *m)
     if ((m->older = cache.newest)) m->older->newer = m; else cache.oldest = m;
     cache.newest = m;
     cache.bytes += m->size;
+    publish_cached();
     index_map(m);
 }
 
@@ -396,6 +404,7 @@ void hl_large_flush(void)
     memset(by_end, 0, sizeof by_end);
     indexed = 0;
     cache.bytes = cache.unpurged = 0;
+    publish_cached();
     hl_purge_kept_large(0);
     hl_lock_release(&cache.lock);
     while (all) {
@@ -407,10 +416,7 @@ void hl_large_flush(void)
 
 size_t hl_large_cached(void)
 {
-    hl_lock_acquire(&cache.lock);
-    size_t bytes = cache.bytes;
-    hl_lock_release(&cache.lock);
-    return bytes;
+    return atomic_load_explicit(&hl_stats_large_cached, memory_order_relaxed);
 }
 
 void hl_large_fork(int phase)

@@ -14,6 +14,7 @@
 #include "hl.h"
 
 int64_t (*hl_stats_unseen_fn)(bool mine);
+_Atomic size_t hl_stats_large_cached;
 static struct hl_counters retired;                 /* under the registry lock */
 static _Atomic int64_t in_use_published;
 static _Atomic int64_t in_use_peak;
@@ -118,7 +119,8 @@ void hl_stats_sum(struct hoardlab_stats *out)
     out->held_bytes = hl_os_held();
     out->held_bytes_peak = hl_os_held_peak();
     out->meta_bytes = hl_os_meta();
-    out->large_cached_bytes = hl_large_cached();
+    out->large_cached_bytes = atomic_load_explicit(&hl_stats_large_cached,
+                                                   memory_order_relaxed);
     out->threads = hl_thread_count();
     if (hl_active->stats) hl_active->stats(out);
     out->counting = (uint64_t)hl_cfg.counting;
