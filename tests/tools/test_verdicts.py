@@ -190,6 +190,20 @@ def test_report_flags_mismatches_failures_and_noise(tmp_path):
         assert k in text
 
 
+def test_report_tells_own_noise_from_other_load(tmp_path):
+    """Noisy repetitions with other processes watched and never busy: the machine's own noise,
+    not a busy machine (no advice to rerun idle); a busy run among them keeps the warning."""
+    from hoardlab_lib import report
+    rows = scaling("serial", 0.7) + [row("hoard", "larson", 1, x) for x in (100, 300)]
+    meta = {"machine": {"cores": 2}, "sweep": {"name": "t"},
+            "load": {"busy_cpus": 0.5, "quiet_wait_s": 5}}
+    text = open(report.write(str(tmp_path), rows, [], meta, [], [])[0]).read()
+    assert "own run-to-run noise" in text and "busy or noisy" not in text
+    rows[-1]["load.busy"] = True
+    text = open(report.write(str(tmp_path), rows, [], meta, [], [])[0]).read()
+    assert "busy or noisy" in text and "own run-to-run noise" not in text
+
+
 # --- the best production allocator ----------------------------------------------------------
 
 def prod(variant, wl, t, thr):
