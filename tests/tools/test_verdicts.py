@@ -431,6 +431,22 @@ def test_a_verdict_never_rests_on_busy_runs():
     assert e["b"]["fast"]["value"] == "yes" and "busy runs set aside" in e["b"]["fast"]["note"]
 
 
+def test_a_verdict_never_rests_on_a_group_thinned_to_one_quiet_run():
+    """Setting busy runs aside must not leave a verdict resting on one run, as if exact: the
+    busy main run of 2026-11-27 decided lockfree scalable? from S = 1.80 with no interval."""
+    serial = [busy(row("serial", "threadtest", 1, x), 0) for x in (100, 101, 99)]
+    c = [busy(row("c", "threadtest", 1, x), 0) for x in (95, 96, 97)] + \
+        [busy(row("c", "threadtest", 1, x)) for x in (10, 11)]
+    e = {x["variant"]: x for x in V.taxonomy(serial + c, [], 2)}
+    assert e["c"]["fast"]["value"] == "yes"                # three quiet runs: decided
+    thin = c[2:]                                           # one quiet run left
+    e = {x["variant"]: x for x in V.taxonomy(serial + thin, [], 2)}
+    assert e["c"]["fast"]["value"] == V.BUSY_UNDECIDED
+    assert "one quiet run left in c on threadtest at t=1" in e["c"]["fast"]["evidence"]
+    from hoardlab_lib import execute
+    assert ("c", "threadtest", 1) in execute.undecided_groups(serial + thin, [], 2)
+
+
 def test_false_sharing_under_cpu_heap_selection_says_it_depends_on_placement():
     rows = [row("h", "census-threadtest", 2, census=3), row("h", "threadtest", 1, 100)]
     rows = [dict(r, strategy="hoard", pin=0) for r in rows]     # hoard: the paper says yes
