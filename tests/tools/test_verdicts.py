@@ -190,6 +190,20 @@ def test_report_flags_mismatches_failures_and_noise(tmp_path):
         assert k in text
 
 
+def test_report_tells_own_noise_from_other_load(tmp_path):
+    """Noisy repetitions with other processes watched and never busy: the machine's own noise,
+    not a busy machine (no advice to rerun idle); a busy run among them keeps the warning."""
+    from hoardlab_lib import report
+    rows = scaling("serial", 0.7) + [row("hoard", "larson", 1, x) for x in (100, 300)]
+    meta = {"machine": {"cores": 2}, "sweep": {"name": "t"},
+            "load": {"busy_cpus": 0.5, "quiet_wait_s": 5}}
+    text = open(report.write(str(tmp_path), rows, [], meta, [], [])[0]).read()
+    assert "own run-to-run noise" in text and "busy or noisy" not in text
+    rows[-1]["load.busy"] = True
+    text = open(report.write(str(tmp_path), rows, [], meta, [], [])[0]).read()
+    assert "busy or noisy" in text and "own run-to-run noise" not in text
+
+
 # --- the best production allocator ----------------------------------------------------------
 
 def prod(variant, wl, t, thr):
@@ -415,6 +429,22 @@ def test_a_verdict_never_rests_on_busy_runs():
     busy_b = [busy(row("b", "threadtest", 1, x)) for x in (10, 11, 12, 13, 14, 15, 16)]
     e = {x["variant"]: x for x in V.taxonomy(serial + quiet_b + busy_b, [], 2)}
     assert e["b"]["fast"]["value"] == "yes" and "busy runs set aside" in e["b"]["fast"]["note"]
+
+
+def test_a_verdict_never_rests_on_a_group_thinned_to_one_quiet_run():
+    """Setting busy runs aside must not leave a verdict resting on one run, as if exact: the
+    busy main run of 2026-11-27 decided lockfree scalable? from S = 1.80 with no interval."""
+    serial = [busy(row("serial", "threadtest", 1, x), 0) for x in (100, 101, 99)]
+    c = [busy(row("c", "threadtest", 1, x), 0) for x in (95, 96, 97)] + \
+        [busy(row("c", "threadtest", 1, x)) for x in (10, 11)]
+    e = {x["variant"]: x for x in V.taxonomy(serial + c, [], 2)}
+    assert e["c"]["fast"]["value"] == "yes"                # three quiet runs: decided
+    thin = c[2:]                                           # one quiet run left
+    e = {x["variant"]: x for x in V.taxonomy(serial + thin, [], 2)}
+    assert e["c"]["fast"]["value"] == V.BUSY_UNDECIDED
+    assert "one quiet run left in c on threadtest at t=1" in e["c"]["fast"]["evidence"]
+    from hoardlab_lib import execute
+    assert ("c", "threadtest", 1) in execute.undecided_groups(serial + thin, [], 2)
 
 
 def test_false_sharing_under_cpu_heap_selection_says_it_depends_on_placement():

@@ -181,14 +181,7 @@ def undecided_groups(rows, rounds, ncores):
             terms = verdict_terms(quiet, v, k, ref, ncores)
             skip = {g for wl in narrow_terms(terms) for g in terms[wl][1]}
             for g in groups:
-                if k == "fast":
-                    hit = g[0] in (v, ref) and g[2] == 1 and \
-                        not g[1].startswith(V.TIMING_WORKLOADS_EXCLUDED)
-                elif k == "scalable":
-                    hit = g[0] == v and g[1] in V.SCALE_WORKLOADS
-                else:
-                    hit = g[0] == v and g[1] in V.FS_TIMING_WORKLOADS
-                if hit and g not in skip:
+                if V.timing_group_of(k, v, ref, g) and g not in skip:
                     res.setdefault(g, why)
     return res
 

@@ -53,7 +53,16 @@ def header(meta, rows, name):
                   "Rerun without --no-build to measure the code as it is.", ""]
     cores = m.get("cores") or 1
     busy = [x[0] for x in (la0, la1) if x and x[0] > cores + 0.5]
-    if busy or (noise and noise > NOISY):
+    seen_idle = meta.get("load") and not any(r.get("load.busy") for r in rows)
+    if noise and noise > NOISY and not busy and seen_idle:
+        # Other processes were watched and never showed up: the spread is the machine's own
+        # (a VM's host, frequency changes), which no idle rerun removes.
+        lines += ["> **Note: repetitions differ by %.2fx in the median group although no other "
+                  "load was seen** during any run: that is this machine's own run-to-run noise, "
+                  "which an idle rerun does not remove. Verdicts whose interval reaches their "
+                  "threshold say *within noise*; more repetitions (`repetitions`, "
+                  "`--extra-time`) narrow the intervals." % noise, ""]
+    elif busy or (noise and noise > NOISY):
         lines += ["> **Warning: the machine was busy or noisy during this sweep** (%s). "
                   "Timing verdicts (fast?, scalable?, and false sharing where decided from "
                   "speed) are unreliable here; the census and memory verdicts do not depend on "

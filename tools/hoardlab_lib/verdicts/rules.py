@@ -3,7 +3,7 @@ named function whose docstring states it (the report prints RULES), and the taxo
 every strategy measured."""
 from .. import paper
 from .groups import (TIMING_WORKLOADS_EXCLUDED, is_census, memory_of, ok, reference_variant,
-                     round_series, speedup_spreads, throughput_spreads)
+                     round_series, speedup_spreads, throughput_groups, throughput_spreads)
 from .noise import (WITHIN_NOISE, Spread, all_hold, check, decided, gmean_spread,
                     interval_text, median, ratio)
 
@@ -252,11 +252,31 @@ def undecided(value):
     return value in ("undecided", WITHIN_NOISE, BUSY_UNDECIDED)
 
 
+def timing_group_of(key, v, ref, group):
+    """Whether the timing group (variant, workload_label, threads) is one the verdict `key`
+    of variant v is made of: fast?, v and the reference at 1 thread; scalable?, v on its
+    scaling workloads; false sharing from speed, v on active-/passive-false."""
+    g, wl, t = group
+    if key == "fast":
+        return g in (v, ref) and t == 1 and not wl.startswith(TIMING_WORKLOADS_EXCLUDED)
+    return g == v and wl in (SCALE_WORKLOADS if key == "scalable" else FS_TIMING_WORKLOADS)
+
+
+def thinned_groups(rows, quiet, key, v, ref):
+    """The groups of verdict `key` that setting the busy runs aside left with one run, though
+    more were made: a group measured once has no interval, so a verdict resting on it would
+    be decided as if that run were exact."""
+    n_all, n_quiet = throughput_groups(rows), throughput_groups(quiet)
+    return sorted(g for g, xs in n_all.items() if len(xs) > 1 and
+                  len(n_quiet.get(g, ())) == 1 and timing_group_of(key, v, ref, g))
+
+
 def quiet_timing(entry, rows, quiet, ref, ncores):
     """The timing verdicts of `entry` decided from the runs no other process disturbed
     (`quiet`, runs.csv's load.busy = 0): where those decide, their verdict stands; where they
     do not and runs of the variant (or of the reference, for fast?) were set aside as busy,
-    BUSY_UNDECIDED, with both readings as evidence — a verdict never rests on busy runs."""
+    BUSY_UNDECIDED, with both readings as evidence — a verdict never rests on busy runs, nor
+    on a group the setting aside left with a single run (thinned_groups)."""
     v = entry["variant"]
     keys = [("scalable", scalable(quiet, v, ncores)),
             ("false_sharing", false_sharing(quiet, v, ncores))]
@@ -268,6 +288,11 @@ def quiet_timing(entry, rows, quiet, ref, ncores):
         n_busy = sum(1 for r in rows if r.get("variant") in of and id(r) not in ids)
         if not n_busy:
             continue
+        thin = thinned_groups(rows, quiet, k, v, ref) if k != "false_sharing" or \
+            q["evidence"].startswith("timing") else []
+        if thin and not undecided(q["value"]):
+            q = verdict(WITHIN_NOISE, q["evidence"], "one quiet run left in %s" % "; ".join(
+                "%s on %s at t=%d" % g for g in thin))
         if not undecided(q["value"]):
             if q != entry[k]:
                 q["note"] = "; ".join(x for x in (q["note"], "from the quiet runs: %d busy "
@@ -275,7 +300,8 @@ def quiet_timing(entry, rows, quiet, ref, ncores):
             entry[k] = q
         elif entry[k]["value"] != "undecided":     # (undecided either way: no data, stays)
             entry[k] = verdict(BUSY_UNDECIDED, "all runs: %s, %s; the quiet runs alone: %s" % (
-                entry[k]["value"], entry[k]["evidence"], q["value"]),
+                entry[k]["value"], entry[k]["evidence"], q["value"] + (
+                    " (%s)" % q["note"] if q["note"] else "")),
                 "other processes used the CPUs during %d of its runs" % n_busy)
 
 
