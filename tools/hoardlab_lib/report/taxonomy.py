@@ -68,7 +68,8 @@ def taxonomy_section(rows, rounds, ncores, meta=None):
             % V.WITHIN_NOISE,
             "- Where the runs recorded other processes' load (runs.csv `load.busy`), fast?, "
             "scalable? and false sharing from speed are decided from the runs no other "
-            "process disturbed; a verdict only the busy runs would decide says *%s*. A "
+            "process disturbed; a verdict only the busy runs would decide, or one that "
+            "setting them aside left resting on a group of one run, says *%s*. A "
             "false-sharing verdict of a strategy whose heap follows the CPU (heap_select = "
             "cpu) in unpinned runs says it %s, and is never a mismatch."
             % (V.BUSY_UNDECIDED, V.PLACEMENT_NOTE.split(":")[0]), ""]
