@@ -116,3 +116,33 @@ def test_a_knob_that_did_not_act_is_said_so(tmp_path):
     assert res[1]["verdict"].startswith("did not act (remote_free: ")
     assert res[1]["ratio"] > 1.2                   # the ratio stays, the verdict does not
     assert res[2]["verdict"] == "faster"           # 50000 remote frees: the knob acted
+
+
+def test_the_sweeps_busy_and_noise_warnings_are_repeated(tmp_path):
+    """A "no significant difference" from a sweep whose own report warns that the machine was
+    busy carries that warning here too, in the report head's words (report/header.py)."""
+    from hoardlab_lib.report import header
+    rows = [{"status": "ok", "variant": v, "workload_label": "shbench", "threads": 2,
+             "throughput": x, "load.busy": int(i == 0), "load.during_cpus": 1.2 if i == 0
+             else 0.1} for v, xs in (("x", (60, 100, 130)), ("y", (70, 105, 125)))
+            for i, x in enumerate(xs)]
+    meta = {"machine": {"cores": 2, "loadavg_start": [3.1, 0, 0], "loadavg_end": [2.0, 0, 0]},
+            "load": {"busy_cpus": 0.5, "redone": [], "redo_share": 0.1}}
+    d = write_folder(tmp_path / "busy", rows, meta)
+    text, res = compare.run(d, allocators=["x", "y"])
+    assert res[0]["verdict"] == "no significant difference"
+    said = header.busy_lines(meta, compare.load(d)) + header.machine_warnings(meta,
+                                                                             compare.load(d))
+    assert len([ln for ln in said if ln]) == 2
+    assert "**busy machine**: 2 of 6 runs" in said[0]
+    assert "Warning: the machine was busy or noisy" in said[1]
+    for ln in said:
+        assert ln in text.splitlines(), ln
+    assert text.index("busy or noisy") < text.index("no significant difference")
+    # two folders: each one's own warnings, named A and B; a quiet folder says nothing
+    quiet = write_folder(tmp_path / "quiet", [dict(r, throughput=100 + i, **{"load.busy": 0})
+                                              for i, r in enumerate(rows)],
+                         {"machine": {"cores": 2}, "load": {"busy_cpus": 0.5}})
+    text = compare.run(quiet, d)[0]
+    assert "B (%s), from its report:" % d in text and "A (" not in text
+    assert "busy or noisy" not in compare.run(quiet, quiet)[0]

@@ -15,6 +15,7 @@ import random
 import statistics
 
 from . import meta as metamod, tidy
+from .report import header as sweep_header
 from .common import ToolError, knob_key
 from .fmt import si
 
@@ -210,6 +211,22 @@ def warning_lines(diffs):
         ["  " + d for d in diffs] + [""]
 
 
+def sweep_warnings(folders):
+    """What each folder's own report says of its machine, repeated: the runs made while other
+    processes kept the CPUs busy, and the warning (busy or noisy) or note (the machine's own
+    noise) its timing verdicts carry -- the report head's own functions, so a "no significant
+    difference" below is read as that report would read it. [] when every folder was quiet."""
+    out = []
+    for label, folder in folders:
+        meta = metamod.read(os.path.join(folder, "meta.json"))
+        rows = load(folder)
+        said = sweep_header.busy_lines(meta, rows) + sweep_header.machine_warnings(meta, rows)
+        if said:
+            out += ["%s (%s), from its report:" % (label, folder)] + \
+                [ln for ln in said if ln] + [""]
+    return out
+
+
 def table(res, metric, a_name, b_name):
     """The comparison as text, one line a group, after a header stating the method."""
     better = "higher is better" if metric == "throughput" else \
@@ -253,8 +270,10 @@ def run(a, b=None, allocators=None, metric="throughput"):
                 raise ToolError("compare: %s has no allocator %r (it has: %s)"
                                 % (a, v, ", ".join(known)))
         res = compare(rows, rows, metric, allocators[0], allocators[1])
-        return table(res, metric, allocators[0], allocators[1]), res
+        return "\n".join(sweep_warnings([("the folder", a)]) +
+                         [table(res, metric, allocators[0], allocators[1])]), res
     if b is None:
         raise ToolError("compare: give two results folders, or one and --allocators X Y")
     res = compare(load(a), load(b), metric)
-    return "\n".join(warning_lines(folder_differences(a, b)) + [table(res, metric, a, b)]), res
+    return "\n".join(warning_lines(folder_differences(a, b)) +
+                     sweep_warnings([("A", a), ("B", b)]) + [table(res, metric, a, b)]), res

@@ -35,8 +35,6 @@ def header(meta, rows, name):
         lines.append("- **interrupted**: %s of %s planned runs were done" % (
             meta.get("runs_done", "?"), meta.get("runs_planned", "?")))
     lines += noise_lines(rows, F.cores_of(meta, rows))
-    spread = V.rep_spread(rows)
-    noise = V.median(sorted(spread.values())) if spread else None
     la0, la1 = m.get("loadavg_start"), m.get("loadavg_end")
     if la0 or la1:
         most = max([V.threads_run(r) or 0 for r in rows] or [0])
@@ -51,6 +49,18 @@ def header(meta, rows, name):
         lines += ["> **Warning: this sweep ran with --no-build while the build was older than "
                   "the source**: the runs measured binaries that do not match the tree above. "
                   "Rerun without --no-build to measure the code as it is.", ""]
+    return lines + machine_warnings(meta, rows)
+
+
+def machine_warnings(meta, rows):
+    """The warning (busy machine) or note (the machine's own noise) a sweep's timing
+    verdicts carry, as blockquote lines followed by an empty line; [] when the runs were
+    quiet. One function, so the report's head and `compare` say the same thing."""
+    m = meta.get("machine") or {}
+    la0, la1 = m.get("loadavg_start"), m.get("loadavg_end")
+    spread = V.rep_spread(rows)
+    noise = V.median(sorted(spread.values())) if spread else None
+    lines = []
     cores = m.get("cores") or 1
     busy = [x[0] for x in (la0, la1) if x and x[0] > cores + 0.5]
     seen_idle = meta.get("load") and not any(r.get("load.busy") for r in rows)
@@ -82,8 +92,6 @@ def load_lines(meta, rows):
     if not ld:
         return []
     out = []
-    busy = [r for r in rows if r.get("load.busy")]
-    keys = sorted({(r["variant"], r["workload_label"], r["threads"]) for r in busy})
     during = [r["load.during_cpus"] for r in rows if r.get("load.during_cpus") is not None]
     out.append("- other load: before each run the sweep waited up to %gs for other processes "
                "to use at most %g CPUs (%d runs waited, %.0f s in all)%s; other processes' "
@@ -92,16 +100,7 @@ def load_lines(meta, rows):
                    ld.get("waited_s", 0), "; the load did not stop, so from run %d on it no "
                    "longer waited" % ld["gave_up_waiting_at"] if ld.get("gave_up_waiting_at")
                    is not None else "", V.median(during) or 0.0))
-    redone = ld.get("redone") or []
-    if busy or redone:
-        out.append("- **busy machine**: %d of %d runs ran while other processes used more "
-                   "than %g CPUs%s; %d disturbed runs were redone later in the order "
-                   "(budget %d%% of the runs)" % (
-                       len(busy), len(rows), ld.get("busy_cpus", 0),
-                       ", in %d groups: %s%s" % (len(keys), "; ".join(
-                           group_text(k) for k in keys[:8]), "; and %d more" % (len(keys) - 8)
-                           if len(keys) > 8 else "") if keys else "", len(redone),
-                       round(100 * ld.get("redo_share", 0))))
+    out += busy_lines(meta, rows)
     if ld.get("extra_runs") or ld.get("still_undecided"):
         lost = ld.get("extra_lost_s")
         out.append("- **repetitions added**: %d runs (budget %g s%s) for groups whose timing "
@@ -112,6 +111,25 @@ def load_lines(meta, rows):
                        "; still within noise: %s" % "; ".join(ld["still_undecided"])
                        if ld.get("still_undecided") else ""))
     return out
+
+
+def busy_lines(meta, rows):
+    """The line naming the runs made while other processes used more CPUs than the sweep
+    allows (runs.csv's load.busy) and the groups they touched, and the runs redone; [] when
+    none. `compare` repeats it for each folder it reads."""
+    ld = meta.get("load") or {}
+    busy = [r for r in rows if r.get("load.busy")]
+    keys = sorted({(r["variant"], r["workload_label"], r["threads"]) for r in busy})
+    redone = ld.get("redone") or []
+    if not (busy or redone):
+        return []
+    return ["- **busy machine**: %d of %d runs ran while other processes used more than %g "
+            "CPUs%s; %d disturbed runs were redone later in the order (budget %d%% of the "
+            "runs)" % (len(busy), len(rows), ld.get("busy_cpus", 0),
+                       ", in %d groups: %s%s" % (len(keys), "; ".join(
+                           group_text(k) for k in keys[:8]), "; and %d more" % (len(keys) - 8)
+                           if len(keys) > 8 else "") if keys else "", len(redone),
+                       round(100 * ld.get("redo_share", 0)))]
 
 
 def calibration_lines(meta):
