@@ -467,3 +467,65 @@ def test_beside_a_load_that_never_stops_every_timing_verdict_says_why():
     assert e["a"]["fast"]["value"] == V.BUSY_UNDECIDED           # all runs: within noise
     assert e["a"]["scalable"]["value"] == V.BUSY_UNDECIDED
     assert e["a"]["false_sharing"]["value"] == "undecided"       # no data at all: not the load
+
+
+def test_a_no_shows_what_was_counted_where_the_speed_fell():
+    """scalable? no and fast? no name the workloads whose speed fell and what their records
+    counted there: locks and contended locks per operation, remote frees per operation, and
+    the census's false-sharing lines; "none counted" where the records hold no statistics."""
+    rows = [row("serial", wl, 1, 100) for wl in ("threadtest", "larson")]
+    rows += [row("p", wl, 1, 100) for wl in V.SCALE_WORKLOADS]
+    rows += [dict(row("p", "threadtest", 2, 100), ops=1000,
+                  **{"hoardlab.lock_acquisitions": 1000, "hoardlab.lock_contended": 250,
+                     "hoardlab.remote_frees": 0}),
+             row("p", "shbench", 2, 100), row("p", "linux-scalability", 2, 100),
+             row("p", "larson", 2, 160)]                      # larson scaled: not named
+    census = row("p", "census-threadtest", 2, census=4)
+    census["hoardlab.census_false_lines"] = 3
+    rows.append(census)
+    rows += [row("q", wl, t, x) for wl, t, x in (("threadtest", 1, 60), ("larson", 1, 95),
+                                                   ("threadtest", 2, 120), ("larson", 2, 190))]
+    tax = {e["variant"]: e for e in V.taxonomy(rows, [], 2)}
+    sc = tax["p"]["scalable"]
+    assert sc["value"] == "no", sc
+    assert "; counted where it fell: linux-scalability at t=2: " in sc["evidence"], sc
+    assert "; threadtest at t=2: 1 lock acquisitions/op, 0.25 " \
+        "contended/op, 0 remote frees/op, census 3 false-sharing lines" in sc["evidence"], sc
+    assert "larson at t=2" not in sc["evidence"]
+    assert "; shbench at t=2: none counted" in sc["evidence"]
+    f = tax["q"]["fast"]                      # 0.6 and 0.95 of serial: gmean 0.75
+    assert f["value"] == "no", f
+    assert f["evidence"].endswith("counted where it fell: threadtest at t=1: none counted "
+                                  "(no statistics in its records)"), f
+    assert "counted" not in tax["p"]["fast"]["evidence"]     # a yes carries no counts
+    from hoardlab_lib.report import taxonomy
+    rows += [row("serial", wl, 2, 100) for wl in ("threadtest", "larson")]
+    text = "\n".join(taxonomy.taxonomy_section(rows, [], 2)[0])
+    assert "census 3 false-sharing lines" in text and "*counted where it fell*" in text
+
+
+def test_a_claimed_effect_is_within_noise_where_the_interval_contains_1():
+    """A claim of "at least 3x" (or "at most 1/3") measured as [0.8, 2.5]: the interval lies
+    below the claim but also contains 1 -- no effect shown either way: within noise, never a
+    mismatch. Wholly between 1 and the claim, it is decided (False)."""
+    s = V.Spread(1.5, 0.8, 2.5, 5)
+    assert V.check(s, ">=", 3) is False
+    assert V.check_claim(s, ">=", 3) is None
+    assert V.check_claim(V.Spread(0.6, 0.4, 1.2, 5), "<=", 1 / 3.0) is None
+    assert V.check_claim(V.Spread(2.0, 1.5, 2.5, 5), ">=", 3) is False
+    assert V.check_claim(V.Spread(4.0, 3.5, 4.5, 5), ">=", 3) is True
+    assert V.check_claim(V.Spread(2.5, 2.0, 3.5, 5), ">=", 3) is None
+    # a claim that holds at 1 (nearly unchanged: <= 1.15) is decided as check() decides it
+    assert V.check_claim(V.Spread(1.0, 0.9, 1.1, 5), "<=", 1.15) is True
+    # Table 6's rise (paper: A/U rises at f=1/2): [0.90, 1.00] shows nothing either way
+    from hoardlab_lib.report import hoard as RH
+    rows = []
+    for f, a, ds in (("1/8", 1.0, (0, 0, 0)), ("1/4", 1.0, (0, 0, 0)),
+                     ("1/2", 0.95, (-0.05, 0.0, 0.05))):
+        for i, d in enumerate(ds):
+            r = row("hoard-%s" % f.replace("/", ""), "larson", 2, 100, strategy="hoard",
+                    knobs="empty_fraction=%s" % f, a=int((a + d) * 1e6), u=1000000)
+            r.update({"hoardlab.fragmentation": a + d, "repetition": i})
+            rows.append(r)
+    rise = next(ln for ln in RH.table56(rows) if "at f=1/2 is" in ln)
+    assert rise.endswith("— within noise") and "MISMATCH" not in rise, rise

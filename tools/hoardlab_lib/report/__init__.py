@@ -1,10 +1,13 @@
 """report.md: the taxonomy (Hoard Table 7) decided from measurements beside the paper's
 claims, then the other published results the data of this sweep can speak to (Tables 3-6,
 the uC++ padding experiment, Michael's producer-consumer), throughput and memory tables,
-failures and plots. Every comparison with a paper states its rule; a disagreement is
-flagged as MISMATCH, never smoothed over, and a difference inside the noise of the groups
-compared says "within noise" (verdicts.NOISE_RULE). Every measured median is shown with its
-spread by one function, pm().
+failures and plots. Every comparison with a paper (or with the design's claim) states its
+rule and says whose claim it is; a disagreement is flagged as MISMATCH, never smoothed over,
+and a difference inside the noise of the groups compared -- an interval that reaches the
+claim, or 1 for a claimed effect (verdicts.check_claim) -- says "within noise"
+(verdicts.NOISE_RULE). A development aim is no paper's claim: the report shows its ratio and
+the direction the interval decides, judges no target and names no issue. Every measured
+median is shown with its spread by one function, pm().
 
 This package is the report: this file assembles it (write, and all_plots for its PNGs); each
 section is a module of its own listed once, in order, in SECTIONS. Sections use the notation

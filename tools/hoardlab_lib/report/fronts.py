@@ -1,19 +1,15 @@
-"""The report section of the fronts sweep (configs/sweeps/fronts.ini, issue 37): the caches
+"""The report section of the fronts sweep (configs/sweeps/fronts.ini): the caches
 allocators put before their heaps — a cache per thread (the TLAB, with and without its
 superblock cache), a heap per CPU without a cache, a cache per CPU (`cache = cpu`) — and the
 production allocators, against the thread count on many more threads than CPUs (`oversub`:
 threadtest with its threads held on `cpus` CPUs) and under migration (`migrate`). Per front:
 throughput, the bytes its caches hold when every thread has done its last round
-(extra.cache_bytes, threadtest's `held = 1`) and the p99 latency of malloc and free. The
-issue's target is checked from the intervals (verdicts.NOISE_RULE), never assumed."""
+(extra.cache_bytes, threadtest's `held = 1`) and the p99 latency of malloc and free. The CPU
+cache is set beside the thread cache by the ratios' intervals and the directions they decide
+(verdicts.NOISE_RULE); how far apart they should be is a development aim, judged nowhere here."""
 from .. import fmt as F, plotkit as K, verdicts as V
 
 WORKLOADS = ("oversub", "migrate")
-# Issue 37's target: at the most threads measured on oversub (64 on 2 CPUs), `cache = cpu`
-# holds at most this share of the thread cache's bytes ...
-CACHE_SHARE = 1.0 / 8
-# ... at a throughput no lower than this share of the thread cache's.
-SPEED_SHARE = 0.9
 PLOT = "fronts.png"
 
 
@@ -95,27 +91,26 @@ def _p99_cell(rr):
 
 
 def target_line(rows):
-    """Issue 37's target as one line: at the most oversub threads, cache = cpu's cache bytes
-    over the thread cache's at most CACHE_SHARE, and its throughput over the thread cache's
-    at least SPEED_SHARE, each decided by its interval."""
+    """The CPU cache against the thread cache at the most oversub threads, as one line: the
+    bytes the caches hold and the throughput, each ratio with its interval and the direction
+    it decides (less / more, faster / slower, or within noise)."""
     ov = [r for r in rows if r["workload_label"] == "oversub"]
     cpu, thread = the_fronts(ov)
     if not cpu or not thread:
-        return ("- target (issue 37): with 64 threads on 2 CPUs, memory held in caches with "
-                "`cache = cpu` at most 1/8 of `cache = thread`'s at throughput within 10%% — "
-                "not measured: this sweep has no %s" %
-                ("`cache = cpu` front" if not cpu else "thread-cache front of its strategy"))
+        return ("- `cache = cpu` against the thread cache on oversub: not measured: this sweep "
+                "has no %s" % ("`cache = cpu` front" if not cpu else
+                               "thread-cache front of its strategy"))
     t = max(r["threads"] for r in ov)
     cpus = V.median([r.get("params.cpus") for r in ov if r["threads"] == t])
     mem = {v: V.spread_where(ov, _cache, variant=v, threads=t) for v in (cpu, thread)}
     ops = {v: V.spread_where(ov, "throughput", variant=v, threads=t) for v in (cpu, thread)}
     qm, qt = V.ratio(mem[cpu], mem[thread]), V.ratio(ops[cpu], ops[thread])
-    hold = V.all_hold(V.check(qm, "<=", CACHE_SHARE), V.check(qt, ">=", SPEED_SHARE))
-    return ("- target (issue 37): at t=%d on %s CPUs, `%s` holds %s MiB in caches, `%s` %s "
-            "(%sx; at most %.3g), throughput %sx of `%s`'s (at least %.2g) — %s"
+    return ("- `cache = cpu` against the thread cache on oversub at t=%d on %s CPUs: `%s` holds "
+            "%s MiB in caches, `%s` %s (%sx: %s), throughput %sx of `%s`'s (%s)"
             % (t, "%g" % cpus if cpus else "?", cpu, F.pm(mem[cpu], F.mib), thread,
-               F.pm(mem[thread], F.mib), F.iv(qm, "%.3f"), CACHE_SHARE, F.iv(qt), thread,
-               SPEED_SHARE, F.mark(hold)))
+               F.pm(mem[thread], F.mib), F.iv(qm, "%.3f"),
+               V.decided(V.check(qm, "<", 1.0), "less", "more"), F.iv(qt), thread,
+               V.decided(V.check(qt, ">", 1.0), "faster", "slower")))
 
 
 def _versus(rows, base, w, t):
@@ -143,7 +138,7 @@ def fronts_section(rows, baseline=None):
     fr = front_rows(rows)
     if not any(r["workload_label"] == "oversub" for r in fr):
         return []
-    out = ["## Fronts: thread caches, CPU caches and CPU heaps (issue 37)", "",
+    out = ["## Fronts: thread caches, CPU caches and CPU heaps", "",
            "`oversub` is threadtest with all its threads held on the first `cpus` CPUs, so "
            "most threads wait for a CPU while their caches stay full; `migrate` moves every "
            "thread to the next CPU every `every` operations. Cells: medians over repetitions "

@@ -245,7 +245,8 @@ def history_section(rows, rounds, ncores):
     b = V.blowup(rows, rounds, v, ref)
     have = sorted({r["workload"] for r in V.ok(rows) if r["variant"] == v and
                    r["workload"] in BLOWUP})
-    out += ["- hoard202607 blowup: %s — %s; target O(1) on both blowup workloads — %s" % (
+    out += ["- hoard202607 blowup: %s — %s; Hoard's bound (the paper's, DESIGN.md's): O(1) on "
+            "both blowup workloads — %s" % (
         b["value"], b["evidence"], "not decided (%s not measured)" % ", ".join(
             w for w in BLOWUP if w not in have) if len(have) < len(BLOWUP) else
         ("undecided" if b["value"] == "undecided" else F.mark(b["value"] == "O(1)"))), ""]

@@ -1,8 +1,10 @@
-"""The report section of the Hoard 2026 sweep (configs/sweeps/hoard2026.ini, issue 12): the
+"""The report section of the Hoard 2026 sweep (configs/sweeps/hoard2026.ini): the
 paper's `hoard`, each 2026 element alone as a knob of it (TLAB, 8 global-heap shards, `cpu`
 heap selection), all of them (the `hoard2026` strategy) and the production allocators. An
-ablation table of time and memory, the blowup verdict, issue 12's targets checked from the
-numbers, and the directions of PR 88's own tables beside the directions measured here."""
+ablation table of time and memory, the blowup verdict against the design's O(1) bound,
+hoard2026 beside the best production allocator (ratios and the directions their intervals
+decide: a development aim is not judged here), and the directions of PR 88's own tables
+beside the directions measured here."""
 from .. import fmt as F, verdicts as V
 
 # (label in the shipped sweep, what it is, strategy, knobs text as runs.csv writes it)
@@ -12,7 +14,7 @@ ELEMENTS = (("hoard", "paper Hoard", "hoard", ""),
             ("hoard-cpu", "`cpu` heap selection alone", "hoard", "heap_select=cpu"),
             ("hoard2026", "all of them (`hoard2026`)", "hoard2026", ""))
 PRODUCTION = ("glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc", "snmalloc")
-SPEED = ("larson", "threadtest", "linux-scalability", "shbench")   # issue 12's speed targets
+SPEED = ("larson", "threadtest", "linux-scalability", "shbench")   # set beside production
 WORKLOADS = ("larson", "threadtest", "linux-scalability", "realloc-churn", "shbench")
 BLOWUP = ("blowup-prodcons", "blowup-roundrobin")
 BLOWUP_CHECKED = ("hoard2026", "hoard-shards")
@@ -130,7 +132,7 @@ def hoard2026_section(rows, rounds, ncores):
     var.update(prod)
     h26 = el.get("hoard2026")
     return (out + _time(rows, el, prod, var, ts) + _memory(rows, el, prod, var) +
-            _blowup(rows, rounds, el) + _targets(rows, h26, prod, tp) +
+            _blowup(rows, rounds, el) + _beside_production(rows, h26, prod, tp) +
             _against_pr88(rows, h26, prod, tp) + _pr88_low(rows, h26, prod, tp, ncores))
 
 
@@ -193,7 +195,8 @@ def _memory(rows, el, prod, var):
 
 
 def _blowup(rows, rounds, el):
-    """The blowup verdict of the elements that must keep it O(1)."""
+    """The blowup verdict of the elements that must keep it O(1): the Hoard paper's bound,
+    which DESIGN.md's table claims for hoard2026 too ("O(1), to be shown")."""
     out = ["### Blowup", ""]
     ref = V.reference_variant(rows, "serial")
     for label in BLOWUP_CHECKED:
@@ -205,7 +208,8 @@ def _blowup(rows, rounds, el):
         have = sorted({r["workload"] for r in V.ok(rows) if r["variant"] == v and
                        r["workload"] in BLOWUP})
         miss = [w for w in BLOWUP if w not in have]
-        out.append("- %s: blowup %s — %s%s; target O(1) on both blowup workloads — %s" % (
+        out.append("- %s: blowup %s — %s%s; the design claims O(1) (Hoard's bound, DESIGN.md) "
+                   "on both blowup workloads — %s" % (
             label, b["value"], b["evidence"], (" (%s)" % b["note"]) if b["note"] else "",
             "not decided (%s not measured)" % ", ".join(miss) if miss else
             ("undecided" if b["value"] == "undecided" else F.mark(b["value"] == "O(1)"))))
@@ -213,13 +217,14 @@ def _blowup(rows, rounds, el):
     return out
 
 
-def _targets(rows, h26, prod, tp):
-    """Issue 12's targets: hoard2026 at or above the best production allocator's speed, at
-    or below mimalloc's peak RSS."""
-    out = ["### Issue 12's targets, from the numbers", ""]
+def _beside_production(rows, h26, prod, tp):
+    """hoard2026 beside the best production allocator's speed and mimalloc's peak RSS: each
+    ratio with its interval and the direction it decides. No verdict of agreement: being as
+    fast as the best production allocator is a development aim, which no paper claims."""
+    out = ["### hoard2026 beside the production allocators", ""]
     rank = V.production_ranking(rows)
     if not h26:
-        out += ["- hoard2026: not among this sweep's allocators; no target can be checked.", ""]
+        out += ["- hoard2026: not among this sweep's allocators; nothing to set beside them.", ""]
     else:
         for wl in SPEED:
             for t in sorted({1, tp}):
@@ -232,9 +237,9 @@ def _targets(rows, h26, prod, tp):
                 bv = best[0][0]
                 bx = _sp(rows, bv, wl, t, _thr)
                 q = V.ratio(x, bx)
-                out.append("- %s at t=%d: hoard2026 %s ops/s, best production %s %s (%sx); "
-                           "target: at or above it — %s" % (wl, t, F.pm(x), bv, F.pm(bx),
-                                                            F.iv(q), F.mark(V.check(q, ">=", 1))))
+                out.append("- %s at t=%d: hoard2026 %s ops/s, best production %s %s (%sx) — "
+                           "%s" % (wl, t, F.pm(x), bv, F.pm(bx), F.iv(q),
+                                   V.decided(V.check(q, ">", 1), "faster", "slower")))
         mi = prod.get("mimalloc")
         for wl in WORKLOADS + BLOWUP:
             wts = [r["threads"] for r in V.ok(rows) if r["workload"] == wl]
@@ -247,10 +252,9 @@ def _targets(rows, h26, prod, tp):
                     wl, t, "hoard2026" if a is None else "mimalloc"))
                 continue
             q = V.ratio(a, m)
-            out.append("- %s at t=%d, peak RSS: hoard2026 %s MiB, mimalloc %s MiB (%sx); "
-                       "target: at or below mimalloc's — %s" % (
-                           wl, t, F.pm(a, F.mib), F.pm(m, F.mib), F.iv(q),
-                           F.mark(V.check(q, "<=", 1))))
+            out.append("- %s at t=%d, peak RSS: hoard2026 %s MiB, mimalloc %s MiB (%sx) — %s"
+                       % (wl, t, F.pm(a, F.mib), F.pm(m, F.mib), F.iv(q),
+                          V.decided(V.check(q, "<", 1), "less", "more")))
         out.append("")
     return out
 

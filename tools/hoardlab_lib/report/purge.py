@@ -1,4 +1,4 @@
-"""The report section of the purge sweep (configs/sweeps/purge.ini, issue 36): what each
+"""The report section of the purge sweep (configs/sweeps/purge.ini): what each
 allocator and purge policy keeps 1 s after a drain against the next burst's throughput. The
 phased workload with next_burst = 1 reads RSS, Private_Dirty, LazyFree and A at checkpoints
 after the drain (extra.after_drain_<t>_*) and times a second spike (extra.next_burst_ops_per_s).
@@ -11,7 +11,9 @@ from .series import PURGE_KNOBS, PURGE_SECTION, phases_of, purge_policy
 CHECKPOINTS = ("100ms", "1s", "5s")     # phased's default checkpoints, as its keys name them
 HELD_AT = "1s"                           # the memory the frontier and the claim weigh
 PLOT = "purge-pareto.png"
-TARGET_BURST = 0.9                       # issue 36: within 10% of purge = off's next burst
+# hoard2026's policies set beside the production allocators: those whose next burst is within
+# 10% of purge = off's (a choice of which policies are fast enough to compare, not a verdict)
+NEAR_OFF = 0.9
 SECTION = PURGE_SECTION
 
 
@@ -119,7 +121,7 @@ def purge_section(rows):
         return []
     t = max(r["threads"] for _, rr, _, _ in pts for r in rr)
     out = ["## %s" % SECTION, "",
-           "The phased workload with `next_burst = 1` (configs/sweeps/purge.ini, issue 36): "
+           "The phased workload with `next_burst = 1` (configs/sweeps/purge.ini): "
            "after the drain it reads RSS, Private_Dirty, LazyFree and A at 100 ms, 1 s and "
            "5 s (from when the last thread finished freeing its share), holds the drain "
            "until the last reading, then times a second spike, the next burst. Held: RSS less "
@@ -138,7 +140,7 @@ def purge_section(rows):
         rs.append(cells)
     out += [F.table(["allocator", "policy"] + ["held %s" % spoken(c) for c in CHECKPOINTS] +
                     ["next burst ops/s", "next / first spike", "next / purge = off"], rs), ""]
-    out += _pareto_text(pts) + _claim_text(claim_rows(pts)) + _targets_text(pts)
+    out += _pareto_text(pts) + _claim_text(claim_rows(pts)) + _beside_text(pts)
     return out
 
 
@@ -159,25 +161,28 @@ def _best(cands):
     return min(((held.med, v, held) for v, _, held, _ in cands), default=(None, None, None))[1:]
 
 
-def _targets_text(pts):
-    """Issue 36's targets, each with its rule, from the numbers of this sweep."""
-    out = ["### Issue 36's targets", ""]
+def _beside_text(pts):
+    """hoard2026's best policy beside the production allocator holding least (a ratio and the
+    direction its interval decides: a development aim, not judged), and hoard202607's
+    defaults against their own retain budget (the design of Hoard #116: a claim, judged)."""
+    out = ["### hoard2026 and hoard202607 beside the production allocators", ""]
     off = off_throughput(pts, "hoard2026")
     ok26 = [p for p in pts if p[1][0].get("strategy") == "hoard2026" and
-            decide(V.ratio(p[3], off), ">=", TARGET_BURST) is True]
+            decide(V.ratio(p[3], off), ">=", NEAR_OFF) is True]
     v26, h26 = _best(ok26)
     vp, hp = _best([p for p in pts if p[1][0].get("alloc_kind") == "production"])
     if v26 and vp:
         q = V.ratio(h26, hp)
         out.append("- `hoard2026`'s best policy whose next burst is within %d%% of `purge = "
                    "off` (ratio >= %.1f by its interval): `%s`, held %s %s; the production "
-                   "allocator holding least, `%s`: %s; ratio %s, at most 1: %s." % (
-                       round(100 * (1 - TARGET_BURST)), TARGET_BURST, v26, spoken(HELD_AT),
-                       F.iv(h26), vp, F.iv(hp), F.iv(q), F.mark(decide(q, "<=", 1.0))))
+                   "allocator holding least, `%s`: %s; ratio %s: %s." % (
+                       round(100 * (1 - NEAR_OFF)), NEAR_OFF, v26, spoken(HELD_AT),
+                       F.iv(h26), vp, F.iv(hp), F.iv(q),
+                       V.decided(decide(q, "<", 1.0), "holds less", "holds more")))
     elif off and vp:
         out.append("- `hoard2026` against the production allocators: %s: no policy's next "
                    "burst is within %d%% of `purge = off` by its interval (ratio >= %.1f)."
-                   % (V.WITHIN_NOISE, round(100 * (1 - TARGET_BURST)), TARGET_BURST))
+                   % (V.WITHIN_NOISE, round(100 * (1 - NEAR_OFF)), NEAR_OFF))
     else:
         out.append("- `hoard2026` against the production allocators: not measured (no "
                    "`purge = off` row of it, or no production allocator).")
@@ -188,7 +193,7 @@ def _targets_text(pts):
         beyond = V.spread_of([beyond_live(r) for r in rr])
         out.append("- `hoard202607` with its defaults (`%s`): RSS less LazyFree %s after the "
                    "drain beyond the bytes live then (the harness's own memory included), "
-                   "%s MiB, at most its retain budget of 64 MiB: %s." % (
+                   "%s MiB, at most its retain budget of 64 MiB (Hoard #116's design): %s." % (
                        v, spoken(HELD_AT), F.iv(beyond, F.mib),
                        F.mark(decide(beyond, "<=", 64 << 20))))
     else:

@@ -72,5 +72,12 @@ def taxonomy_section(rows, rounds, ncores, meta=None):
             "setting them aside left resting on a group of one run, says *%s*. A "
             "false-sharing verdict of a strategy whose heap follows the CPU (heap_select = "
             "cpu) in unpinned runs says it %s, and is never a mismatch."
-            % (V.BUSY_UNDECIDED, V.PLACEMENT_NOTE.split(":")[0]), ""]
+            % (V.BUSY_UNDECIDED, V.PLACEMENT_NOTE.split(":")[0]),
+            "- A *no* of fast? or scalable? names, after *counted where it fell*, the "
+            "workloads whose speed fell (by the medians: 1-thread throughput below %.2f of "
+            "serial's; a gain below %.2f at T) and what their runs' records counted there: "
+            "lock acquisitions and contended acquisitions per operation, remote frees per "
+            "operation (medians over the runs), and the census's false-sharing lines (its "
+            "census runs of that workload); *none counted* where the records hold no "
+            "statistics." % (V.FAST_MIN_RATIO, V.SCALE_YES_GAIN), ""]
     return out, tax

@@ -194,6 +194,19 @@ def check(s, op, threshold):
     return above if op in (">", ">=") else not above
 
 
+def check_claim(s, op, claim):
+    """check() of a claimed effect: a ratio that a paper or the design says is at least (or
+    at most) `claim`, beyond 1 on the side claimed. Also None (within noise) where the
+    interval contains 1: a measurement that cannot tell its ratio from 1 has shown no effect
+    either way, and calling the claim contradicted by it would read the noise (a busy
+    machine's, most often) as evidence against it."""
+    held = check(s, op, claim)
+    beyond = claim > 1 if op in (">", ">=") else claim < 1
+    if held is False and beyond and check(s, ">", 1.0) is None:
+        return None
+    return held
+
+
 def check_between(s, low, high):
     """Is the value within [low, high]? True when the whole interval is inside, False when
     it lies wholly outside, None (within noise) when it reaches either bound."""

@@ -243,6 +243,64 @@ def blowup(rows, rounds, variant, reference):
     return verdict("O(P)" if pg >= need else "O(1)", "; ".join(ev))
 
 
+# What the records count that explains a workload's lost speed, per operation: (column, the
+# words). Each is a cause the paper names: a lock taken (and waited for), a block freed to
+# another thread's heap; with the census's cache lines that two threads' blocks share.
+COUNTED = (("hoardlab.lock_acquisitions", "lock acquisitions/op"),
+           ("hoardlab.lock_contended", "contended/op"),
+           ("hoardlab.remote_frees", "remote frees/op"))
+
+
+def fell(rows, variant, key, ref, ncores):
+    """[(workload_label, threads)] where the speed behind a "no" fell: for fast?, the
+    workloads whose 1-thread ratio to the reference is below FAST_MIN_RATIO; for scalable?,
+    those whose gain at T is below SCALE_YES_GAIN. By the medians: this names where to look,
+    the verdict itself was decided by the intervals."""
+    if key == "fast":
+        tab = throughput_spreads(rows)
+        qs = {wl: ratio(x, tab.get((ref, wl, 1))) for (v, wl, t), x in tab.items()
+              if v == variant and t == 1 and not wl.startswith(TIMING_WORKLOADS_EXCLUDED)}
+        return sorted((wl, 1) for wl, q in qs.items() if q and q.med < FAST_MIN_RATIO)
+    sp = speedup_spreads(rows, variant, SCALE_WORKLOADS, ncores=ncores)
+    return sorted((wl, t) for wl, (x, t) in sp.items()
+                  if min(t, ncores) >= 2 and gain(x.med, min(t, ncores)) < SCALE_YES_GAIN)
+
+
+def counted_text(rows, variant, wl, t):
+    """What the records of variant's runs of workload label wl at t threads counted, per
+    operation (medians over the runs), and the census's falsely-shared lines (its census runs
+    of the same workload, at >= 2 threads); "none counted" where the records hold no
+    statistics (a production allocator, or a build without them)."""
+    runs = [r for r in ok(rows) if r["variant"] == variant and r["workload_label"] == wl and
+            r["threads"] == t and not is_census(r)]
+    parts = []
+    for col, words in COUNTED:
+        xs = [r[col] / r["ops"] for r in runs
+              if isinstance(r.get(col), (int, float)) and r.get("ops")]
+        if xs:
+            parts.append("%.3g %s" % (median(xs), words))
+    name = next((r["workload"] for r in runs), wl)
+    lines = [r.get("hoardlab.census_false_lines") for r in ok(rows)
+             if r["variant"] == variant and is_census(r) and r["workload"] == name and
+             (r.get("threads") or 0) >= 2 and r.get("hoardlab.census_false_lines") is not None]
+    if lines:
+        parts.append("census %d false-sharing lines" % max(lines))
+    return "%s at t=%d: %s" % (wl, t, ", ".join(parts) or "none counted (no statistics in "
+                                                            "its records)")
+
+
+def with_counts(entry, rows, ref, ncores):
+    """A "no" of fast? or scalable? carries what the records counted where the speed fell
+    (counted_text): the number alone says that it fell, the counts say what was in the way."""
+    for k in ("fast", "scalable"):
+        if entry[k]["value"] != "no":
+            continue
+        where = fell(rows, entry["variant"], k, ref, ncores)
+        if where:
+            entry[k]["evidence"] += "; counted where it fell: " + "; ".join(
+                counted_text(rows, entry["variant"], wl, t) for wl, t in where)
+
+
 BUSY_UNDECIDED = "undecided (machine busy)"
 TIMING_KEYS = ("fast", "scalable", "false_sharing")
 PLACEMENT_NOTE = "depends on thread placement: heap_select = cpu and the runs were not pinned"
@@ -339,6 +397,7 @@ def taxonomy(rows, rounds, ncores, strategies=None, placement=()):
                  "claim": paper.claim(strat)}
         if len(quiet) < len(rows):
             quiet_timing(entry, rows, quiet, ref, ncores)
+        with_counts(entry, quiet if len(quiet) < len(rows) else rows, ref, ncores)
         if placement_dependent(rows, v, placement) and \
                 not undecided(entry["false_sharing"]["value"]):
             fs = entry["false_sharing"]
