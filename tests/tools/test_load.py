@@ -88,9 +88,12 @@ def test_a_sweep_beside_a_busy_process(tmp_path, hog):
     assert sorted(r["index"] for r in rows if r["index"] < 8) == list(range(8))
     extra = [r for r in rows if r["index"] >= 8]
     assert len(extra) == ld["extra_runs"] == meta["runs_extra"]
-    if ld["still_undecided"] or extra:
-        assert extra and all(r["repetition"] >= 2 for r in extra)
     report = (out / "report.md").read_text()
+    if ld["extra_stopped"]:             # the hog never paused: no repetition could decide
+        assert "the machine was busy throughout" in report
+        assert ld["quiet_looks"] == 0 or ld["extra_stopped"]["during"] != "the sweep"
+    elif ld["still_undecided"] or extra:
+        assert extra and all(r["repetition"] >= 2 for r in extra)
     assert "**busy machine**" in report and "hoard on threadtest" in report
     assert "other load: before each run" in report
 
@@ -188,3 +191,104 @@ def test_waiting_never_takes_longer_than_the_runs(hog):
     w.ran_s, w.busy_streak_s = 10.0, 0
     w.before()
     assert w.limit == 0.3               # the runs took long enough: it may wait again
+
+
+# --- beside a load that never pauses (synthetic load histories: no real load) -------------
+
+POLICY = load.Policy(0.5, 5.0, 0.1, 60.0)
+
+
+def waiter_that_saw(*cpus):
+    w = load.Waiter(POLICY)
+    for x in cpus:
+        w.saw(x)
+    return w
+
+
+def test_busy_throughout_is_every_look_busy_since_the_mark():
+    assert execute.busy_throughout(waiter_that_saw(), (0, 0, "the sweep")) is None
+    busy = waiter_that_saw(1.1, 0.9, 1.3, 1.0)
+    assert busy.never_quiet()
+    assert execute.busy_throughout(busy, (0, 0, "the sweep")) == {"looks": 4,
+                                                                   "during": "the sweep"}
+    once = waiter_that_saw(1.1, 0.2, 1.3, None)       # one quiet look; None is no look
+    assert not once.never_quiet() and (once.looks, once.quiet_looks) == (3, 1)
+    assert execute.busy_throughout(once, (0, 0, "the sweep")) is None
+    # quiet at first, then busy for a whole round of added runs: stops after it
+    for x in (1.2, 0.8, 1.4):
+        once.saw(x)
+    assert execute.busy_throughout(once, (3, 1, "the last round")) == {
+        "looks": 3, "during": "the last round"}
+
+
+class FakeProgress:
+    total = 0
+
+    def plan(self, runs):
+        pass
+
+
+def busy_execution(readings, monkeypatch):
+    """An Execution after its planned runs, every one disturbed (load.busy), whose watcher
+    saw `readings`; hoard's fast? is decided by all runs but not by the (no) quiet ones."""
+    rows = rows_of([("serial", "threadtest", 1, [100, 101, 99]),
+                    ("hoard", "threadtest", 1, [70, 71, 72])])
+    for r in rows:
+        r.update({"load.busy": 1, "elapsed_s": 2.0})
+    ex = execute.Execution("t", "b", "h", POLICY, None, FakeProgress())
+    ex.rows, ex.done = rows, len(rows)
+    for x in readings:
+        ex.waiter.saw(x)
+    ran = []
+
+    def run_queue(batch, deadline=None):
+        ran.extend(batch)
+        return False                    # as if the budget ran out after one round
+    monkeypatch.setattr(ex, "run_queue", run_queue)
+    runs = [dict(r, knobs={}, seed=r["repetition"]) for r in rows]
+    return ex, runs, ran
+
+
+def test_no_repetitions_beside_a_load_that_never_paused(monkeypatch):
+    ex, runs, ran = busy_execution([1.2] * 40, monkeypatch)
+    assert execute.undecided_groups(ex.rows, [], 2)       # there is something to decide
+    ex.repeat_undecided(runs, 2)
+    assert ran == [] and ex.stopped == {"looks": 40, "during": "the sweep"}
+    ld = ex.summary()
+    assert ld["extra_stopped"] == ex.stopped and ld["extra_runs"] == 0
+    assert ld["still_undecided"] == ["hoard fast undecided (machine busy)"]
+    assert (ld["looks"], ld["quiet_looks"]) == (40, 0)
+    from hoardlab_lib.report import header
+    text = "\n".join(header.load_lines({"load": ld}, ex.rows))
+    assert "- **no repetitions added**: the machine was busy throughout the sweep: 40 looks, " \
+        "none quiet; more repetitions could not decide these verdicts: hoard fast undecided " \
+        "(machine busy)" in text
+    assert "still within noise" not in text
+    # one quiet moment in the history: the repetitions are added
+    ex, runs, ran = busy_execution([1.2] * 39 + [0.1], monkeypatch)
+    ex.repeat_undecided(runs, 2)
+    assert ran and ex.stopped is None
+
+
+def test_the_estimate_of_time_left_counts_what_may_be_added(monkeypatch):
+    import io
+    prog = execute.Progress(10, stream=io.StringIO(), quiet=True)
+    ex = execute.Execution("t", "b", "h", POLICY, None, prog)
+    assert prog.pending == ex.may_add_s
+    prog.all, prog.by_wl, prog.remaining = [2.0] * 4, {"w": [2.0] * 4}, {"w": 6}
+    ex.done, ex.waiter.ran_s, ex.redo_left = 4, 8.0, 3
+    ex.rows = [{"load.busy": 1, "record": 0, "elapsed_s": 2.0}]
+    ex.waiter.saw(0.1)                               # a quiet look: repetitions may come
+    # 6 runs queued (12 s) + 3 redos (6 s) + the budget: 60 s + the 2 s disturbed
+    assert prog.left() == 12 + 6 + 60 + 2
+    # beside a load that has not paused: no redo (given up), no repetitions to come
+    ex2 = execute.Execution("t", "b", "h", POLICY, None, prog)
+    ex2.done, ex2.waiter.ran_s, ex2.redo_left = 4, 8.0, 3
+    ex2.waiter.saw(1.3)
+    ex2.waiter.busy_streak_s = load.GIVE_UP_AFTER * POLICY.quiet_wait
+    assert prog.left() == 12
+    # while adding: the deadline bounds it (nothing starts after it)
+    ex2.deadline = execute.time.monotonic() + 100
+    assert 99 < prog.left() <= 100
+    ex2.deadline = execute.time.monotonic() - 1
+    assert prog.left() == 12

@@ -3,7 +3,9 @@ waited out (load.py): before each run the sweep waits, bounded, for other proces
 quieten; a run they disturbed anyway (their CPU use during it above the threshold) is redone
 later in the order, within a budget; after the planned runs, the groups whose taxonomy
 verdict stayed *within noise* get more repetitions, interleaved, until it is decided or the
-time budget is spent. What happened is returned for meta.json's `load`."""
+time budget is spent -- unless other processes kept the CPUs busy at every look (no quiet
+run was made, and none would be), which no repetition can outwait. What happened is
+returned for meta.json's `load`."""
 import json
 import math
 import random
@@ -13,6 +15,19 @@ from . import load, runner, tidy, verdicts as V
 
 MAX_EXTRA_REPS = 10         # repetitions one group may gain (besides the time budget)
 TIMING_VERDICTS = ("fast", "scalable", "false_sharing")
+
+
+class Progress(runner.Progress):
+    """runner.Progress whose estimate of the time left also counts what may still be added
+    (`pending`, set by Execution: Execution.may_add_s), so that it is an upper bound rather
+    than a figure that stays put while added runs keep coming."""
+    pending = None
+
+    def left(self):
+        base = super().left()
+        if base is None or self.pending is None:
+            return base
+        return base + self.pending(base)
 
 
 class Execution:
@@ -30,6 +45,31 @@ class Execution:
         self.redo_left = 0
         self.lost_s = 0.0       # time of the disturbed runs kept (repeat_undecided)
         self.last = None        # others' CPUs during the run before
+        self.deadline = None    # when adding repetitions stops (repeat_undecided), monotonic
+        self.stopped = None     # why repetitions were not added (busy_throughout)
+        prog.pending = self.may_add_s
+
+    def may_add_s(self, planned_left):
+        """Seconds beyond the `planned_left` of the runs already queued that this execution
+        may still add: before the added repetitions, the disturbed runs the redo budget may
+        redo (at the mean run's length) and the repetitions' own budget (policy.extra_time
+        plus the disturbed runs' time so far); while adding them, what is left until their
+        deadline (nothing starts after it). Beside a load that has not paused once, the
+        repetitions will not be added (busy_throughout), and are not counted: should the
+        load pause, the estimate grows by their budget then."""
+        if self.deadline is not None:
+            return max(0.0, self.deadline - time.monotonic() - planned_left)
+        mean = self.waiter.ran_s / self.done if self.done else 0.0
+        redo = 0.0 if self.waiter.persistent() else self.redo_left * mean
+        extra = 0.0
+        if self.policy.extra_time > 0 and not self.waiter.never_quiet():
+            extra = self.policy.extra_time + self.disturbed_s()
+        return redo + extra
+
+    def disturbed_s(self):
+        """Seconds of the disturbed runs kept (not redone): what the verdicts set aside."""
+        return sum(r.get("elapsed_s") or 0 for r in self.rows
+                   if r.get("load.busy") and r.get("record") == 0)
 
     def run_one(self, run):
         """Wait for a quiet moment, run, and return the result with its `load`."""
@@ -37,7 +77,7 @@ class Execution:
         probe = load.Probe()
         res = runner.run_one(run, self.bdir, self.hlbench)
         res["load"] = dict(before, **load.during(probe, self.policy))
-        self.last = res["load"]["during_cpus"]
+        self.last = self.waiter.saw(res["load"]["during_cpus"])
         self.waiter.ran_s += res["elapsed_s"]
         return res
 
@@ -88,19 +128,27 @@ class Execution:
         round at a time (each round: one more run of each such group, shuffled), until none
         is left or the budget is spent: policy.extra_time seconds, plus the time of the runs
         a busy machine disturbed and that were not redone (set aside by the verdicts, their
-        time bought nothing)."""
+        time bought nothing). Not one round is added while the load watcher has seen no
+        quiet moment since the sweep began, nor another once a whole round ran without one
+        (busy_throughout)."""
         if self.policy.extra_time <= 0:
             return
-        self.lost_s = sum(r.get("elapsed_s") or 0 for r in self.rows
-                          if r.get("load.busy") and r.get("record") == 0)
+        self.lost_s = self.disturbed_s()
         deadline = time.monotonic() + self.policy.extra_time + self.lost_s
         next_index = max(r["index"] for r in runs) + 1
         added = {}
+        since = (0, 0, "the sweep")
         while True:
             groups = undecided_groups(self.rows, self.rounds, ncores)
             todo = [g for g in groups if added.get(g, 0) < MAX_EXTRA_REPS]
             if not todo or time.monotonic() >= deadline:
                 break
+            self.stopped = busy_throughout(self.waiter, since)
+            if self.stopped:
+                break
+            since = (self.waiter.looks, self.waiter.quiet_looks,
+                     "the last round of added runs")
+            self.deadline = deadline
             batch = []
             for g in todo:
                 batch.append(more_of(runs, self.rows, g, next_index))
@@ -135,7 +183,21 @@ class Execution:
             "extra": ["%s %s t=%d: +%d (%s)" % (g + (n, self.why.get(g, "?")))
                       for g, n in sorted(self.extra.items())],
             "still_undecided": sorted({w for w in self.undecided.values()}),
+            "looks": self.waiter.looks, "quiet_looks": self.waiter.quiet_looks,
+            "extra_stopped": self.stopped,
         }
+
+
+def busy_throughout(waiter, since):
+    """{'looks', 'during'} when every reading of others' load the waiter made since `since`
+    (looks, quiet looks, what that span was) saw the CPUs busy: then no run in it was quiet,
+    and a verdict that waits for quiet runs (busy runs are set aside) cannot be decided by
+    adding more while the load lasts. None when a quiet moment was seen, or nothing looked."""
+    looks, quiet, during = since
+    n = waiter.looks - looks
+    if n <= 0 or waiter.quiet_looks > quiet:
+        return None
+    return {"looks": n, "during": during}
 
 
 def verdict_terms(rows, v, key, ref, ncores):

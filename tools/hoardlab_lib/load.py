@@ -92,6 +92,21 @@ class Waiter:
         self.runs_waited = 0
         self.ran_s = 0.0        # the runs' own time so far (Execution adds it)
         self.limit = None       # the longest the last run could have waited, s
+        self.looks, self.quiet_looks = 0, 0     # every reading of others' load, and quiet ones
+
+    def saw(self, cpus):
+        """Count one reading of others' load (a look before a run, or a run's own reading);
+        returns cpus."""
+        if cpus is not None:
+            self.looks += 1
+            self.quiet_looks += cpus <= self.policy.busy_cpus
+        return cpus
+
+    def never_quiet(self):
+        """Whether other processes kept the CPUs busy throughout: every reading so far saw
+        them above the threshold. Then no quiet run has been made, none will be while it
+        lasts, and a verdict waiting for quiet runs cannot be decided by more of them."""
+        return self.looks > 0 and self.quiet_looks == 0
 
     def persistent(self):
         """Whether the load is taken as one that does not stop."""
@@ -105,7 +120,7 @@ class Waiter:
             self.busy_streak_s = 0.0
             return {"before_cpus": last, "waited_s": 0.0}
         t0 = time.monotonic()
-        cpus = look(WINDOW_S, self.sleep)
+        cpus = self.saw(look(WINDOW_S, self.sleep))
         # waiting never takes longer than the runs themselves (plus one wait): a sweep beside
         # a load that comes and goes lasts at most about twice as long as on an idle machine
         allowance = self.ran_s + self.policy.quiet_wait - self.waited_s
@@ -113,7 +128,7 @@ class Waiter:
         self.limit = limit
         while cpus is not None and cpus > self.policy.busy_cpus and \
                 time.monotonic() - t0 < limit:
-            cpus = look(WAIT_STEP_S, self.sleep)
+            cpus = self.saw(look(WAIT_STEP_S, self.sleep))
         waited = time.monotonic() - t0
         quiet = cpus is None or cpus <= self.policy.busy_cpus
         if quiet:

@@ -8,7 +8,7 @@ import shutil
 import time
 
 from . import calibrate, check, common, cost as costmod, execute, fmt, meta as metamod, nodes
-from . import programs, report, runner, sweep as sweepmod, tidy
+from . import programs, report, sweep as sweepmod, tidy
 from .build import MEASURED_TARGETS, build_state, incremental_build
 from .common import REPO, ToolError, log, require
 
@@ -82,7 +82,7 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
     with open(os.path.join(outdir, os.path.basename(path)), "w") as f:
         f.write(sw.text)
     log("sweep %s: %d runs, shuffle seed %d -> %s" % (sw.name, len(runs), seed, outdir))
-    prog = runner.Progress(len(order), quiet=quiet)
+    prog = execute.Progress(len(order), quiet=quiet)
     prog.plan(order)
     t0 = time.time()
     try:

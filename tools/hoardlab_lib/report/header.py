@@ -101,7 +101,15 @@ def load_lines(meta, rows):
                    "longer waited" % ld["gave_up_waiting_at"] if ld.get("gave_up_waiting_at")
                    is not None else "", V.median(during) or 0.0))
     out += busy_lines(meta, rows)
-    if ld.get("extra_runs") or ld.get("still_undecided"):
+    stop = ld.get("extra_stopped")
+    if stop:
+        # the load never paused: every added run would have been set aside as busy too
+        out.append("- **%srepetitions added**: the machine was busy throughout %s: %d "
+                   "looks, none quiet; more repetitions could not decide these verdicts: %s" % (
+                       "no more " if ld.get("extra_runs") else "no ", stop.get("during"),
+                       stop.get("looks", 0),
+                       "; ".join(ld.get("still_undecided") or []) or "none"))
+    if ld.get("extra_runs") or (ld.get("still_undecided") and not stop):
         lost = ld.get("extra_lost_s")
         out.append("- **repetitions added**: %d runs (budget %g s%s) for groups whose timing "
                    "verdict was within noise: %s%s" % (
