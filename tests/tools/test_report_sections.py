@@ -162,12 +162,20 @@ def hoard2026_rows(with_2026=True):
 def test_hoard2026_section_ablation_targets_and_blowup():
     rows, rounds = hoard2026_rows()
     text = "\n".join(H.hoard2026_section(rows, rounds, 2))
+    # measured once, a ratio has no interval: no direction is claimed from it
+    once = next(ln for ln in text.splitlines() if ln.startswith("- larson at t=1: hoard2026"))
+    assert once.endswith("— one run, no interval"), once
     lines = text.splitlines()
     assert "## Hoard 2026 (PR 88) ablation" in text
     assert "| larson | 1 | 100 ±? | 1.10 ±? | 1.10 ±? | 1.10 ±? | 1.30 ±? | 1.00 ±? | " \
         "1.20 ±? |" in text
     assert "| larson | 2 | 100 ±? | 1.10 ±? | 1.10 ±? | 1.10 ±? | 0.90 ±? | 1.00 ±? | " \
         "1.20 ±? |" in text
+    # a second repetition within 1% of the first: the ratios' intervals decide below
+    rows = rows + [dict(r, index=10 ** 6 + i, repetition=1, throughput=r["throughput"] * 1.01)
+                   for i, r in enumerate(rows) if r.get("throughput") is not None]
+    text = "\n".join(H.hoard2026_section(rows, rounds, 2))
+    lines = text.splitlines()
     # beside the best production allocator (mimalloc, 120): faster at t=1, slower at t=2 --
     # directions, never a development target's verdict
     t1 = next(ln for ln in lines if ln.startswith("- larson at t=1: hoard2026"))

@@ -1,6 +1,6 @@
 """The report's notation, shared by every section and command that prints a table: numbers
 with SI suffixes (si), MiB (mib), a measured median with its spread (pm), a check's interval
-(iv) and word (mark), Markdown tables, and the cores a sweep's numbers were measured on."""
+(iv) and word (mark), a ratio's direction (direction), Markdown tables, and the cores a sweep's numbers were measured on."""
 from . import verdicts as V
 
 
@@ -61,6 +61,17 @@ def mark(agree):
     if agree is None:
         return V.WITHIN_NOISE
     return "agrees" if agree else "**MISMATCH**"
+
+
+def direction(q, above, below):
+    """The direction a ratio's interval decides: `above` (wholly above 1), `below` (wholly
+    below), else within noise; a ratio of groups measured once (no interval: ±?) decides
+    nothing, since a single run's difference may be all noise. '–' without a ratio."""
+    if q is None:
+        return "–"
+    if q.n < 2:
+        return "one run, no interval"
+    return V.decided(V.check(q, ">", 1.0), above, below)
 
 
 def cores_of(meta, rows):

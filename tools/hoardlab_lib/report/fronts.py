@@ -109,8 +109,8 @@ def target_line(rows):
             "%s MiB in caches, `%s` %s (%sx: %s), throughput %sx of `%s`'s (%s)"
             % (t, "%g" % cpus if cpus else "?", cpu, F.pm(mem[cpu], F.mib), thread,
                F.pm(mem[thread], F.mib), F.iv(qm, "%.3f"),
-               V.decided(V.check(qm, "<", 1.0), "less", "more"), F.iv(qt), thread,
-               V.decided(V.check(qt, ">", 1.0), "faster", "slower")))
+               F.direction(qm, "more", "less"), F.iv(qt), thread,
+               F.direction(qt, "faster", "slower")))
 
 
 def _versus(rows, base, w, t):
@@ -129,7 +129,7 @@ def _versus(rows, base, w, t):
         qm = V.ratio(m, bm)
         if qm:
             line += "; cache bytes %sx (%s)" % (
-                F.iv(qm), V.decided(V.check(qm, "<", 1.0), "less", "more"))
+                F.iv(qm), F.direction(qm, "more", "less"))
         out.append(line)
     return out
 

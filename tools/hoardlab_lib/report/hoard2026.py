@@ -239,7 +239,7 @@ def _beside_production(rows, h26, prod, tp):
                 q = V.ratio(x, bx)
                 out.append("- %s at t=%d: hoard2026 %s ops/s, best production %s %s (%sx) — "
                            "%s" % (wl, t, F.pm(x), bv, F.pm(bx), F.iv(q),
-                                   V.decided(V.check(q, ">", 1), "faster", "slower")))
+                                   F.direction(q, "faster", "slower")))
         mi = prod.get("mimalloc")
         for wl in WORKLOADS + BLOWUP:
             wts = [r["threads"] for r in V.ok(rows) if r["workload"] == wl]
@@ -254,7 +254,7 @@ def _beside_production(rows, h26, prod, tp):
             q = V.ratio(a, m)
             out.append("- %s at t=%d, peak RSS: hoard2026 %s MiB, mimalloc %s MiB (%sx) — %s"
                        % (wl, t, F.pm(a, F.mib), F.pm(m, F.mib), F.iv(q),
-                          V.decided(V.check(q, "<", 1), "less", "more")))
+                          F.direction(q, "more", "less")))
         out.append("")
     return out
 

@@ -134,11 +134,11 @@ def _targets(okr, keyed, best, t, tm=None):
             q = V.ratio(fast[v], mi3)
             out.append("- xfree at t=%d: %s's best fast value `%s` %s frees/s, mimalloc3 %s "
                        "(%sx) — %s" % (t, s, v, F.pm(fast[v]), F.pm(mi3), F.iv(q),
-                                       V.decided(V.check(q, ">", 1), "faster", "slower")))
+                                       F.direction(q, "faster", "slower")))
         if mine.get("lock"):
             q = V.ratio(fast[v], mine["lock"])
             out.append("- xfree at t=%d: %s `%s` is %sx `lock` — %s" % (
-                t, s, v, F.iv(q), V.decided(V.check(q, ">", 1), "faster", "slower")))
+                t, s, v, F.iv(q), F.direction(q, "faster", "slower")))
         for w in BLOWUP:
             a = {vv: V.spread_of([_mem(r) for r in keyed if _row(r) == s and
                                   str(r["knob.remote_free"]) == vv and r["workload"] == w and
@@ -147,5 +147,5 @@ def _targets(okr, keyed, best, t, tm=None):
                 q = V.ratio(a[v], a["lock"])
                 out.append("- %s at t=%d: %s `%s` holds %s, `lock` %s (%sx) — %s" % (
                     w, tm, s, v, F.pm(a[v], F.mib), F.pm(a["lock"], F.mib), F.iv(q),
-                    V.decided(V.check(q, "<", 1), "less", "more")))
+                    F.direction(q, "more", "less")))
     return out + [""] if out else []
