@@ -205,20 +205,20 @@ def waiter_that_saw(*cpus):
     return w
 
 
-def test_busy_throughout_is_every_look_busy_since_the_mark():
-    assert execute.busy_throughout(waiter_that_saw(), (0, 0, "the sweep")) is None
+def test_busy_throughout_is_every_look_busy_and_a_busy_round_every_run():
+    assert execute.busy_throughout(waiter_that_saw()) is None
     busy = waiter_that_saw(1.1, 0.9, 1.3, 1.0)
     assert busy.never_quiet()
-    assert execute.busy_throughout(busy, (0, 0, "the sweep")) == {"looks": 4,
-                                                                   "during": "the sweep"}
+    assert execute.busy_throughout(busy) == {"looks": 4, "during": "the sweep"}
     once = waiter_that_saw(1.1, 0.2, 1.3, None)       # one quiet look; None is no look
     assert not once.never_quiet() and (once.looks, once.quiet_looks) == (3, 1)
-    assert execute.busy_throughout(once, (0, 0, "the sweep")) is None
-    # quiet at first, then busy for a whole round of added runs: stops after it
-    for x in (1.2, 0.8, 1.4):
-        once.saw(x)
-    assert execute.busy_throughout(once, (3, 1, "the last round")) == {
-        "looks": 3, "during": "the last round"}
+    assert execute.busy_throughout(once) is None
+    # a round of added runs (indices 5, 6, 7): every one disturbed, or one quiet
+    rows = [{"index": i, "record": 0, "load.busy": int(i != 2)} for i in range(8)]
+    assert execute.busy_round(rows, {5, 6, 7}) == {"runs": 3,
+                                                   "during": "the last round of added runs"}
+    assert execute.busy_round(rows, {1, 2, 3}) is None
+    assert execute.busy_round(rows, {9}) is None            # none done: nothing to go by
 
 
 class FakeProgress:
@@ -264,10 +264,30 @@ def test_no_repetitions_beside_a_load_that_never_paused(monkeypatch):
         "none quiet; more repetitions could not decide these verdicts: hoard fast undecided " \
         "(machine busy)" in text
     assert "still within noise" not in text
-    # one quiet moment in the history: the repetitions are added
+    # one quiet moment in the history: a round of repetitions is added
     ex, runs, ran = busy_execution([1.2] * 39 + [0.1], monkeypatch)
     ex.repeat_undecided(runs, 2)
     assert ran and ex.stopped is None
+
+
+def test_no_more_rounds_once_a_round_was_all_disturbed(monkeypatch):
+    """The load paused once (so a round is added), then every added run was disturbed: set
+    aside by the verdicts, the round bought nothing, and no second round follows."""
+    ex, runs, ran = busy_execution([1.2] * 39 + [0.1], monkeypatch)
+
+    def run_queue(batch, deadline=None):        # the round's runs, all of them busy
+        ran.extend(batch)
+        ex.rows += [dict(r, record=0, **{"load.busy": 1}) for r in batch]
+        return True
+    monkeypatch.setattr(ex, "run_queue", run_queue)
+    ex.repeat_undecided(runs, 2)
+    assert len(ran) == len({(r["variant"], r["workload_label"]) for r in ran}) > 0
+    assert ex.stopped == {"runs": len(ran), "during": "the last round of added runs"}
+    from hoardlab_lib.report import header
+    text = "\n".join(header.load_lines({"load": ex.summary()}, ex.rows))
+    assert "- **no more repetitions added**: the machine was busy throughout the last round " \
+        "of added runs: %d runs, none quiet; more repetitions could not decide" % len(ran) \
+        in text
 
 
 def test_the_estimate_of_time_left_counts_what_may_be_added(monkeypatch):

@@ -46,7 +46,7 @@ class Execution:
         self.lost_s = 0.0       # time of the disturbed runs kept (repeat_undecided)
         self.last = None        # others' CPUs during the run before
         self.deadline = None    # when adding repetitions stops (repeat_undecided), monotonic
-        self.stopped = None     # why repetitions were not added (busy_throughout)
+        self.stopped = None     # why repetitions stopped (busy_throughout, busy_round)
         prog.pending = self.may_add_s
 
     def may_add_s(self, planned_left):
@@ -129,25 +129,25 @@ class Execution:
         is left or the budget is spent: policy.extra_time seconds, plus the time of the runs
         a busy machine disturbed and that were not redone (set aside by the verdicts, their
         time bought nothing). Not one round is added while the load watcher has seen no
-        quiet moment since the sweep began, nor another once a whole round ran without one
-        (busy_throughout)."""
+        quiet moment since the sweep began (busy_throughout), nor another once every run of
+        a round was disturbed (busy_round): the verdicts set such runs aside, so more of them
+        cannot decide anything while the load lasts."""
         if self.policy.extra_time <= 0:
             return
         self.lost_s = self.disturbed_s()
         deadline = time.monotonic() + self.policy.extra_time + self.lost_s
         next_index = max(r["index"] for r in runs) + 1
         added = {}
-        since = (0, 0, "the sweep")
+        last = None             # the indices of the last round's runs
         while True:
             groups = undecided_groups(self.rows, self.rounds, ncores)
             todo = [g for g in groups if added.get(g, 0) < MAX_EXTRA_REPS]
             if not todo or time.monotonic() >= deadline:
                 break
-            self.stopped = busy_throughout(self.waiter, since)
+            self.stopped = busy_throughout(self.waiter) if last is None else \
+                busy_round(self.rows, last)
             if self.stopped:
                 break
-            since = (self.waiter.looks, self.waiter.quiet_looks,
-                     "the last round of added runs")
             self.deadline = deadline
             batch = []
             for g in todo:
@@ -156,6 +156,7 @@ class Execution:
                 added[g] = added.get(g, 0) + 1
                 self.why.setdefault(g, groups[g])
             self.rng.shuffle(batch)
+            last = {r["index"] for r in batch}
             self.prog.total += len(batch)
             self.prog.plan(batch)
             if not self.run_queue(batch, deadline):
@@ -188,16 +189,24 @@ class Execution:
         }
 
 
-def busy_throughout(waiter, since):
-    """{'looks', 'during'} when every reading of others' load the waiter made since `since`
-    (looks, quiet looks, what that span was) saw the CPUs busy: then no run in it was quiet,
-    and a verdict that waits for quiet runs (busy runs are set aside) cannot be decided by
-    adding more while the load lasts. None when a quiet moment was seen, or nothing looked."""
-    looks, quiet, during = since
-    n = waiter.looks - looks
-    if n <= 0 or waiter.quiet_looks > quiet:
+def busy_throughout(waiter):
+    """{'looks', 'during'} when every reading of others' load the waiter made since the sweep
+    began saw the CPUs busy: then no run was quiet, and a verdict that waits for quiet runs
+    (busy runs are set aside) cannot be decided by adding more while the load lasts. None
+    when a quiet moment was seen, or nothing was looked at."""
+    if not waiter.never_quiet():
         return None
-    return {"looks": n, "during": during}
+    return {"looks": waiter.looks, "during": "the sweep"}
+
+
+def busy_round(rows, indices):
+    """{'runs', 'during'} when every run of the last round of added runs (`indices`) that was
+    done was disturbed (load.busy): set aside by the verdicts, the round bought nothing, and
+    the next would buy as little while the load lasts. None otherwise."""
+    done = [r for r in rows if r["index"] in indices and r.get("record") == 0]
+    if not done or not all(r.get("load.busy") for r in done):
+        return None
+    return {"runs": len(done), "during": "the last round of added runs"}
 
 
 def verdict_terms(rows, v, key, ref, ncores):

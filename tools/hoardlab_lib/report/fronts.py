@@ -90,7 +90,7 @@ def _p99_cell(rr):
     return "%s / %s" % (F.pm(m, "%.0f") if m else "–", F.pm(f, "%.0f") if f else "–")
 
 
-def target_line(rows):
+def cpu_cache_line(rows):
     """The CPU cache against the thread cache at the most oversub threads, as one line: the
     bytes the caches hold and the throughput, each ratio with its interval and the direction
     it decides (less / more, faster / slower, or within noise)."""
@@ -160,7 +160,7 @@ def fronts_section(rows, baseline=None):
                 _table(fr, w, ts, _p99_cell), ""]
         if base:
             out += _versus(fr, base, w, max(ts)) + [""]
-    return out + [target_line(fr), ""]
+    return out + [cpu_cache_line(fr), ""]
 
 
 def fronts_plot(rows, outdir):

@@ -104,10 +104,11 @@ def load_lines(meta, rows):
     stop = ld.get("extra_stopped")
     if stop:
         # the load never paused: every added run would have been set aside as busy too
-        out.append("- **%srepetitions added**: the machine was busy throughout %s: %d "
-                   "looks, none quiet; more repetitions could not decide these verdicts: %s" % (
+        what = "looks" if "looks" in stop else "runs"
+        out.append("- **%srepetitions added**: the machine was busy throughout %s: %d %s, "
+                   "none quiet; more repetitions could not decide these verdicts: %s" % (
                        "no more " if ld.get("extra_runs") else "no ", stop.get("during"),
-                       stop.get("looks", 0),
+                       stop.get(what, 0), what,
                        "; ".join(ld.get("still_undecided") or []) or "none"))
     if ld.get("extra_runs") or (ld.get("still_undecided") and not stop):
         lost = ld.get("extra_lost_s")

@@ -107,7 +107,7 @@ def remote_free_section(rows, rounds, ncores=2):
         cells.append("–")
         rs.append(cells)
     out += [F.table(head, rs), ""]
-    out += _targets(okr, keyed, best, t, tm)
+    out += _beside(okr, keyed, best, t, tm)
     return out + [""]
 
 
@@ -115,7 +115,7 @@ def remote_free_section(rows, rounds, ncores=2):
 COMPARED = ("hoard", "hoard2026")
 
 
-def _targets(okr, keyed, best, t, tm=None):
+def _beside(okr, keyed, best, t, tm=None):
     """The best fast value (list, queue, batch) of each of COMPARED against mimalloc3 and
     `lock` on xfree, and in memory on the blowup workloads, each with the ratio's interval and
     the direction it decides (V.NOISE_RULE). A ratio, never a target's verdict: how much
