@@ -125,7 +125,7 @@ SHORT = {"threadtest": {"blocks": 20000, "rounds": 5, "size": 64},
 def short_run(tmp_path, allocator, workload, interval=0):
     paths, f = heapmap.run(BDIR, allocator, workload, str(tmp_path), threads=2,
                            params=dict(SHORT[workload], sample_interval=0, latency_every=0),
-                           interval=interval, timeout=120)
+                           interval=interval, timeout=120, scale=1.0)
     for k in ("log", "png", "json"):
         assert os.path.getsize(paths[k]) > 0
     check_trace(paths["json"])
