@@ -146,11 +146,17 @@ def test_the_grade_page_shows_its_heap_maps_or_why_not(tmp_path):
     ts = G.trace_scores(rows_of("mine", "a", 500, 1000, 50, 100), "mine")
     mt = {"taxonomy": None, "threads": 2, "vs_serial": {}, "m": None}
     maps = [{"workload": "threadtest", "png": "heapmap-mine.png", "trace": "heapmap-mine.json",
-             "summary": "17 moves to the global heap"},
+             "summary": "17 moves to the global heap",
+             "roles": ["heap 3: thread 1's heap — counts 2.4 MiB in use while the whole "
+                       "process had 0.1 MiB live: its 'full' is blocks another thread freed, "
+                       "free but unusable to it"]},
             {"workload": "blowup-prodcons", "error": "heapmap -a mine: not a heap strategy"}]
     text = open(page.write(str(tmp_path), "mine", {}, ts, mt, None, 2, maps)).read()
     assert "![](heapmap-mine.png)" in text and "17 moves to the global heap" in text
     assert "blowup-prodcons: not drawn: heapmap -a mine: not a heap strategy" in text
+    assert "  - heap 3: thread 1's heap — counts 2.4 MiB" in text      # each heap's role
+    assert "named with the thread that uses it" in text and "Full does not always mean " \
+        "used" in text                                              # the caption says so
 
 
 def test_the_grade_sweep_is_a_valid_sweep():
@@ -322,7 +328,8 @@ def stub_grade(monkeypatch, smoke_seen, corr):
     called = []
     monkeypatch.setattr(gradecmd, "hlconfig_strategies", lambda b: [("mine", "x")])
     monkeypatch.setattr(gradecmd.smoke, "run", lambda b, s: smoke_seen)
-    monkeypatch.setattr(gradecmd.correct, "run", lambda b, s, quick: corr)
+    monkeypatch.setattr(gradecmd.correct, "run", lambda b, s, quick, short: dict(
+        corr, shortened={"status": "pass" if short else "fail", "message": "", "tests": 1}))
     for name, mod in (("measure", G), ("costs", gradecmd), ("heap_maps", gradecmd)):
         monkeypatch.setattr(mod, name, lambda *a, _n=name, **k: called.append(_n) or 1 / 0)
     return gradecmd, called
@@ -362,6 +369,8 @@ def test_a_crash_in_the_smoke_run_is_a_failed_row_and_the_command_to_see_it(tmp_
     text = (tmp_path / "results" / out / "grade-mine.md").read_text()
     head = text.split("## 1. Correctness")[0]
     assert "handed out 0x1000 twice" in head and "`%s`" % seen["command"] in head
+    assert "| shortened | – | pass |" in text      # its tests ran with timeouts cut short
+    assert "nothing was measured" in head
 
 
 def mt_rows(mine, serial, busy=()):

@@ -131,13 +131,16 @@ def grade(a, bdir, strategies):
     seen = smoke_all(bdir, strategies)
     extra = {"strategies": strategies, "correctness": {}, "cost": {}, "cost_why": {},
              "diagnose": {s: r["command"] for s, r in seen.items()}}
+    for s, r in seen.items():        # the smoke run's finding, the first correctness row
+        extra["correctness"][s] = {"smoke": {"status": "fail", "tests": 1, "message": r["line"],
+                                             "names": ["smoke run"]}}
     if not a.no_tests:
         for s in strategies:
-            log("grade: %s's tests (meson test)" % s)
-            extra["correctness"][s] = correct.run(bdir, s, quick=a.quick)
-    for s, r in seen.items():        # the smoke run's finding, as a correctness row
-        extra["correctness"].setdefault(s, {})["smoke"] = {
-            "status": "fail", "tests": 1, "message": r["line"], "names": ["smoke run"]}
+            log("grade: %s's tests (meson test%s)" % (
+                s, ", timeouts cut to %g of theirs: the smoke run failed" % correct.SHORT_TIMEOUTS
+                if s in seen else ""))
+            extra["correctness"].setdefault(s, {}).update(
+                correct.run(bdir, s, quick=a.quick, short=s in seen))
     void = [s for s in strategies if page.failed(extra["correctness"].get(s))]
     for s in void:
         log("grade: %s: correctness failed; not measured (its page says what failed)" % s)

@@ -173,9 +173,11 @@ def write(outdir, strategy, corr, ts, mt, cost, ncores, maps=None, cost_why=None
     png = "grade-%s.png" % strategy
     void = bool(failed(corr))
     err = plot(os.path.join(outdir, png), strategy, corr, ts, mt, cost, void)
+    measured = bool(ts["traces"] or mt["taxonomy"])
     lines = ["# Grade of `%s`" % strategy, ""] + headline(corr, diagnose) + [
-             "Made by `tools/hoardlab grade %s` (docs/lab.md) on %d cores; the runs are in "
-             "runs.csv beside this page." % (strategy, ncores), "",
+             "Made by `tools/hoardlab grade %s` (docs/lab.md) on %d cores; %s." % (
+                 strategy, ncores, "the runs are in runs.csv beside this page" if measured
+                 else "nothing was measured"), "",
              "![the grade](%s)" % png if not err else "(no figure: %s)" % err, ""]
     lines += correctness_lines(corr) + trace_lines(ts, void) + mt_lines(mt, ncores, void)
     lines += cost_lines(cost, cost_why) + heap_map_section(maps)
