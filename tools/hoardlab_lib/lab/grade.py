@@ -23,7 +23,7 @@ import os
 import shutil
 import tempfile
 
-from .. import orchestrate, tidy, verdicts as V
+from .. import meta as metamod, orchestrate, tidy, verdicts as V
 from ..common import REPO, ToolError, log
 from . import traces as tracesmod
 
@@ -105,6 +105,11 @@ def measure(bdir, strategies, root=None, quick=False, traces=None):
         orchestrate.run_sweep(path, bdir, out=outdir, quiet=False)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if metamod.read(os.path.join(outdir, "meta.json")).get("interrupted"):
+        # the sweep kept what it had (SIGINT, or SIGTERM under runner.interruptible); the
+        # grade goes no further: no tests, counts or pages of a grade cut short
+        raise KeyboardInterrupt("the grade's sweep was interrupted; its runs are in %s"
+                                % outdir)
     return outdir
 
 

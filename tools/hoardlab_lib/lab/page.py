@@ -80,7 +80,7 @@ NOT_MEASURED = "Not measured: correctness failed, and a grade measures only a st
 
 def trace_lines(ts, void=False):
     out = ["## 2. Single-threaded, on the traces", ""]
-    if void and not ts["traces"]:
+    if void and not any(p["t"] or p["held"] for p in ts["traces"]):
         return out + [NOT_MEASURED, ""]
     out += [
            "U = peak live requested bytes / peak bytes held (A, with the allocator's metadata); "
@@ -173,7 +173,7 @@ def write(outdir, strategy, corr, ts, mt, cost, ncores, maps=None, cost_why=None
     png = "grade-%s.png" % strategy
     void = bool(failed(corr))
     err = plot(os.path.join(outdir, png), strategy, corr, ts, mt, cost, void)
-    measured = bool(ts["traces"] or mt["taxonomy"])
+    measured = any(p["t"] or p["held"] for p in ts["traces"]) or bool(mt["taxonomy"])
     lines = ["# Grade of `%s`" % strategy, ""] + headline(corr, diagnose) + [
              "Made by `tools/hoardlab grade %s` (docs/lab.md) on %d cores; %s." % (
                  strategy, ncores, "the runs are in runs.csv beside this page" if measured
