@@ -230,7 +230,8 @@ def test_the_correctness_log_is_read_by_test_name(tmp_path):
                     reason="meson and ninja are needed to build (tools/install-deps)")
 def test_new_then_run_works_in_a_copy_of_the_tree(tmp_path):
     """As a student would, in a copy of the tree (build/ untouched): `new`, then `run -a` the
-    new strategy, and its test in `test --strategy --list`. About a minute on 2 cores."""
+    new strategy, its test in `test --strategy --list`, then `new --remove`. About two
+    minutes on 2 cores."""
     root = tmp_path / "hoardlab"
     for f in source_files():
         (root / f).parent.mkdir(parents=True, exist_ok=True)
@@ -250,6 +251,14 @@ def test_new_then_run_works_in_a_copy_of_the_tree(tmp_path):
     p = subprocess.run(tool + ["test", "--strategy", "mine", "--list", "--no-deps"], cwd=root,
                        env=env, capture_output=True, text=True)
     assert "lab-mine" in p.stdout.split() and "api-mine" in p.stdout.split(), p.stderr[-2000:]
+    # and undone: the files and the entry gone, the build reconfigured without it
+    p = subprocess.run(tool + ["new", "--remove", "mine"], cwd=root, env=env,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert not (root / "src" / "strategies" / "mine.c").exists()
+    p = subprocess.run([str(root / "build" / "src" / "hlconfig"), "--strategies"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and "mine" not in p.stdout.split(), p.stdout + p.stderr
 
 
 def test_a_kind_takes_its_tests_by_name_and_by_prefix():
