@@ -125,7 +125,7 @@ SHORT = {"threadtest": {"blocks": 20000, "rounds": 5, "size": 64},
 def short_run(tmp_path, allocator, workload, interval=0):
     paths, f = heapmap.run(BDIR, allocator, workload, str(tmp_path), threads=2,
                            params=dict(SHORT[workload], sample_interval=0, latency_every=0),
-                           interval=interval, timeout=120)
+                           interval=interval, timeout=120, scale=1.0)
     for k in ("log", "png", "json"):
         assert os.path.getsize(paths[k]) > 0
     check_trace(paths["json"])
@@ -158,3 +158,59 @@ def test_sampled_log_keeps_the_moves(tmp_path):
     assert log.interval_ms == 60000 and "s" in kinds
     assert kinds.count("g") <= len(f["heaps"]) and len(log.lines) < every["lines"]
     assert heapmap.drains_to_global(f) and f["from_global"] > 0
+
+
+# --- issue 48: the defaults named, a bounded log, each heap's role ------------------------------
+
+def test_heapmap_help_names_its_defaults_and_they_are_short():
+    from hoardlab_lib import cli
+    a = cli.parser().parse_args(["heapmap"])
+    assert (a.workload, a.threads, a.scale) == (heapmap.WORKLOAD, heapmap.THREADS,
+                                                heapmap.SCALE)
+    assert a.scale < 1                          # scale 1 ran 2.5 minutes and wrote 463 MB
+    text = " ".join(cli.parser()._subparsers._group_actions[0].choices["heapmap"]
+                    .format_help().split())
+    for words in ("%s under hoard at %d threads, scale %g" % (
+            heapmap.WORKLOAD, heapmap.THREADS, heapmap.SCALE), "default %s" % heapmap.WORKLOAD,
+            "%d MiB" % (heapmap.LOG_CAP >> 20)):
+        assert words in text, words
+
+
+def test_a_log_past_its_cap_is_cut_at_a_whole_line_with_a_note(tmp_path):
+    path = write_log(tmp_path, LOG + "".join("g %d 0 1 0 3 10000 2 0 - 120 200 120 1 0 1 0\n"
+                                             % (7000 + i) for i in range(1000)))
+    assert heapmap.cap_log(path, cap=1 << 20) is None         # fits: untouched
+    size = os.path.getsize(path)
+    note = heapmap.cap_log(path, cap=size // 2)
+    assert "reached its cap" in note and "--interval" in note
+    assert os.path.getsize(path) <= size // 2
+    text = open(path).read()
+    assert text.endswith("\n") and len(heapmap.read(path).lines) > 8
+    assert heapmap.summary(dict(heapmap.facts(heapmap.read(path)), note=note)).endswith(note)
+
+
+def test_each_heap_is_named_with_its_thread_and_a_heap_full_of_others_frees_says_so():
+    # heap 3 (thread 1, a producer) counts 2 MiB in use while the process has 0.1 MiB live:
+    # its blocks were freed onto heap 2 (thread 0), free but unusable to heap 3
+    head = "# pid 7 groups 2 interval_ms 0 dropped 0\n"
+    lines = ["a %d 1 3 0 3 %x - 2 - %d %d %d 0 0 %d 0" % (1000 + i, 0x10000 * (i + 1),
+                                                          (i + 1) << 16, (i + 1) << 16,
+                                                          100000, i + 1) for i in range(32)]
+    lines.append("a 9000 0 2 0 3 900000 - 2 - 4096 65536 100000 0 0 1 0")
+    f = heapmap.facts(heapmap.parse(head + "\n".join(lines)))
+    assert heapmap.label(3, f) == "heap 3 (thread 1)" and heapmap.label(2, f) == \
+        "heap 2 (thread 0)"
+    roles = heapmap.roles(f)
+    mine = [r for r in roles if r.startswith("heap 3")][0]
+    assert "thread 1's heap" in mine and "free but unusable to it" in mine
+    assert [r for r in roles if r.startswith("heap 2")] == ["heap 2: thread 0's heap"]
+
+
+@needs_built("src/libhoardlab.so", "harness/hlbench", "src/hlconfig")
+def test_heapmap_says_what_it_does_as_it_goes(tmp_path, capsys):
+    heapmap.run(BDIR, "hoard", "threadtest", str(tmp_path), threads=2, timeout=120,
+                params=dict(SHORT["threadtest"], sample_interval=0, latency_every=0))
+    err = capsys.readouterr().err
+    for words in ("heapmap: running threadtest under hoard, 2 threads", "drawing the map",
+                  "exporting the Chrome trace"):
+        assert words in err, err

@@ -74,15 +74,54 @@ def test_no_doc_names_a_results_folder_that_is_not_there():
             assert folder == "reference", "%s names a dated folder: %s" % (path, m.group(0))
 
 
+def clone_files(repo):
+    """The files under results/ that a clone gets: those git tracks (`git ls-files results`),
+    not a user's own sweeps that `tools/hoardlab main` or `sweep` wrote there since. Outside a
+    git checkout (an unpacked archive): what .gitignore lets in, the README and the
+    references."""
+    p = subprocess.run(["git", "-C", repo, "ls-files", "-z", "results"], capture_output=True,
+                       text=True)
+    if p.returncode == 0:
+        return [os.path.join(repo, f) for f in p.stdout.split("\0") if f]
+    out = [os.path.join(repo, "results", "README.md")]
+    for root, _, files in os.walk(os.path.join(repo, "results", "reference")):
+        out += [os.path.join(root, f) for f in files if not IGNORED.match(f)]
+    return [f for f in out if os.path.exists(f)]
+
+
 def test_results_stay_small():
-    """The folder a clone gets (what .gitignore lets in) stays under MAX_BYTES: a reference
-    keeps what its report needs, its tables compressed."""
-    size = 0
-    for root, _, files in os.walk(os.path.join(REPO, "results")):
-        size += sum(os.path.getsize(os.path.join(root, f)) for f in files if not IGNORED.match(f))
+    """The folder a clone gets stays under MAX_BYTES: a reference keeps what its report needs,
+    its tables compressed. A user's own results (the README's `tools/hoardlab main` writes a
+    dated folder here) are not counted."""
+    files = clone_files(REPO)
+    assert any(f.endswith(os.path.join("results", "README.md")) for f in files)
+    size = sum(os.path.getsize(f) for f in files if os.path.exists(f))
     assert size <= MAX_BYTES, ("results/ holds %.1f MB, more than %.0f MB: compress a "
                                "reference's tables (xz -9 runs.csv rounds.csv series.csv)"
                                % (size / 1e6, MAX_BYTES / (1 << 20)))
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="git missing")
+def test_the_size_bound_counts_what_git_tracks_not_a_users_own_sweep(tmp_path):
+    """The README's two commands in order: `main` writes results/<date>-taxonomy/ (about 6 MB)
+    before `test` runs; the bound is on the clone's files, so that sweep is not counted."""
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    ref = tmp_path / "results" / "reference" / "x"
+    ref.mkdir(parents=True)
+    (tmp_path / "results" / "README.md").write_text("results\n")
+    (ref / "report.md").write_text("a report\n")
+    subprocess.run(git[:3] + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "results"], check=True)
+    subprocess.run(git + ["commit", "-qm", "x"], check=True)
+    own = tmp_path / "results" / "2026-11-28-taxonomy"
+    own.mkdir()
+    (own / "runs.csv").write_bytes(b"x" * (MAX_BYTES + 1))
+    files = clone_files(str(tmp_path))
+    assert sorted(os.path.relpath(f, tmp_path) for f in files) == [
+        "results/README.md", "results/reference/x/report.md"]
+    shutil.rmtree(tmp_path / ".git")            # an unpacked archive: .gitignore's rule
+    assert sorted(os.path.relpath(f, tmp_path) for f in clone_files(str(tmp_path))) == [
+        "results/README.md", "results/reference/x/report.md"]
 
 
 @pytest.mark.parametrize("name", REFS)

@@ -77,3 +77,157 @@ def test_progress_estimate(capsys):
     text = s.getvalue()
     assert "[1/3] v a t=1 rep 0" in text and "left ~0:04" in text
     assert "failed: v a t=1: last line" in text and "2 runs in" in text
+
+
+# --- fail fast: the smoke run, timeouts, interruptions (real processes, no build needed) -----
+
+import os          # noqa: E402
+import signal      # noqa: E402
+import subprocess  # noqa: E402
+import sys         # noqa: E402
+import time        # noqa: E402
+
+from conftest import REPO  # noqa: E402
+from hoardlab_lib import cli, smoke  # noqa: E402
+
+# A stand-in for hlbench whose behaviour FAKE selects: a real hang (with a grandchild, which
+# must be ended too), a real SIGSEGV, the checker's line and abort, or a good run.
+FAKE = r"""#!/bin/sh
+case "$FAKE" in
+hang) sleep 300 & echo $! > "$PIDS"; echo $$ >> "$PIDS"; wait ;;
+segv) kill -SEGV $$ ;;
+overlap) echo "hoardlab: hoardlab handed out 0x7f0000001000 twice without a free in between (strategy mine); aborting" >&2; kill -ABRT $$ ;;
+*) echo '{"workload": "x", "throughput": 1}' ;;
+esac
+"""
+
+
+def fake_build(tmp_path, monkeypatch, behaviour):
+    bdir = tmp_path / "b"
+    (bdir / "harness").mkdir(parents=True)
+    (bdir / "src").mkdir()
+    (bdir / "src" / "libhoardlab.so").write_text("")
+    exe = bdir / "harness" / "hlbench"
+    exe.write_text(FAKE)
+    exe.chmod(0o755)
+    monkeypatch.setenv("FAKE", behaviour)
+    monkeypatch.setenv("PIDS", str(tmp_path / "pids"))
+    real = common.allocator_env
+
+    def no_preload(base, knobs, bdir, environ=None):     # the empty library is not loaded
+        env = real(base, knobs, bdir, environ)
+        env.pop("LD_PRELOAD", None)
+        return env
+    monkeypatch.setattr(runner, "allocator_env", no_preload)
+    return str(bdir)
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open("/proc/%d/stat" % pid) as f:          # a zombie is not running
+        return f.read().split(")")[-1].split()[0] != "Z"
+
+
+def test_the_smoke_run_names_a_hang_and_ends_every_process_it_started(tmp_path, monkeypatch):
+    bdir = fake_build(tmp_path, monkeypatch, "hang")
+    seen = smoke.run(bdir, "mine", timeout=1.0)
+    assert seen["kind"] == "hang"
+    assert seen["line"].startswith("mine appears to deadlock; a lock not released?")
+    assert seen["command"].startswith("HOARD_CHECKS=on ")
+    pids = [int(x) for x in (tmp_path / "pids").read_text().split()]
+    time.sleep(0.2)
+    assert not any(alive(p) for p in pids), "the hung run's processes are still running"
+
+
+@pytest.mark.parametrize("behaviour, kind, words", [
+    ("segv", "crash", "mine crashed: SIGSEGV in hlbench threadtest -t 2"),
+    ("overlap", "checker", "mine: hoardlab handed out 0x7f0000001000 twice"),
+])
+def test_the_smoke_run_names_a_crash_by_its_signal_and_the_checkers_line(
+        tmp_path, monkeypatch, behaviour, kind, words):
+    seen = smoke.run(fake_build(tmp_path, monkeypatch, behaviour), "mine")
+    assert seen["kind"] == kind and seen["line"].startswith(words), seen
+
+
+def test_the_smoke_run_passes_a_good_run(tmp_path, monkeypatch):
+    assert smoke.run(fake_build(tmp_path, monkeypatch, "ok"), "mine") is None
+
+
+def test_test_strategy_stops_at_a_failed_smoke_run(monkeypatch, capsys):
+    ran = []
+    monkeypatch.setattr(selftest, "do_build", lambda *a, **k: None)
+    monkeypatch.setattr(selftest, "introspect_tests", lambda b: [
+        {"name": "api-mine", "env": {"HOARD_STRATEGY": "mine"}, "cmd": ["/t"]}])
+    monkeypatch.setattr(selftest.smoke, "run", lambda b, n: {
+        "kind": "hang", "line": "mine appears to deadlock; a lock not released? (...)",
+        "command": "HOARD_CHECKS=on ..."})
+    monkeypatch.setattr(selftest, "meson_stopping", lambda *a, **k: ran.append(a))
+    assert selftest.strategy_tests("/b", "mine") == 1
+    assert ran == []                                    # no test was waited for
+    assert "mine appears to deadlock; a lock not released?" in capsys.readouterr().out
+
+
+FAKE_MESON = r"""
+import signal, sys, time
+def term(*a):
+    print("Ok:                 0\nFail:               0\nTimeout:            2", flush=True)
+    sys.exit(1)
+signal.signal(signal.SIGTERM, term)
+for i in (1, 2):
+    print(" %d/75 hoardlab:reliability / rel-stress-mine-%d   TIMEOUT   30.01s   killed by "
+          "signal 15 SIGTERM" % (i, i), flush=True)
+time.sleep(300)                     # 73 more tests, each waiting for its timeout
+"""
+
+
+def test_after_the_first_timeouts_the_rest_are_not_waited_for(tmp_path):
+    script = tmp_path / "meson.py"
+    script.write_text(FAKE_MESON)
+    t0 = time.time()
+    rc, out, timeouts = selftest.meson_stopping([sys.executable, str(script)], echo=False)
+    assert timeouts == ["rel-stress-mine-1", "rel-stress-mine-2"]
+    assert rc != 0 and "Timeout:            2" in out
+    assert time.time() - t0 < 200          # not the 300 s the stand-in would wait
+
+
+INTERRUPTED = r"""
+import os, shutil, sys, tempfile
+sys.path.insert(0, %r)
+from hoardlab_lib import runner
+tmp = tempfile.mkdtemp(prefix="hoardlab-test-interrupt-")
+with open(%r, "w") as f:
+    f.write(tmp + "\n")
+with runner.interruptible():
+    try:
+        runner.call(["sh", "-c", "sleep 300 & echo $! >> %s; echo $$ >> %s; wait"])
+    finally:
+        shutil.rmtree(tmp)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_or_sigint_ends_every_child_and_removes_the_temporary_folder(tmp_path, sig):
+    pids, tmpfile = tmp_path / "pids", tmp_path / "tmp"
+    code = INTERRUPTED % (os.path.join(REPO, "tools"), str(tmpfile), pids, pids)
+    p = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE)
+    for _ in range(200):
+        if pids.exists() and len(pids.read_text().split()) == 2:
+            break
+        time.sleep(0.05)
+    folder = tmpfile.read_text().strip()
+    assert os.path.isdir(folder)
+    p.send_signal(sig)
+    p.wait(timeout=30)
+    time.sleep(0.2)
+    assert not os.path.exists(folder)
+    assert not any(alive(int(x)) for x in pids.read_text().split())
+
+
+def test_run_has_a_default_timeout_and_says_so():
+    a = cli.parser().parse_args(["run", "threadtest"])
+    assert a.timeout == runner.RUN_TIMEOUT > 0
+    run_parser = cli.parser()._subparsers._group_actions[0].choices["run"]
+    assert "default %g" % runner.RUN_TIMEOUT in run_parser.format_help()

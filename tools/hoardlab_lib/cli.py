@@ -4,7 +4,7 @@ import argparse
 import os
 import sys
 
-from . import commands, cost as costmod, lab, slurm
+from . import commands, cost as costmod, heapmap as heapmapmod, lab, runner, slurm
 from .common import ToolError, log
 
 
@@ -37,10 +37,12 @@ def parse_run(sub):
     s.add_argument("--scale", type=float, default=1.0)
     s.add_argument("--seed", type=int, default=42)
     s.add_argument("--pin", action="store_true")
-    s.add_argument("--timeout", type=float, default=None)
+    s.add_argument("--timeout", type=float, default=runner.RUN_TIMEOUT, help="seconds before "
+                   "the run is stopped, it and every process it started (default %g; 0: no "
+                   "limit)" % runner.RUN_TIMEOUT)
     s.add_argument("--json", action="store_true", help="print hlbench's JSON records")
     add_no_build(s)
-    s.set_defaults(func=commands.cmd_run)
+    s.set_defaults(func=runner.interruptible()(commands.cmd_run))
 
 
 def add_load_options(s):
@@ -146,17 +148,26 @@ def parse_cost(sub):
 def parse_heapmap(sub):
     s = sub.add_parser("heapmap", help="the heap over time: run a workload under a heap "
                        "strategy with heap_log on; draw the heap map (PNG) and export a Chrome "
-                       "trace-event file (Perfetto, chrome://tracing)")
-    s.add_argument("workload", nargs="?", default="phased")
+                       "trace-event file (Perfetto, chrome://tracing)",
+                       description="Without arguments: %s under hoard at %d threads, scale "
+                       "%g (about 3 s on an idle 2-core machine; it says what it does as it "
+                       "goes). The log is kept to its first %d MiB, with a note when cut."
+                       % (heapmapmod.WORKLOAD, heapmapmod.THREADS, heapmapmod.SCALE,
+                          heapmapmod.LOG_CAP >> 20))
+    s.add_argument("workload", nargs="?", default=heapmapmod.WORKLOAD,
+                   help="an hlbench workload (default %s)" % heapmapmod.WORKLOAD)
     s.add_argument("-a", "--allocator", default="hoard",
                    help="a heap strategy, with knobs as run -a (default hoard)")
-    s.add_argument("-t", "--threads", type=int, default=4)
+    s.add_argument("-t", "--threads", type=int, default=heapmapmod.THREADS,
+                   help="default %d" % heapmapmod.THREADS)
     s.add_argument("-p", "--param", action="append",
                    help="workload parameter name=value, passed as --name value")
     s.add_argument("--interval", type=int, default=0,
                    help="heap_log_interval: ms between a heap's group-change lines (0: every "
-                   "change)")
-    s.add_argument("--scale", type=float, default=1.0)
+                   "change; 10 makes a long run's log about 20 times smaller)")
+    s.add_argument("--scale", type=float, default=heapmapmod.SCALE,
+                   help="workload scale (default %g; 1 is the sweeps' size, minutes under "
+                   "load)" % heapmapmod.SCALE)
     s.add_argument("--seed", type=int, default=42)
     s.add_argument("--out", default="results/heapmap", help="output directory (default "
                    "results/heapmap; a sweep's directory puts it in that report)")

@@ -121,7 +121,39 @@ def facts(log):
                                if h not in glob and only_grows(lines)),
         "peak_superblocks": {h: max(sum(ln.counts) for ln in lines) for h, lines in by.items()},
         "peak_held": {h: max(ln.a for ln in lines) for h, lines in by.items()},
+        "owner": {h: collections.Counter(ln.thread for ln in lines).most_common(1)[0][0]
+                  for h, lines in by.items() if h not in glob},
+        "stranded": {h: (lines[-1].u, lines[-1].live) for h, lines in by.items()
+                     if h not in glob and lines[-1].live > 0 and lines[-1].u > lines[-1].live},
     }
+
+
+def label(h, f):
+    """A heap's name with its role: 'global 0', or 'heap 3 (thread 1)'."""
+    if h in f["global_heaps"]:
+        return "global %d" % h
+    owner = (f.get("owner") or {}).get(h)
+    return "heap %d" % h + (" (thread %d)" % owner if owner is not None else "")
+
+
+def roles(f):
+    """Each heap's role in a sentence: the global heap; the thread that uses a heap, and what
+    its colour means when the heap counts in use more than the whole process has live (a
+    block freed by another thread went to that thread's heap: free, but unusable to this
+    one, which still counts it)."""
+    out = ["global %d: the global heap (superblocks the others gave back)" % h
+           for h in f["global_heaps"]]
+    for h in sorted(f.get("owner") or {}):
+        text = "%s: thread %d's heap" % ("heap %d" % h, f["owner"][h])
+        if h in f["only_growing"]:
+            text += ", only grew"
+        if h in (f.get("stranded") or {}):
+            u, live = f["stranded"][h]
+            text += (" — counts %.1f MiB in use while the whole process had %.1f MiB live: its "
+                     "'full' is blocks another thread freed, free but unusable to it"
+                     % (u / 2 ** 20, live / 2 ** 20))
+        out.append(text)
+    return out
 
 
 def drains_to_global(f):
@@ -135,13 +167,14 @@ def has_growing_heap(f):
 
 
 def summary(f):
-    """One line of facts."""
+    """One line of facts (and the note of a log cut at its cap)."""
     return ("%d lines; moves to the global heap %d, from it %d, between other heaps %d; "
-            "to the OS %d; heaps that only grew: %s" % (
+            "to the OS %d; heaps that only grew: %s%s" % (
                 f["lines"], f["to_global"], f["from_global"],
                 f["between_heaps"] - f["to_global"] - f["from_global"], f["to_os"],
                 ", ".join("heap %d (%d superblocks)" % (h, f["peak_superblocks"][h])
-                          for h in f["only_growing"]) or "none"))
+                          for h in f["only_growing"]) or "none",
+                "; " + f["note"] if f.get("note") else ""))
 
 
 # ---- the heap map (PNG) ---------------------------------------------------------------------
@@ -210,19 +243,23 @@ def draw(log_path, png_path, title=None):
     im = ax.imshow(data, aspect="auto", interpolation="nearest", cmap=cmap, vmin=0, vmax=1,
                    extent=(0, t_end * ms_per_ns, len(rows) - 0.5, -0.5))
     # beside both panels, so that their time axes stay aligned
-    fig.colorbar(im, ax=(ax, ax2), label="fullness (top): in use / held", pad=0.01,
+    fig.colorbar(im, ax=(ax, ax2), label="fullness (top): bytes the heap counts in use / "
+                 "held;\n'full' may be blocks another thread freed (caption)", pad=0.01,
                  fraction=0.04)
     ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([("global %d" if h in f["global_heaps"] else "heap %d") % h
-                        for h in rows], fontsize=6 if len(rows) > 16 else 8)
+    ax.set_yticklabels([label(h, f) + (" *" if h in f["stranded"] else "") for h in rows],
+                       fontsize=6 if len(rows) > 16 else 8)
     _marks(ax, log, rows, ms_per_ns)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7, loc="upper right", framealpha=0.8)
     plotkit.title(ax, title or "Heap map: " + os.path.basename(log_path))
+    if f["stranded"]:
+        ax.set_xlabel("* counts more in use than the process has live: its 'full' is blocks "
+                      "another thread freed, free but unusable to it", fontsize=7)
     for h in rows[:10]:
         lines = series(log).get(h, [])
         ax2.step([ln.t * ms_per_ns for ln in lines], [sum(ln.counts) for ln in lines],
-                 where="post", label=("global %d" if h in f["global_heaps"] else "heap %d") % h)
+                 where="post", label=label(h, f))
     ax2.set_xlabel("time (ms)")
     ax2.set_ylabel("superblocks held")
     ax2.set_ylim(bottom=0)
@@ -302,12 +339,35 @@ def export_trace(log_path, json_path, label=""):
 # ---- `hoardlab heapmap`: run a workload with the log on, draw it, export it ------------------
 
 HEAP_STRATEGIES = ("private", "ownership", "hoard", "hoard2026", "hoard202607")
+# `hoardlab heapmap`'s defaults: phased (a program's phases: grow, shrink, grow again) at 4
+# threads, scale 0.2: about 3 s and a 10 MB log on an idle machine (scale 1 took 2.5 minutes
+# and wrote 463 MB beside another user's builds)
+WORKLOAD, THREADS, SCALE = "phased", 4, 0.2
+TIMEOUT = 600            # seconds for the run
+LOG_CAP = 64 << 20       # bytes of the log read and kept; beyond, cut with a note
 
 
-def run(bdir, allocator, workload, out_dir, threads=4, params=None, interval=0, scale=1.0,
-        seed=42, timeout=None, extra=()):
+def cap_log(path, cap=LOG_CAP):
+    """Cut the log at `path` to its first `cap` bytes (whole lines), so a long run's log
+    neither fills the disk nor the memory of the map; returns a note, or None if it fit."""
+    size = os.path.getsize(path)
+    if size <= cap:
+        return None
+    with open(path, "rb+") as f:
+        head = f.read(cap)
+        f.seek(0)
+        f.truncate(head.rfind(b"\n") + 1)
+    return ("the log reached its cap of %d MiB (%.0f MiB written) and was cut there: the map "
+            "shows the run's start; a larger --interval or a smaller --scale shows all of it"
+            % (cap >> 20, size / 2 ** 20))
+
+
+def run(bdir, allocator, workload, out_dir, threads=THREADS, params=None, interval=0,
+        scale=SCALE, seed=42, timeout=TIMEOUT, extra=(), quiet=False):
     """Run hlbench WORKLOAD under allocator (a heap strategy, with knobs) with heap_log on;
-    write out_dir/heapmap-ALLOCATOR-WORKLOAD-Nt.{log,png,json}. Returns (paths, facts)."""
+    write out_dir/heapmap-ALLOCATOR-WORKLOAD-Nt.{log,png,json}. Returns (paths, facts).
+    Says what it does as it goes (on stderr) unless quiet; the log kept at most LOG_CAP."""
+    say = (lambda msg: None) if quiet else (lambda msg: common.log("heapmap: " + msg))
     base, knobs = common.parse_allocator_spec(allocator)
     if base not in HEAP_STRATEGIES:
         raise ToolError("heapmap -a %s: the heap log is kept by the heap strategies only: %s"
@@ -325,6 +385,8 @@ def run(bdir, allocator, workload, out_dir, threads=4, params=None, interval=0, 
             "workload": workload, "params": dict(params or {}), "threads": threads,
             "scale": scale, "seed": seed, "repetition": 0, "pin": False, "timeout": timeout,
             "extra_args": list(extra)}
+    say("running %s under %s, %d threads, scale %g, the heap log on (stopped after %ds)"
+        % (workload, allocator, threads, scale, timeout or 0))
     res = runner.run_one(spec, bdir)
     if res["status"] != "ok":
         raise ToolError("heapmap: %s under %s: %s (%s)" % (workload, allocator, res["status"],
@@ -332,7 +394,17 @@ def run(bdir, allocator, workload, out_dir, threads=4, params=None, interval=0, 
     if not os.path.exists(paths["log"]):
         raise ToolError("heapmap: %s under %s wrote no heap log %s"
                         % (workload, allocator, paths["log"]))
-    label = "%s on %s, %d threads" % (allocator, workload, threads)
-    f = draw(paths["log"], paths["png"], "Heap map: " + label)
-    export_trace(paths["log"], paths["json"], label)
+    note = cap_log(paths["log"])
+    if note:
+        say(note)
+    say("ran in %.1f s; drawing the map from a %.1f MiB log" % (
+        res["elapsed_s"], os.path.getsize(paths["log"]) / 2 ** 20))
+    name = "%s on %s, %d threads" % (allocator, workload, threads)
+    f = draw(paths["log"], paths["png"], "Heap map: " + name)
+    if f["dropped"]:
+        note = "; ".join(x for x in (note, "the library's log buffer was full: %d lines "
+                                     "dropped" % f["dropped"]) if x)
+    f["note"] = note
+    say("exporting the Chrome trace")
+    export_trace(paths["log"], paths["json"], name)
     return paths, f

@@ -1,6 +1,13 @@
-"""Running one hlbench process under one allocator, and a whole sweep with progress."""
+"""Running one hlbench process under one allocator, and a whole sweep with progress.
+
+Every child runs in a process group of its own, which is ended whole (stop) when its run
+times out or the tool is interrupted: SIGINT, or SIGTERM made into the same interruption
+by `interruptible` (grade, test --strategy, run), so no benchmark is left spinning and every
+`finally` removes its temporary folder."""
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -9,6 +16,70 @@ from . import programs
 from .common import allocator_env, require
 
 STDERR_TAIL = 600
+RUN_TIMEOUT = 300       # `hoardlab run`'s default, seconds (a run at scale 1 takes a few)
+STOP_GRACE = 5.0        # seconds between SIGTERM and SIGKILL to a child's group
+
+
+@contextlib.contextmanager
+def interruptible():
+    """SIGTERM raises KeyboardInterrupt, as SIGINT does, while inside (a `with` or a
+    decorator): the code below then ends its children (stop) and runs its `finally`s. The
+    default action of SIGTERM would end the tool alone and leave its children running."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt("signal %d" % signum)
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:                  # not the main thread: leave it be
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def stop(p, grace=STOP_GRACE):
+    """End child p, started with start_new_session=True, and every process it started:
+    SIGTERM to its process group (meson test passes it on to the tests it runs), SIGKILL
+    after `grace` seconds."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, None)):
+        try:
+            os.killpg(p.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            p.wait(wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def call(argv, timeout=None, **kw):
+    """subprocess.run(argv, capture_output=True, text=True) in a process group of its own,
+    which is ended whole on a timeout (subprocess.TimeoutExpired, its output so far in
+    .stderr) or an interruption. Returns the CompletedProcess."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, **kw)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop(p, grace=1.0)
+        out, err = p.communicate()
+        raise subprocess.TimeoutExpired(argv, timeout, output=out, stderr=err)
+    except BaseException:
+        stop(p, grace=1.0)
+        raise
+    return subprocess.CompletedProcess(argv, p.returncode, out, err)
+
+
+def signal_name(code):
+    """'SIGSEGV' for an exit code -11 (killed by signal 11), else None."""
+    if code is None or code >= 0:
+        return None
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return "signal %d" % -code
 PRELOAD_IGNORED = "from LD_PRELOAD cannot be preloaded"     # ld.so's words, then ": ignored."
 
 
@@ -56,8 +127,7 @@ def run_one(run, bdir, hlbench=None):
            "env": {k: v for k, v in env.items()
                    if k.startswith("HOARD_") or k == "LD_PRELOAD"}}
     try:
-        p = subprocess.run(argv, env=env, capture_output=True, text=True,
-                           timeout=run.get("timeout") or None, errors="replace")
+        p = call(argv, env=env, timeout=run.get("timeout") or None, errors="replace")
         res["exit_code"] = p.returncode
         err = p.stderr.strip()
         res["error"] = err[-STDERR_TAIL:]
@@ -71,7 +141,11 @@ def run_one(run, bdir, hlbench=None):
             res["error"] = "the allocator was not loaded: " + line.strip()
         elif p.returncode != 0:
             res["status"] = "failed"
-            if not res["error"]:
+            sig = signal_name(p.returncode)
+            if sig:
+                res["error"] = ("killed by %s" % sig) + (": " + res["error"] if res["error"]
+                                                         else "")
+            elif not res["error"]:
                 res["error"] = "exit status %d, no message" % p.returncode
         elif not recs:
             res["status"] = "no-output"

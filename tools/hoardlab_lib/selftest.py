@@ -6,11 +6,13 @@ failure, including a failed install or build (each counted as one failure)."""
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+from . import runner, smoke
 from .build import do_build, install_deps, sync_strategies
 from .common import REPO, ToolError
 
@@ -126,6 +128,9 @@ def tests_of(tests, name):
     return out
 
 
+TIMEOUTS_TO_STOP = 2     # test --strategy: tests timed out before the rest are not waited for
+
+
 def strategy_tests(bdir, name, jobs=None, list_only=False):
     if list_only and os.path.exists(os.path.join(bdir, "build.ninja")):
         sync_strategies(bdir)           # the list needs the configuration, not the binaries
@@ -138,9 +143,49 @@ def strategy_tests(bdir, name, jobs=None, list_only=False):
     if list_only:
         print("\n".join(names))
         return 0
-    print("== meson test -C %s: %d tests of %s" % (bdir, len(names), name), flush=True)
-    rc, out = run_tee(["meson", "test", "-C", bdir, "--print-errorlogs"] +
-                      (["--num-processes", str(jobs)] if jobs else []) + names)
+    with runner.interruptible():
+        print("== smoke run of %s (a few seconds, checks = on)" % name, flush=True)
+        seen = smoke.run(bdir, name)
+        if seen:
+            print("%s\n  to see it again: %s" % (seen["line"], seen["command"]), flush=True)
+            print("tests of %s: not run (the smoke run failed), 1 failed" % name, flush=True)
+            return 1
+        print("== meson test -C %s: %d tests of %s" % (bdir, len(names), name), flush=True)
+        rc, out, timeouts = meson_stopping(["meson", "test", "-C", bdir, "--print-errorlogs"] +
+                                           (["--num-processes", str(jobs)] if jobs else []) +
+                                           names)
     c = meson_counts(out) or (0, 1)
+    if len(timeouts) >= TIMEOUTS_TO_STOP:
+        print("%s appears to deadlock; a lock not released? %s timed out, so the other tests "
+              "were not waited for" % (name, " and ".join(timeouts)), flush=True)
+        c = (c[0], max(c[1], len(timeouts)))
     print("tests of %s: %d passed, %d failed" % (name, c[0], c[1]), flush=True)
     return 0 if rc == 0 and c[1] == 0 else 1
+
+
+TIMEOUT_LINE = re.compile(r"^\s*\d+/\d+\s+(?:\S+ / )?(\S+)\s+TIMEOUT\b")
+
+
+def meson_stopping(argv, stop_after=TIMEOUTS_TO_STOP, echo=True):
+    """Run meson test, echoing its output (echo), in a process group of its own; after `stop_after`
+    tests timed out, or on an interruption, end it (SIGTERM: meson ends the tests it runs).
+    Returns (exit code, output, [names of the tests timed out])."""
+    p = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, errors="replace", start_new_session=True)
+    out, timeouts = [], []
+    try:
+        for line in p.stdout:
+            if echo:
+                sys.stdout.write(line)
+            out.append(line)
+            m = TIMEOUT_LINE.match(line)
+            if m:
+                timeouts.append(m.group(1))
+                if len(timeouts) == stop_after:
+                    os.killpg(p.pid, signal.SIGTERM)    # meson cancels the rest, summarises
+        p.wait()
+    except BaseException:
+        runner.stop(p)
+        raise
+    sys.stdout.flush()
+    return p.returncode, "".join(out), timeouts

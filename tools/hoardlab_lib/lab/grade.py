@@ -15,13 +15,15 @@ Multi-threaded: the Table 7 row, scored Q = the mean of a point per verdict (POI
 Hoard's paper counts as good gets 1, a verdict noise or few cores left open 0.5), so that a
 row is ranked by what the measurement decided; and M = the geometric mean, over threadtest,
 larson and linux-scalability at P threads, of median throughput / serial's (timing: on a
-shared 2-core machine, weak evidence)."""
+shared 2-core machine, weak evidence), with the interval the verdicts use (rank-sum
+intervals of the ratios, verdicts/noise.py) and the count of its runs a busy machine
+disturbed."""
 import math
 import os
 import shutil
 import tempfile
 
-from .. import orchestrate, tidy, verdicts as V
+from .. import meta as metamod, orchestrate, tidy, verdicts as V
 from ..common import REPO, ToolError, log
 from . import traces as tracesmod
 
@@ -73,6 +75,14 @@ def sweep_text(strategies, trace_files, name, repetitions=REPETITIONS, mt=True,
     return "\n".join(out) + "\n"
 
 
+def out_dir(strategies, root=None):
+    """A new results folder for a grade that measures nothing (correctness failed)."""
+    name = "grade-" + ("all" if len(strategies) > 1 else strategies[0])
+    path = orchestrate.out_dir_for(name, root or os.path.join(REPO, "results"))
+    os.makedirs(path)
+    return path
+
+
 def measure(bdir, strategies, root=None, quick=False, traces=None):
     """Run the grade's sweep; returns its results folder."""
     found = tracesmod.shipped() if traces is None else traces
@@ -95,6 +105,11 @@ def measure(bdir, strategies, root=None, quick=False, traces=None):
         orchestrate.run_sweep(path, bdir, out=outdir, quiet=False)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if metamod.read(os.path.join(outdir, "meta.json")).get("interrupted"):
+        # the sweep kept what it had (SIGINT, or SIGTERM under runner.interruptible); the
+        # grade goes no further: no tests, counts or pages of a grade cut short
+        raise KeyboardInterrupt("the grade's sweep was interrupted; its runs are in %s"
+                                % outdir)
     return outdir
 
 
@@ -136,17 +151,32 @@ def trace_scores(rows, strategy):
     return {"traces": per, "u": u, "ratio": ratio, "p": p}
 
 
+def _throughputs(rows, variant, label, threads):
+    return [r for r in V.ok(rows) if r["variant"] == variant and r["workload_label"] == label
+            and r.get("throughput") is not None and r["threads"] == threads
+            and not V.is_census(r)]
+
+
 def mt_scores(rows, rounds, strategy, ncores):
-    """The multi-threaded part: the taxonomy entry (verdicts.taxonomy) and M."""
+    """The multi-threaded part: the taxonomy entry (verdicts.taxonomy) and M, with its
+    interval (verdicts' own: the rank-sum interval of each workload's ratio to serial, and
+    of their geometric mean) and how many of its runs other processes disturbed (busy)."""
     tax = [e for e in V.taxonomy([r for r in rows if r["workload"] != "replay"], rounds,
                                  ncores) if e["variant"] == strategy]
     tmax = max([r["threads"] for r in V.ok(rows) if r["workload_label"] in MT_WORKLOADS] or [1])
-    per = {}
+    per, spreads, used = {}, [], []
     for wl in MT_WORKLOADS:
-        mine = _median_of(rows, strategy, wl, "throughput", tmax)
-        ref = _median_of(rows, "serial", wl, "throughput", tmax)
-        per[wl] = mine / ref if mine and ref else None
+        mine = _throughputs(rows, strategy, wl, tmax)
+        ref = _throughputs(rows, "serial", wl, tmax)
+        sp = V.ratio(V.spread_of([r["throughput"] for r in mine]),
+                     V.spread_of([r["throughput"] for r in ref]))
+        per[wl] = sp.med if sp and sp.med else None
+        if sp and sp.med:
+            spreads.append(sp)
+            used += mine + ref
     e = tax[0] if tax else None
     q = sum(POINTS[k].get(e[k]["value"], OPEN) for k in POINTS) / len(POINTS) if e else None
-    return {"taxonomy": e, "threads": tmax, "vs_serial": per, "m": gmean(list(per.values())),
-            "q": q}
+    m = V.gmean_spread(spreads) if len(spreads) == len(MT_WORKLOADS) else None
+    return {"taxonomy": e, "threads": tmax, "vs_serial": per,
+            "m": m.med if m else gmean(list(per.values())), "m_spread": m,
+            "runs": len(used), "busy": sum(1 for r in used if r.get("load.busy")), "q": q}

@@ -1,26 +1,46 @@
-"""`hoardlab grade NAME | --all`: measure (grade.py), test (correct.py), count (cost.py), and
-write the page (page.py) into results/<date>-grade-NAME/; `--from DIR` writes the pages again
-from a grade's folder (its runs.csv and grade.json) without measuring."""
+"""`hoardlab grade NAME | --all`: a smoke run first (smoke.py: a strategy that hangs stops the
+grade at once, named), then test (correct.py), measure (grade.py), count (cost.py), and write
+the page (page.py) into results/<date>-grade-NAME/; `--from DIR` writes the pages again from
+a grade's folder (its runs.csv and grade.json) without measuring.
+
+A strategy whose tests fail is not measured: its page says so at the top, gives no P, Q or
+M, and names the command that finds the fault; the command exits 1."""
 import json
 import os
+import re
 
-from .. import cost as costmod, fmt, heapmap, meta as metamod
+from .. import cost as costmod, fmt, heapmap, meta as metamod, runner, smoke
 from ..build import incremental_build
-from ..common import ToolError, build_dir, hlconfig_strategies, log
+from ..common import ToolError, build_dir, cores, hlconfig_strategies, log
 from . import correct, grade as G, page
 
 
+def cost_reason(message):
+    """One line on why callgrind gave no count: the signal its run died of (a crash of the
+    strategy under callgrind), else the error's first line (valgrind missing, ...)."""
+    first = message.strip().splitlines()[0] if message.strip() else "no message"
+    m = re.match(r"callgrind failed \(exit (-?\d+)\): (.*)", first)
+    if m:
+        sig = runner.signal_name(int(m.group(1)))
+        return "callgrind's run of hlcost %s (%s)" % (
+            "crashed: " + sig if sig else "failed with exit %s" % m.group(1),
+            os.path.basename(m.group(2).split()[0]) if m.group(2) else "hlcost")
+    return first
+
+
 def costs(bdir, strategies):
-    """{strategy: {case: instructions per pair}}, or {} without valgrind."""
-    try:
-        results = costmod.run(bdir, strategies, jobs=2)
-    except ToolError as e:
-        log("grade: no cost: %s" % e)
-        return {}
-    out = {}
-    for r in results:
-        out.setdefault(r["allocator"], {})[r["case"]] = r["pair"]
-    return out
+    """({strategy: {case: instructions per pair}}, {strategy: why there is none})."""
+    out, why = {}, {}
+    for s in strategies:
+        try:
+            results = costmod.run(bdir, [s], jobs=2)
+        except ToolError as e:
+            why[s] = cost_reason(str(e))
+            log("grade: no cost for %s: %s" % (s, why[s]))
+            continue
+        for r in results:
+            out.setdefault(r["allocator"], {})[r["case"]] = r["pair"]
+    return out, why
 
 
 # The heap over time on the page: a drain (threadtest: Hoard's superblocks go to the global
@@ -36,17 +56,22 @@ def heap_maps(bdir, outdir, strategy):
     for w, params in MAPS.items():
         try:
             paths, f = heapmap.run(bdir, strategy, w, outdir, threads=2, timeout=120,
+                                   scale=1.0, quiet=True,
                                    params=dict(params, sample_interval=0, latency_every=0))
             out.append({"workload": w, "png": os.path.basename(paths["png"]),
-                        "trace": os.path.basename(paths["json"]), "summary": heapmap.summary(f)})
+                        "trace": os.path.basename(paths["json"]), "summary": heapmap.summary(f),
+                        "roles": heapmap.roles(f)})
         except ToolError as e:
             out.append({"workload": w, "error": str(e)})
     return out
 
 
 def pages(outdir, extra):
-    rows, rounds = G.load(outdir)
-    ncores = fmt.cores_of(metamod.read(os.path.join(outdir, "meta.json")), rows)
+    if os.path.exists(os.path.join(outdir, "runs.csv")):
+        rows, rounds = G.load(outdir)
+        ncores = fmt.cores_of(metamod.read(os.path.join(outdir, "meta.json")), rows)
+    else:                               # not measured: correctness failed
+        rows, rounds, ncores = [], [], cores()
     entries, paths = [], []
     for s in extra["strategies"]:
         corr = extra["correctness"].get(s) or {}
@@ -54,7 +79,9 @@ def pages(outdir, extra):
         mt = G.mt_scores(rows, rounds, s, ncores)
         cost = extra["cost"].get(s)
         paths.append(page.write(outdir, s, corr, ts, mt, cost, ncores,
-                                (extra.get("heapmaps") or {}).get(s)))
+                                (extra.get("heapmaps") or {}).get(s),
+                                (extra.get("cost_why") or {}).get(s),
+                                (extra.get("diagnose") or {}).get(s)))
         entries.append((s, corr, ts, mt, cost))
     if len(entries) > 1:
         paths.append(page.leaderboard(outdir, entries))
@@ -66,7 +93,7 @@ def cmd_grade(a):
         with open(os.path.join(a.from_dir, "grade.json")) as f:
             extra = json.load(f)
         print("\n".join(pages(a.from_dir, extra)))
-        return 0
+        return 1 if any(page.failed(c) for c in extra["correctness"].values()) else 0
     bdir = build_dir(a.build_dir)
     if not a.no_build:
         incremental_build(bdir)
@@ -80,18 +107,63 @@ def cmd_grade(a):
                         "then hoardlab build)" % (a.name, ", ".join(known)))
     else:
         strategies = [a.name]
-    outdir = G.measure(bdir, strategies, root=a.results, quick=a.quick)
-    extra = {"strategies": strategies, "correctness": {}, "cost": {}}
+    with runner.interruptible():
+        return grade(a, bdir, strategies)
+
+
+def smoke_all(bdir, strategies):
+    """{strategy: what its smoke run saw}, for those whose run did not finish well; a
+    strategy that hangs stops the grade (its tests would each wait for their timeout)."""
+    seen = {}
+    for s in strategies:
+        log("grade: smoke run of %s (a few seconds, checks = on)" % s)
+        r = smoke.run(bdir, s)
+        if r:
+            log("grade: %s\n  to see it again: %s" % (r["line"], r["command"]))
+            if r["kind"] == "hang":
+                raise ToolError("grade: stopped: %s" % r["line"])
+            seen[s] = r
+    return seen
+
+
+def grade(a, bdir, strategies):
+    """The grade proper, after the checks of its arguments; returns the exit status."""
+    seen = smoke_all(bdir, strategies)
+    extra = {"strategies": strategies, "correctness": {}, "cost": {}, "cost_why": {},
+             "diagnose": {s: r["command"] for s, r in seen.items()}}
+    for s, r in seen.items():        # the smoke run's finding, the first correctness row
+        extra["correctness"][s] = {"smoke": {"status": "fail", "tests": 1, "message": r["line"],
+                                             "names": ["smoke run"]}}
     if not a.no_tests:
         for s in strategies:
-            log("grade: %s's tests (meson test)" % s)
-            extra["correctness"][s] = correct.run(bdir, s, quick=a.quick)
-    if not a.no_cost:
-        extra["cost"] = costs(bdir, strategies)
-    extra["heapmaps"] = {s: heap_maps(bdir, outdir, s) for s in strategies}
+            log("grade: %s's tests (meson test%s)" % (
+                s, ", timeouts cut to %g of theirs: the smoke run failed" % correct.SHORT_TIMEOUTS
+                if s in seen else ""))
+            extra["correctness"].setdefault(s, {}).update(
+                correct.run(bdir, s, quick=a.quick, short=s in seen))
+    void = [s for s in strategies if page.failed(extra["correctness"].get(s))]
+    for s in void:
+        log("grade: %s: correctness failed; not measured (its page says what failed)" % s)
+        extra["cost_why"][s] = "correctness failed"
+    measured = [s for s in strategies if s not in void]
+    if measured:
+        outdir = G.measure(bdir, measured, root=a.results, quick=a.quick)
+    else:
+        outdir = G.out_dir(strategies, a.results)
+    if measured and not a.no_cost:
+        got, why = costs(bdir, measured)
+        extra["cost"].update(got)
+        extra["cost_why"].update(why)
+    elif a.no_cost:
+        extra["cost_why"].update({s: "--no-cost" for s in measured})
+    extra["heapmaps"] = {s: heap_maps(bdir, outdir, s) for s in measured}
     with open(os.path.join(outdir, "grade.json"), "w") as f:
         json.dump(extra, f, indent=1)
     print("\n".join(pages(outdir, extra)))
+    if void:
+        log("grade: correctness failed for %s — measurements void; the page says what failed "
+            "and how to see it" % ", ".join(void))
+        return 1
     return 0
 
 
@@ -99,12 +171,15 @@ def add_parser(sub):
     s = sub.add_parser("grade", help="one page for a strategy: correctness (its tests), "
                        "single-threaded utilization and speed on the traces (P), its Table 7 "
                        "row measured against serial and hoard, instructions per pair "
-                       "(docs/lab.md); --all: every strategy and a leaderboard")
+                       "(docs/lab.md); --all: every strategy and a leaderboard",
+                       description="A smoke run of a few seconds comes first: a strategy that "
+                       "hangs stops the grade with one line. A strategy whose tests fail is not "
+                       "measured; its page says so at the top and the command exits 1.")
     s.add_argument("name", nargs="?", help="a compiled-in strategy")
     s.add_argument("--all", action="store_true", help="every compiled-in strategy, one sweep, "
                    "and leaderboard.md")
-    s.add_argument("--quick", action="store_true", help="2 repetitions, and no TSan or fuzzer "
-                   "run")
+    s.add_argument("--quick", action="store_true", help="2 repetitions, and no TSan run (its row "
+                   "reads 'not run'); the fuzzer's corpus is replayed")
     s.add_argument("--no-tests", action="store_true", help="skip the correctness part")
     s.add_argument("--no-cost", action="store_true", help="skip the instruction counts")
     s.add_argument("--no-build", action="store_true", help="measure the binaries as they are")

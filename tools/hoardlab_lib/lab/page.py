@@ -21,27 +21,68 @@ def heap_map_section(maps):
     out = ["## Heap map", ""]
     if not maps:
         return out + ["Not drawn in this grade (graded before the heap log existed).", ""]
+    out += [MAP_CAPTION, ""]
     for m in maps:
         if "error" in m:
             out.append("- %s: not drawn: %s" % (m["workload"], m["error"]))
         else:
             out += ["- %s: %s (trace: `%s`, opens in ui.perfetto.dev)" % (
-                m["workload"], m["summary"], m["trace"]), "", "  ![](%s)" % m["png"]]
+                m["workload"], m["summary"], m["trace"])]
+            out += ["  - %s" % r for r in m.get("roles") or []]
+            out += ["", "  ![](%s)" % m["png"]]
     return out + [""]
+
+
+MAP_CAPTION = ("Each row is a heap, named with the thread that uses it (the global heap on "
+               "top); its colour is its fullness, the bytes *it counts* in use over the bytes "
+               "it holds (grey: holds nothing). Full does not always mean used: under "
+               "`private` a block freed by another thread goes to that thread's heap, so the "
+               "heap it came from still counts it in use — free, but unusable to it. A heap "
+               "marked * (and named below) counts more in use than the whole process has "
+               "live: that is its case. Marks: v into the global heap, ^ out of it, o between "
+               "other heaps, x back to the OS.")
+
+
+def failed(corr):
+    """The kinds of tests that failed: a grade with any is void."""
+    return [k for k, r in (corr or {}).items() if r["status"] == "fail"]
+
+
+def headline(corr, diagnose=None):
+    """The page's first lines when correctness failed: the measurements are void, what
+    failed, and the command that names the fault (checks = on stops at the bad block)."""
+    bad = failed(corr)
+    if not bad:
+        return []
+    out = ["**Correctness failed — measurements below are void.** No P, Q or M is given: "
+           "the numbers of an allocator that hands out wrong memory measure nothing.", ""]
+    out += ["- %s: %s" % (k, corr[k]["message"] or "failed") for k in bad]
+    out += ["", "For the exact diagnosis, run it with the checker on (it stops at the first "
+            "block handed out twice, double free or foreign free, with one line): `%s`"
+            % (diagnose or "HOARD_CHECKS=on meson test -C build --print-errorlogs %s"
+               % " ".join((corr[bad[0]].get("message") or "TEST").split()[:1])), ""]
+    return out
 
 
 def correctness_lines(corr):
     out = ["## 1. Correctness", "", "| kind | tests | result | first failure |",
            "|---|---|---|---|"]
     for kind, r in corr.items():
+        status = {"fail": "**FAIL**", "skipped": "not run"}.get(r["status"], r["status"])
         out.append("| %s | %s | %s | %s |" % (kind, ", ".join(r.get("names") or []) or "–",
-                                              "**FAIL**" if r["status"] == "fail"
-                                              else r["status"], r["message"] or ""))
+                                              status, r["message"] or ""))
     return out + [""]
 
 
-def trace_lines(ts):
-    out = ["## 2. Single-threaded, on the traces", "",
+NOT_MEASURED = "Not measured: correctness failed, and a grade measures only a strategy that " \
+    "passes its tests."
+
+
+def trace_lines(ts, void=False):
+    out = ["## 2. Single-threaded, on the traces", ""]
+    if void and not any(p["t"] or p["held"] for p in ts["traces"]):
+        return out + [NOT_MEASURED, ""]
+    out += [
            "U = peak live requested bytes / peak bytes held (A, with the allocator's metadata); "
            "T = trace events per second (the best of the repetitions: a replay lasts milliseconds, "
            "and the best run is the one no other process interrupted); P = %.1f U + %.1f "
@@ -54,15 +95,41 @@ def trace_lines(ts):
             p["trace"], num(p["events"], "%d"), F.mib(p["live"]) + " MiB" if p["live"] else "–",
             F.mib(p["held"]) + " MiB" if p["held"] else "–", num(p["u"]), F.si(p["t"]),
             F.si(p["t_glibc"]), num(p["ratio"])))
+    if void:
+        return out + ["", "U = %s, T/T_glibc = %s; P not given: correctness failed." % (
+            num(ts["u"]), num(ts["ratio"])), ""]
     out += ["", "**U = %s, T/T_glibc = %s, P = %.1f x %s + %.1f x min(1, %s) = %s**" % (
         num(ts["u"]), num(ts["ratio"]), G.U_WEIGHT, num(ts["u"]), G.T_WEIGHT,
         num(ts["ratio"]), num(ts["p"])), ""]
     return out
 
 
-def mt_lines(mt, ncores):
+def m_line(mt):
+    """M with its interval (verdicts' rank-sum intervals, as the taxonomy's), bold only when
+    it has one and no other process disturbed its runs; on a busy machine, the caveat."""
+    sp = mt.get("m_spread")
+    per = ", ".join("%s %s" % (w, num(x)) for w, x in mt["vs_serial"].items())
+    busy = mt.get("busy") or 0
+    has_interval = sp is not None and sp.n > 1 and sp.lo < sp.hi
+    text = V.interval_text(sp) if sp is not None else num(mt["m"])
+    firm = has_interval and not busy
+    line = "M = throughput / serial's at %d threads, geometric mean: %s (%s)" % (
+        mt["threads"], "**%s**" % text if firm else text, per)
+    notes = []
+    if not has_interval:
+        notes.append("no interval: too few repetitions, so M is a single reading")
+    if busy:
+        notes.append("**the machine was busy**: other processes used the CPUs during %d of "
+                     "the %d runs M is made of, so M is weak evidence; grade again on a "
+                     "quiet machine" % (busy, mt.get("runs") or busy))
+    return [line + (". " + "; ".join(notes) + "." if notes else "")]
+
+
+def mt_lines(mt, ncores, void=False):
     e = mt["taxonomy"]
     out = ["## 3. Multi-threaded: the Table 7 row, measured against serial and hoard", ""]
+    if void and not e:
+        return out + [NOT_MEASURED, ""]
     if ncores < V.FEW_CORES:
         out += ["This machine has %d cores: scalable? and false sharing from timing are weak "
                 "evidence here (the taxonomy report's rule)." % ncores, ""]
@@ -77,43 +144,50 @@ def mt_lines(mt, ncores):
         v = e[k]
         out.append("- %s **%s** — %s%s" % (TITLES[k], v["value"], v["evidence"],
                                            " (%s)" % v["note"] if v["note"] else ""))
-    out += ["", "Q = the mean of a point per verdict (%s; within noise or undecided %.1f): "
-            "**%s**" % ("; ".join("%s: %s" % (TITLES[k], ", ".join(
-                "%s %g" % kv for kv in G.POINTS[k].items())) for k in KEYS), G.OPEN,
-                num(mt.get("q")))]
-    out += ["", "M = throughput / serial's at %d threads, geometric mean: **%s** (%s)" % (
-        mt["threads"], num(mt["m"]), ", ".join("%s %s" % (w, num(x))
-                                               for w, x in mt["vs_serial"].items())),
-            "", "Rules: " + " ".join(V.RULES[k] for k in KEYS), ""]
+    if void:
+        out += ["", "Q and M not given: correctness failed."]
+    else:
+        out += ["", "Q = the mean of a point per verdict (%s; within noise or undecided %.1f): "
+                "**%s**" % ("; ".join("%s: %s" % (TITLES[k], ", ".join(
+                    "%s %g" % kv for kv in G.POINTS[k].items())) for k in KEYS), G.OPEN,
+                    num(mt.get("q")))]
+        out += [""] + m_line(mt)
+    out += ["", "Rules: " + " ".join(V.RULES[k] for k in KEYS), ""]
     return out
 
 
-def cost_lines(cost):
+def cost_lines(cost, why=None):
     out = ["## 4. Instructions per malloc+free pair (callgrind, `hoardlab cost`)", ""]
     if not cost:
-        return out + ["Not measured (valgrind missing, or --no-cost).", ""]
+        return out + ["Not measured: %s." % (why or "--no-cost, or graded before the reason "
+                                             "was kept"), ""]
     cases = list(cost)
     return out + ["| " + " | ".join(cases) + " |", "|" + "---|" * len(cases),
                   "| " + " | ".join("%.0f" % cost[c] for c in cases) + " |", ""]
 
 
-def write(outdir, strategy, corr, ts, mt, cost, ncores, maps=None):
-    """grade-NAME.md and grade-NAME.png; returns the markdown's path."""
+def write(outdir, strategy, corr, ts, mt, cost, ncores, maps=None, cost_why=None,
+          diagnose=None):
+    """grade-NAME.md and grade-NAME.png; returns the markdown's path. cost_why: why there
+    are no instruction counts; diagnose: the command that names a correctness fault."""
     png = "grade-%s.png" % strategy
-    err = plot(os.path.join(outdir, png), strategy, corr, ts, mt, cost)
-    lines = ["# Grade of `%s`" % strategy, "",
-             "Made by `tools/hoardlab grade %s` (docs/lab.md) on %d cores; the runs are in "
-             "runs.csv beside this page." % (strategy, ncores), "",
+    void = bool(failed(corr))
+    err = plot(os.path.join(outdir, png), strategy, corr, ts, mt, cost, void)
+    measured = any(p["t"] or p["held"] for p in ts["traces"]) or bool(mt["taxonomy"])
+    lines = ["# Grade of `%s`" % strategy, ""] + headline(corr, diagnose) + [
+             "Made by `tools/hoardlab grade %s` (docs/lab.md) on %d cores; %s." % (
+                 strategy, ncores, "the runs are in runs.csv beside this page" if measured
+                 else "nothing was measured"), "",
              "![the grade](%s)" % png if not err else "(no figure: %s)" % err, ""]
-    lines += correctness_lines(corr) + trace_lines(ts) + mt_lines(mt, ncores)
-    lines += cost_lines(cost) + heap_map_section(maps)
+    lines += correctness_lines(corr) + trace_lines(ts, void) + mt_lines(mt, ncores, void)
+    lines += cost_lines(cost, cost_why) + heap_map_section(maps)
     path = os.path.join(outdir, "grade-%s.md" % strategy)
     with open(path, "w") as f:
         f.write("\n".join(lines))
     return path
 
 
-def plot(path, strategy, corr, ts, mt, cost):
+def plot(path, strategy, corr, ts, mt, cost, void=False):
     """Four panels: correctness, U and T/T_glibc per trace, M per workload, the cost."""
     try:
         plt = plotkit.plt()
@@ -133,7 +207,7 @@ def plot(path, strategy, corr, ts, mt, cost):
                  label="T/T_glibc (cut at 2)")
     ax[0][1].set_xticks(list(xs))
     ax[0][1].set_xticklabels(names, rotation=45, ha="right", fontsize=8)
-    ax[0][1].set_title("traces: P = %s" % num(ts["p"]))
+    ax[0][1].set_title("traces: P = %s" % ("void" if void else num(ts["p"])))
     ax[0][1].legend(fontsize=8)
     wl = list(mt["vs_serial"])
     ax[1][0].bar(wl, [mt["vs_serial"][w] or 0 for w in wl])
@@ -144,7 +218,8 @@ def plot(path, strategy, corr, ts, mt, cost):
     if cost:
         ax[1][1].bar(list(cost), list(cost.values()))
     ax[1][1].set_title("instructions per malloc+free pair")
-    fig.suptitle("grade of %s" % strategy)
+    fig.suptitle("grade of %s" % strategy + (": correctness failed, measurements void"
+                                             if void else ""), color="tab:red" if void else None)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -156,11 +231,15 @@ def leaderboard(outdir, entries):
     hdr = ["strategy", "correctness", "U", "T/T_glibc", "P", "Q", "M (vs serial)", "fast?",
            "scalable?", "false sharing?", "blowup", "instr/pair 64 B"]
     rows = []
-    for s, corr, ts, mt, cost in sorted(entries, key=lambda e: -((e[2]["p"] or 0) + (e[3].get("q") or 0))):
+    def score(e):
+        return -1 if failed(e[1]) else (e[2]["p"] or 0) + (e[3].get("q") or 0)
+    for s, corr, ts, mt, cost in sorted(entries, key=lambda e: -score(e)):
         e = mt["taxonomy"]
         bad = [k for k, r in corr.items() if r["status"] == "fail"]
+        void = bool(bad)
         rows.append([s, "fail: " + ", ".join(bad) if bad else "pass", num(ts["u"]),
-                     num(ts["ratio"]), num(ts["p"]), num(mt.get("q")), num(mt["m"])] +
+                     num(ts["ratio"]), "void" if void else num(ts["p"]),
+                     "void" if void else num(mt.get("q")), "void" if void else num(mt["m"])] +
                     [e[k]["value"] if e else "–" for k in KEYS] +
                     [num((cost or {}).get("64 B"), "%.0f")])
     path = os.path.join(outdir, "leaderboard.md")
