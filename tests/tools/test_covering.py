@@ -168,3 +168,33 @@ def test_registered_tests_cover_every_pair():
     assert runs, "no test in suite rel-cover"
     strategies = built_strategies(BDIR)
     assert missing(config_table(), strategies, runs) == []
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(BDIR, "build.ninja")),
+                    reason="%s not configured (run tools/hoardlab build)" % BDIR)
+def test_programs_and_workloads_spread_over_strategies():
+    """The real programs (rel-prog-P-S) and hlbench's workloads (hlbench-W-S): each under at
+    least two strategies (all of them when fewer than three are built), each strategy under at
+    least six of them."""
+    p = subprocess.run(["meson", "introspect", "--tests", BDIR], capture_output=True, text=True)
+    tests = json.loads(p.stdout)
+    strategies = built_strategies(BDIR)
+    for prefix, arg_of in (("rel-prog-", lambda t: t["cmd"][-1]),
+                           ("hlbench-", lambda t: t["cmd"][t["cmd"].index("--") + 1])):
+        pairs = set()
+        for t in tests:
+            n = t["name"]
+            if not n.startswith(prefix) or "checks" in n or "decay" in n:
+                continue
+            if prefix == "hlbench-" and "--" not in t["cmd"]:
+                continue                                # hlbench-replay-S, hlbench-cli
+            s = (t.get("env") or {}).get("HOARD_STRATEGY") or next(
+                (a for a in t["cmd"] if a in strategies), None)
+            if s in strategies and n.endswith("-" + s):
+                pairs.add((arg_of(t), s))
+        things = {a for a, _ in pairs}
+        assert len(things) >= 10, (prefix, things)
+        for a in things:
+            assert len({s for x, s in pairs if x == a}) >= min(2, len(strategies)), (prefix, a)
+        for s in strategies:
+            assert len({a for a, x in pairs if x == s}) >= min(6, len(things)), (prefix, s)
