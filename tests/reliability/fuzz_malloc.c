@@ -167,6 +167,22 @@ FZ_UNINSTRUMENTED static int fz_overlap(const void *p, size_t u, unsigned except
     return -1;
 }
 
+#ifdef FZ_PLANT_OVERLAP
+/* A planted bug, compiled only into fuzz_malloc_planted (tests rel-fuzz-catches-overlap*):
+ * every 8th malloc hands out a live block again, as a strategy that returns a block twice
+ * would. The model must catch it and fuzz_run.sh must exit with a failure meson counts. */
+static void *fz_hand_out(size_t n, unsigned s)
+{
+    static unsigned calls;
+    if (++calls % 8 == 0)
+        for (unsigned i = 0; i < FZ_SLOTS; i++)
+            if (i != s && fz_slot[i].p && fz_slot[i].usable >= n) return fz_slot[i].p;
+    return hl_malloc(n);
+}
+#else
+#define fz_hand_out(n, s) hl_malloc(n)
+#endif
+
 /* Whether n more live bytes stay within FZ_LIVE_MAX (a larger request is skipped). */
 static bool fz_fits(size_t n)
 {
@@ -367,7 +383,7 @@ static void fz_run(const struct fz_op *o)
     switch (o->kind) {
     case FZ_MALLOC:
         if (!fz_fits(o->size)) return;
-        void *p = hl_malloc(o->size);
+        void *p = fz_hand_out(o->size, o->slot);
         FZ_CHECK(p, "malloc(%zu) failed", o->size);
         fz_admit(o->slot, p, o->size, 0, o->flags & 1, false, "malloc");
         break;

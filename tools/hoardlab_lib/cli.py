@@ -215,6 +215,10 @@ def parse_test(sub):
                    "with --list, name them and run nothing")
     s.add_argument("--list", action="store_true", help="with --strategy: print the names of "
                    "its tests, run nothing")
+    s.add_argument("--full", action="store_true", help="the whole product: every test under "
+                   "every knob variant (meson option full_suite=true; without --full the "
+                   "option is set back to false and the knob values run by the covering "
+                   "design, tests/reliability/covering.py)")
     s.set_defaults(func=commands.cmd_test)
 
 

@@ -244,7 +244,7 @@ def cmd_soak(a):
 def cmd_test(a):
     if a.strategy:
         return selftest.strategy_tests(build_dir(a.build_dir), a.strategy, a.jobs, a.list)
-    return selftest.main(build_dir(a.build_dir), a.jobs, skip_deps=a.no_deps)
+    return selftest.main(build_dir(a.build_dir), a.jobs, skip_deps=a.no_deps, full=a.full)
 
 
 # --- parser --------------------------------------------------------------------------------

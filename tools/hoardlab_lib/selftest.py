@@ -1,8 +1,14 @@
 """`hoardlab test`: everything a fresh Debian 12 machine needs, then every test.
 
 install-deps -> meson setup + compile -> meson test (the C suites) -> pytest tests/tools,
-then one closing line `tests: N passed, N failed` (totals of both); non-zero exit on any
-failure, including a failed install or build (each counted as one failure)."""
+then the skipped tests by name and one closing line `tests: N passed, N failed, N skipped
+(SUITE)` (totals of both; SUITE: the default suite or the full one); non-zero exit on any
+failure, including a failed install or build (each counted as one failure).
+
+The default suite runs the knob values by the reliability suites' covering design
+(tests/reliability/covering.py); `--full` sets the meson option full_suite (every test under
+every knob variant, the product the suite was before) and the default sets it back, so a
+build directory never runs one while the summary names the other."""
 import json
 import os
 import re
@@ -25,6 +31,54 @@ def meson_counts(text):
     if not re.search(r"^Ok:\s+\d+", text, re.M):
         return None
     return n("Ok") + n("Expected Fail"), n("Fail") + n("Unexpected Pass") + n("Timeout")
+
+
+SKIPPED_LINE = re.compile(r"^\s*\d+/\d+\s+\S+\s+/\s+(\S+)\s+SKIP\s", re.M)
+
+
+def meson_skipped(text):
+    """The names of the tests meson test's output reports as SKIP (an exit status of 77), and
+    the count its closing summary gives (`Skipped:`); the count is the summary's when it has
+    one, else the number of names."""
+    names = SKIPPED_LINE.findall(text)
+    m = re.search(r"^Skipped:\s+(\d+)", text, re.M)
+    return (int(m.group(1)) if m else len(names)), names
+
+
+def junit_skipped(path):
+    """The names (classname::name) of the skipped test cases of a pytest JUnit XML file."""
+    out = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        if case.find("skipped") is not None:
+            out.append("%s::%s" % (case.get("classname", ""), case.get("name", "")))
+    return out
+
+
+def full_suite_option(bdir):
+    """The build directory's full_suite option (True/False), or None when it has none."""
+    path = os.path.join(bdir, "meson-info", "intro-buildoptions.json")
+    try:
+        with open(path) as f:
+            opts = json.load(f)
+    except (OSError, ValueError):
+        return None
+    for o in opts:
+        if o.get("name") == "full_suite":
+            return bool(o.get("value"))
+    return None
+
+
+def set_full_suite(bdir, full):
+    """`meson configure BDIR -Dfull_suite=true|false` when the build has the other value."""
+    if full_suite_option(bdir) == full:
+        return
+    value = "true" if full else "false"
+    print("== meson configure %s -Dfull_suite=%s" % (bdir, value), flush=True)
+    p = subprocess.run(["meson", "configure", bdir, "-Dfull_suite=" + value], cwd=REPO,
+                       stdout=subprocess.DEVNULL)
+    if p.returncode != 0:
+        raise ToolError("meson configure %s -Dfull_suite=%s failed (exit %d)"
+                        % (bdir, value, p.returncode))
 
 
 def junit_counts(path):
@@ -52,9 +106,11 @@ def run_tee(argv, env=None):
     return p.returncode, "".join(out)
 
 
-def main(bdir, jobs=None, skip_deps=False):
-    passed = failed = 0
+def main(bdir, jobs=None, skip_deps=False, full=False):
+    passed = failed = skipped = 0
+    skipped_names = []
     notes = []
+    which = "full suite" if full else "default suite; --full runs every knob variant"
     if not skip_deps:
         print("== tools/install-deps", flush=True)
         if install_deps() != 0:
@@ -64,6 +120,7 @@ def main(bdir, jobs=None, skip_deps=False):
     built = True
     try:
         do_build(bdir, jobs)
+        set_full_suite(bdir, full)
     except ToolError as e:
         print("hoardlab: %s" % e, flush=True)
         failed += 1
@@ -80,6 +137,9 @@ def main(bdir, jobs=None, skip_deps=False):
         else:
             passed += c[0]
             failed += c[1]
+            n, names = meson_skipped(out)
+            skipped += n
+            skipped_names += names
             if rc != 0 and c[1] == 0:
                 failed += 1
                 notes.append("meson test exit %d" % rc)
@@ -90,9 +150,11 @@ def main(bdir, jobs=None, skip_deps=False):
         rc, out = run_tee([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
                            os.path.join(REPO, "tests", "tools"), "--junitxml", xml], env=env)
         if os.path.exists(xml):
-            pp, pf, _ = junit_counts(xml)
+            pp, pf, ps = junit_counts(xml)
             passed += pp
             failed += pf
+            skipped += ps
+            skipped_names += junit_skipped(xml)
             if rc not in (0, 1) and pf == 0:
                 failed += 1
                 notes.append("pytest exit %d" % rc)
@@ -101,7 +163,10 @@ def main(bdir, jobs=None, skip_deps=False):
             notes.append("pytest did not run (exit %d)" % rc)
     for n in notes:
         print("note: %s" % n)
-    print("tests: %d passed, %d failed" % (passed, failed), flush=True)
+    if skipped_names:
+        print("skipped (%d): %s" % (len(skipped_names), ", ".join(skipped_names)))
+    print("tests: %d passed, %d failed, %d skipped (%s)" % (passed, failed, skipped, which),
+          flush=True)
     return 0 if failed == 0 else 1
 
 
