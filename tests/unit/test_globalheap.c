@@ -5,8 +5,9 @@
  *                  then), get moves it back and it is gone from the shard; a second get
  *                  finds nothing; global_to and global_from count each move
  *   shard_by_key   threads with ids 1, 2, 3 put into shards 1, 2, 3
- *   get_anywhere   a thread whose own shard is empty finds what others parked in theirs:
- *                  no superblock is stranded before the OS is asked
+ *   get_anywhere   a thread whose own shard is empty finds what others parked in theirs,
+ *                  and a superblock alone in any other shard (placed by hl_global_attach):
+ *                  none is stranded before the OS is asked
  *   fullest_first  get takes the fullest superblock of the class, then an empty one of any
  *                  class, never a full one */
 #include <setjmp.h>
@@ -130,6 +131,14 @@ static void get_anywhere(void **state)
     for (int i = 0; i < SHARDS - 1; i++) assert_true(found[i]);
     assert_int_equal(parked(), 0);
     assert_null(get(h, hl_class_of(96)));
+    for (unsigned i = 0; i < 32; i++) {                  /* one alone in another shard */
+        unsigned k = 1 + i % (SHARDS - 1);
+        struct hl_sb *sb = hl_sb_new(hl_class_of(96));
+        hl_heap_lock(hl_heap_shards[k]);
+        hl_global_attach(k, sb);
+        hl_heap_unlock(hl_heap_shards[k]);
+        if (get(h, hl_class_of(96)) != sb) fail_msg("round %u: not found in shard %u", i, k);
+    }
 }
 
 static void fullest_first(void **state)

@@ -5,7 +5,8 @@
  *   fast_paths      malloc takes a block of the thread's heap, u rises by the class size and
  *                   a by the superblock the refill brought; free puts it back, u as before
  *   one_refill      the fullest superblock serves until full: cap + 1 blocks take exactly
- *                   two new superblocks; freeing them all brings u back, the superblocks stay (a kept)
+ *                   two new superblocks; freeing them all brings u back, the superblocks
+ *                   stay (a kept)
  *   general_paths   the general paths do the same steps with blocking locks, and the general
  *                   free runs the row's policy once per free
  *   remote_to_owner a block freed by a thread whose heap does not own it goes back to its
@@ -23,10 +24,17 @@
 #include "heappaths.h"
 
 static int refills, afters;
-static void *refill(struct hl_heap *h, unsigned c) { refills++; return hl_heaps_refill_from_os(h, c); }
+static void *refill(struct hl_heap *h, unsigned c)
+{
+    refills++;
+    return hl_heaps_refill_from_os(h, c);
+}
 static void after(struct hl_heap *h, struct hl_sb *sb) { (void)h, (void)sb; afters++; }
 
-static struct hl_account *acct(struct hl_heap *h, size_t size) { return h->cls[hl_class_of(size)].acct; }
+static struct hl_account *acct(struct hl_heap *h, size_t size)
+{
+    return h->cls[hl_class_of(size)].acct;
+}
 static struct hl_heap *owner(void *p) { return atomic_load(&hl_sb_of(p)->owner); }
 
 static void check(struct hl_heap *h)
@@ -68,7 +76,8 @@ static void one_refill(void **state)
     void **p = calloc(cap + 1, sizeof *p);
     uint32_t empty = h->nempty;
     refills = 0;
-    for (uint32_t i = 0; i <= cap; i++) assert_non_null(p[i] = hl_heap_malloc_fast(1500, refill, true));
+    for (uint32_t i = 0; i <= cap; i++)
+        assert_non_null(p[i] = hl_heap_malloc_fast(1500, refill, true));
     assert_int_equal(refills + (empty - h->nempty), 2);  /* new, or empty ones recycled */
     for (uint32_t i = 1; i < cap; i++) assert_ptr_equal(hl_sb_of(p[i]), hl_sb_of(p[0]));
     assert_ptr_not_equal(hl_sb_of(p[cap]), hl_sb_of(p[0]));
@@ -159,7 +168,8 @@ static void heaps_stats(void **state)
     assert_int_equal(s1.sb_live_used_bytes, want.sb_live_used_bytes);
     assert_int_equal(s1.global_free_bytes, 0);
     assert_int_equal(s1.sb_live - s0.sb_live, 1);        /* p's superblock, new or recycled */
-    assert_int_equal(s1.sb_live_used_bytes - s0.sb_live_used_bytes, hl_class_size(hl_class_of(5000)));
+    assert_int_equal(s1.sb_live_used_bytes - s0.sb_live_used_bytes,
+                     hl_class_size(hl_class_of(5000)));
     hl_heap_free_fast(p, after, true);
 }
 

@@ -136,7 +136,8 @@ static void home_mode(void **state)
 
 int main(void)
 {
-    setenv("HOARD_HEAP_SELECT", "hash", 1);   /* the strategy's own selection keeps off home's slot */
+    /* the strategy's own selection keeps off home's per-thread slot */
+    setenv("HOARD_HEAP_SELECT", "hash", 1);
     hl_init();
     int mode = hl_cfg.heap_select, heaps = hl_cfg.heaps;
     const struct CMUnitTest tests[] = {
