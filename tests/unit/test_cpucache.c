@@ -1,0 +1,201 @@
+/* test_cpucache.c — the per-CPU cache itself (src/core/cpucache.c, cpucache.h) under hoard with
+ * cache = cpu and cpu_cache_bytes = 4K (a stack of class c holds 4K / size blocks); the
+ * critical sections under migration and signals are test_rseq.c's. The main thread is pinned
+ * to one CPU, so the stack it uses is known:
+ *   reuse         a block freed on a CPU is the next one malloc of its class takes there
+ *   limit         however many blocks are freed, a stack holds at most its limit, its links
+ *                 and room agree (each block's word below it: the head under it, room + 1)
+ *   flush         a full stack gives blocks back to their superblocks: once the program has
+ *                 freed everything, the superblocks' `used` is what the stacks still hold
+ *   no_twice      fill, drain, fill again: no block handed out twice, nor one still live
+ *   shared_by_cpu a block freed by another thread on the same CPU is the next one this
+ *                 thread's malloc takes (any block may enter a CPU's cache), and that thread's
+ *                 exit leaves the cache as it was (nothing is per thread)
+ * Exits 77 (skipped) when no rseq area is registered (__rseq_size == 0), and only then. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/rseq.h>
+#include <sys/sysinfo.h>
+#include "cpucache.h"
+
+#define BYTES 4096
+static int cpu;                          /* the CPU every thread of the test runs on */
+
+static void pin(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    assert_int_equal(sched_setaffinity(0, sizeof set, &set), 0);
+}
+
+static uint32_t limit_of(size_t size) { return BYTES / hl_class_size(hl_class_of(size)); }
+
+static uint64_t head_of(long on, size_t size)
+{
+    char *e = hl_cpu_slabs + ((size_t)on << HL_RSEQ_SHIFT) + hl_tlab_slot(hl_class_of(size));
+    return atomic_load((_Atomic uint64_t *)e);
+}
+
+/* The blocks on CPU `on`'s stack of the class, checked link by link; f(block, arg) each. */
+static uint32_t walk(long on, size_t size, void (*f)(void *, void *), void *arg)
+{
+    uint64_t w = head_of(on, size);
+    uint32_t n = 0;
+    while (HL_RSEQ_TOP(w)) {
+        void *b = HL_RSEQ_TOP(w);
+        uint64_t below = *(uint64_t *)b;
+        assert_int_equal(HL_RSEQ_ROOM(below), HL_RSEQ_ROOM(w) + 1);
+        if (f) f(b, arg);
+        if (++n > limit_of(size)) fail_msg("CPU %ld's stack holds more than %u", on, n - 1);
+        w = below;
+    }
+    assert_int_equal(HL_RSEQ_ROOM(w), limit_of(size));   /* the bottom: all the room */
+    return n;
+}
+
+static void reuse(void **state)
+{
+    (void)state;
+    void *keep = hl_malloc(48), *p = hl_malloc(48);
+    hl_free(p);
+    assert_ptr_equal(HL_RSEQ_TOP(head_of(cpu, 48)), p);
+    assert_ptr_equal(hl_malloc(48), p);
+    hl_free(p);
+    hl_free(keep);
+}
+
+static void limit(void **state)
+{
+    (void)state;
+    size_t n = 4 * limit_of(64);
+    void **p = calloc(n, sizeof *p);
+    for (size_t i = 0; i < n; i++) assert_non_null(p[i] = hl_malloc(64));
+    for (size_t i = 0; i < n; i++) {
+        hl_free(p[i]);
+        walk(cpu, 64, NULL, NULL);
+    }
+    assert_true(hl_cpu_cache_bytes() <= (size_t)get_nprocs_conf() * hl_classes->count * BYTES);
+    free(p);
+}
+
+struct sbs { struct hl_sb **sb; size_t k; uint64_t held; };
+
+static void add_sb(struct sbs *s, void *p)
+{
+    size_t j = 0;
+    while (j < s->k && s->sb[j] != hl_sb_of(p)) j++;
+    if (j == s->k) s->sb[s->k++] = hl_sb_of(p);
+}
+static void count_held(void *b, void *arg)
+{
+    struct sbs *s = arg;
+    for (size_t j = 0; j < s->k; j++) s->held += hl_sb_of(b) == s->sb[j];
+}
+
+static void flush(void **state)
+{
+    (void)state;
+    size_t n = 5 * limit_of(256);
+    void **p = calloc(n, sizeof *p);
+    struct sbs s = { calloc(n, sizeof *s.sb), 0, 0 };
+    for (size_t i = 0; i < n; i++) assert_non_null(p[i] = hl_malloc(256));
+    for (size_t i = 0; i < n; i++) add_sb(&s, p[i]);
+    for (size_t i = 0; i < n; i++) hl_free(p[i]);
+    /* Out of its superblock a block is the program's or on a stack: now only the latter. */
+    for (long c = 0; c < get_nprocs_conf(); c++) walk(c, 256, count_held, &s);
+    uint64_t used = 0;
+    for (size_t j = 0; j < s.k; j++) used += s.sb[j]->used;
+    assert_int_equal(used, s.held);
+    assert_true(s.held <= limit_of(256));
+    free(s.sb);
+    free(p);
+}
+
+static int by_address(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void no_twice(void **state)
+{
+    (void)state;
+    enum { LIVE = 100 };
+    size_t n = 3 * limit_of(128), all = LIVE + n;
+    void **p = calloc(all, sizeof *p), **sorted = calloc(all, sizeof *p);
+    for (size_t i = 0; i < LIVE; i++) p[i] = hl_malloc(128);
+    for (int round = 0; round < 6; round++) {
+        for (size_t i = LIVE; i < all; i++) assert_non_null(p[i] = hl_malloc(128));
+        for (size_t i = 0; i < all; i++) sorted[i] = p[i];
+        qsort(sorted, all, sizeof *sorted, by_address);
+        for (size_t i = 1; i < all; i++)
+            if (sorted[i] == sorted[i - 1]) fail_msg("round %d: %p handed out twice", round,
+                                                     sorted[i]);
+        for (size_t i = LIVE; i < all; i += 2) hl_free(p[i]);
+        for (size_t i = LIVE + 1; i < all; i += 2) hl_free(p[i]);
+    }
+    for (size_t i = 0; i < LIVE; i++) hl_free(p[i]);
+    free(sorted);
+    free(p);
+}
+
+struct handoff { void *p; size_t bytes_after_free; };
+
+static void *free_on_same_cpu(void *arg)
+{
+    struct handoff *h = arg;
+    pin();
+    hl_free(h->p);
+    h->bytes_after_free = hl_cpu_cache_bytes();
+    return NULL;
+}
+
+static void shared_by_cpu(void **state)
+{
+    (void)state;
+    void *keep = hl_malloc(1000);
+    struct handoff h = { hl_malloc(1000), 0 };
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, free_on_same_cpu, &h), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(hl_cpu_cache_bytes(), h.bytes_after_free);   /* its exit took nothing */
+    assert_ptr_equal(HL_RSEQ_TOP(head_of(cpu, 1000)), h.p);
+    assert_ptr_equal(hl_malloc(1000), h.p);              /* another thread's free, on this CPU */
+    hl_free(h.p);
+    hl_free(keep);
+}
+
+int main(void)
+{
+    if (__rseq_size == 0) {
+        fprintf(stderr, "test_cpucache: no rseq area registered (__rseq_size == 0): skipped\n");
+        return 77;                       /* rseq unavailable, and nothing else, skips */
+    }
+    setenv("HOARD_STRATEGY", "hoard", 1);
+    setenv("HOARD_CACHE", "cpu", 1);
+    setenv("HOARD_CPU_CACHE_BYTES", "4K", 1);
+    setenv("HOARD_HEAP_SELECT", "thread", 1);
+    cpu = sched_getcpu();
+    assert_true(cpu >= 0);
+    hl_init();
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set)) return 1;
+    hl_free(hl_malloc(1));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reuse),
+        cmocka_unit_test(limit),
+        cmocka_unit_test(flush),
+        cmocka_unit_test(no_twice),
+        cmocka_unit_test(shared_by_cpu),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
