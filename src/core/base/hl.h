@@ -22,6 +22,9 @@
  *                to interpose.c's slow path.
  *   bootstrap    a static arena serving calls that arrive while init is in progress.
  *   strategy     one row of the dispatch table: a complete allocator built from the above.
+ *
+ * Files are named below by their name alone: src/core/FOLDER/NAME, a folder per layer (the
+ * layer comment after the dispatch table's section).
  */
 #ifndef HL_H
 #define HL_H
@@ -52,7 +55,7 @@
 static inline size_t hl_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 static inline bool hl_is_pow2(size_t n) { return n && !(n & (n - 1)); }
 
-/* ---- registry.c: the dispatch table ------------------------------------------------------ */
+/* ---- dispatch.c: the dispatch table (its rows: front/registry.c) ---------------------------- */
 
 struct hl_thread;
 
@@ -108,8 +111,11 @@ extern void (*hl_front_free_fn)(void *p);
 extern void *(*hl_entry_exit_malloc)(size_t size);
 extern void (*hl_entry_exit_free)(void *p);
 
-/* The layers, bottom up, are written once: LAYERS in tools/hoardlab_lib/layers/order.py
- * (README "Layers" shows them; `hoardlab layers` checks them). */
+/* The layers, bottom up, are src/core's folders: base (this header's), ds, mem, heap, remote,
+ * heaps, cache, then src/strategies, then instruments and front. A file uses only files of its
+ * folder or below; every folder is on the include path, so the sections below name files by
+ * their name alone. The order is written once, SRC_FOLDERS in
+ * tools/hoardlab_lib/layers/order.py (README "Layers" shows it; `hoardlab layers` checks it). */
 
 /* ---- msg.c: messages ------------------------------------------------------------------------ */
 
