@@ -95,9 +95,12 @@ struct hl_strategy {
 #define HL_ROW_PATHS(m, f)                                                                    \
     .counted = HL_PATHS(m, f), .uncounted = HL_PATHS(m##_uncounted, f##_uncounted)
 
-extern const struct hl_strategy *const hl_strategies[];  /* NULL-terminated */
-extern const struct hl_strategy *hl_active;
+/* The rows, NULL-terminated, and a row by name: front/registry.c, the top of the core (below
+ * it, the configuration knows the strategies by name: hl_strategy_names, config.h). */
+extern const struct hl_strategy *const hl_strategies[];
 const struct hl_strategy *hl_strategy_find(const char *name);
+/* The active row, set by init (dispatch.c, as the pointers below). */
+extern const struct hl_strategy *hl_active;
 /* The paths every call reaches: the active row's (counted or not, by `counting`), chosen
  * by init before the row's init runs, which may choose others for its knobs (hoard: tlab =
  * on). The core's own calls (interpose.c) use hl_front_malloc_fn and hl_front_free_fn, set
