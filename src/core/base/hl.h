@@ -237,8 +237,8 @@ extern void (*hl_meta_touched)(const void *object);
  * superblock from the global heap). Set by observe.c. */
 extern uint64_t (*hl_meta_foreign_blocks)(const void *start, size_t bytes);
 
-/* ---- large.c: objects above large_threshold, a mapping each, cached ------------------------ */
-#include "large.h"
+/* large.c's objects above large_threshold (heap/) are declared in large.h, which the files
+ * that use them include: this header, at the bottom, includes only base/'s. */
 
 /* ---- sizeclass.c: request size -> class ------------------------------------------------- */
 
