@@ -1,4 +1,4 @@
-/* checks_test.c — the `checks = on` mode (src/core/checks.c) on bad input.
+/* checks_test.c — the `checks = on` mode (src/core/instruments/checks.c) on bad input.
  *
  * checks_test            run with HOARD_CHECKS=on: each case forks a child that makes one
  *                        mistake; the child must abort (SIGABRT) with the one-line message

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "hazard.h"
+#include "large.h"
 #include "lockfree.h"
 
 #define MAXCREDITS 64

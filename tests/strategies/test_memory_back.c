@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "hl.h"
+#include "large.h"
 
 /* ---- burst -------------------------------------------------------------------------------- */
 

@@ -28,7 +28,7 @@ __attribute__((constructor)) static void hl_test_edited(void)
     _exit(7);
 }
 """
-EDITED = "src/core/export.c"            # compiled into libhoardlab.so only
+EDITED = "src/core/front/export.c"            # compiled into libhoardlab.so only
 SWEEP = """[sweep]
 name = edit
 strategies = hoard

@@ -1,7 +1,8 @@
 """docs/experiments.md covers every shipped sweep, each with its command and the parts a
-student needs; docs/architecture.md's layers are those `hoardlab layers` checks, and its table
-of design elements names files that exist, every src/core/*.c among them (a strategy's row
-there is welcome but not required: adding a strategy stays two files, README)."""
+student needs; docs/architecture.md's layers are src/core's folders, which `hoardlab layers`
+checks, and its table of design elements names files that exist, every src/core/*/*.c among
+them (a strategy's row there is welcome but not required: adding a strategy stays two files,
+README)."""
 import glob
 import os
 import re
@@ -48,37 +49,47 @@ def test_architecture_table_names_every_core_file():
     named = set()
     for row in rows:
         named.update(re.findall(r"`(src/[\w/.]+)`", row.split(" | ")[1]))
-    core = sorted("src/core/" + f for f in os.listdir(os.path.join(ROOT, "src", "core"))
-                  if f.endswith(".c"))
+    core = sorted(os.path.relpath(f, ROOT)
+                  for f in glob.glob(os.path.join(ROOT, "src", "core", "*", "*.c")))
+    assert len(core) >= 30
     missing = [f for f in core if f not in named]
     assert not missing, "docs/architecture.md's table does not name: %s" % ", ".join(missing)
 
 
 def layer_tables():
-    """The Layers tables of docs/architecture.md and the README: {layer: its files cell}."""
-    arch = architecture()[0].split("## Design element", 1)[0]
+    """The Layers tables of docs/architecture.md and the README: {folder: its cells}, in order."""
+    arch = architecture()[0].split("## Design element", 1)[0].split("## Layers", 1)[1]
     readme = open(os.path.join(ROOT, "README.md")).read()
     readme = readme.split("### Layers", 1)[1].split("\n### ", 1)[0]
-    return [dict(re.findall(r"^\| (\w+) \| (.*?) \|", t, re.M)) for t in (arch, readme)]
+    rows = [re.findall(r"^\| (\w+) \| (.*) \|$", t, re.M) for t in (arch, readme)]
+    return [{name: cells for name, cells in r if name != "folder"} for r in rows]
+
+
+def core_folder(name):
+    """The files of src/core/NAME (`ls`), or of src/strategies."""
+    return sorted(os.listdir(os.path.join(ROOT, "src", *(
+        ["strategies"] if name == "strategies" else ["core", name]))))
 
 
 @pytest.mark.parametrize("which", [0, 1], ids=["architecture.md", "README"])
-def test_layer_tables_are_those_hoardlab_layers_checks(which):
-    """The order is written once (LAYERS in tools/hoardlab_lib/layers/order.py): each table
-    has its layers, in order, every file of each, and no .c file of another layer."""
+def test_layer_tables_are_the_folders(which):
+    """The order is written once, as the folder order (SRC_FOLDERS in
+    tools/hoardlab_lib/layers/order.py, which `ls src/core` is): each table has a row per
+    folder, bottom up, and names no file that is not in that row's folder. architecture.md's
+    names every file of each folder."""
     from hoardlab_lib import layers
     table = layer_tables()[which]
-    assert [name for name, _ in layers.LAYERS] == [n for n in table if n != "layer"]
-    for name, members in layers.LAYERS:
-        for m in members:
-            if m == "strategies/*":
-                assert "src/strategies/*.c" in table[name]
-            elif m == "hl":
-                assert "`hl.h`" in table[name]
-            else:
-                assert re.search(r"`%s\.[ch]`" % re.escape(m), table[name]), (name, m)
-        named = re.findall(r"`([\w/]+)\.c`", table[name])
-        assert [f for f in named if f not in members] == [], name
+    assert list(table) == layers.SRC_FOLDERS
+    assert sorted(os.listdir(os.path.join(ROOT, "src", "core"))) == \
+        sorted(f for f in layers.SRC_FOLDERS if f != "strategies")
+    for name, cells in table.items():
+        files = core_folder(name)
+        named = re.findall(r"`([\w]+\.[ch])`", cells)
+        assert [f for f in named if f not in files] == [], name
+        if name == "strategies":
+            assert "`src/strategies/*.c`" in cells
+        elif which == 0:
+            assert [f for f in files if f not in named] == [], name
 
 
 def test_harness_layer_table_is_the_one_hoardlab_layers_checks():

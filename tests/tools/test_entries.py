@@ -88,7 +88,7 @@ def test_a_new_pointer_is_found():
 def test_the_hooks_table_names_every_function_pointer():
     table = set(re.findall(r"`\.?(\w+)", hooks_section()))
     missing = {}
-    for path in sorted(glob.glob(os.path.join(REPO, "src", "core", "*.h"))):
+    for path in sorted(glob.glob(os.path.join(REPO, "src", "core", "*", "*.h"))):
         with open(path) as f:
             for name in declared_pointers(f.read()) - table:
                 missing.setdefault(os.path.basename(path), []).append(name)

@@ -8,6 +8,7 @@ when not built), on tools/ itself, and on a copy of each of src/, harness/ and t
 planted loop."""
 import glob
 import os
+import re
 import subprocess
 import sys
 
@@ -27,27 +28,68 @@ built = pytest.mark.skipif(
 
 
 def test_upward_edges_are_found():
-    edges = {("heap", "os"): ["hl_os_map"],                       # parts -> base: down
-             ("os", "heap"): ["hl_heap_free"],                    # base -> parts: up
-             ("strategies/hoard", "heap"): ["hl_heap_malloc"],    # strategies -> parts
-             ("heap", "census"): ["hl_census_note"],              # parts -> instruments: up
-             ("init", "strategies/hoard"): ["hl_strategy_hoard"]}  # front -> strategies
+    edges = {("heap/heap", "base/os"): ["hl_os_map"],                # heap -> base: down
+             ("base/os", "heap/heap"): ["hl_heap_free"],             # base -> heap: up
+             ("strategies/hoard", "heap/heap"): ["hl_heap_malloc"],  # strategies -> heap
+             ("heap/heap", "instruments/census"): ["hl_census_note"],  # heap -> instruments: up
+             ("front/init", "strategies/hoard"): ["hl_strategy_hoard"]}  # front -> strategies
     assert [(u, nu, d, nd) for u, nu, d, nd, _ in layers.upward(edges)] == [
-        ("heap", "parts", "census", "instruments"), ("os", "base", "heap", "parts")]
+        ("base/os", "base", "heap/heap", "heap"),
+        ("heap/heap", "heap", "instruments/census", "instruments")]
 
 
-def test_registry_may_name_the_strategies_rows():
-    edges = {("registry", "strategies/hoard"): ["hl_strategy_hoard"],
-             ("registry", "strategies/serial"): ["hl_strategy_serial"]}
-    assert layers.upward(edges) == []
-    # the exception is the registry's alone, and only towards the strategies
-    assert layers.upward({("config", "strategies/hoard"): ["x"]})
-    assert layers.upward({("registry", "census"): ["x"]})
+def test_the_layers_are_the_folders():
+    """The order is written once, as the folder order: a node's layer is its folder's."""
+    assert layers.LAYERS == [(f, [f + "/*"]) for f in layers.SRC_FOLDERS]
+    assert layers.layer_of("heaps/globalheap")[1] == "heaps"     # not heap/
+    assert layers.layer_of("heap/heap")[1] == "heap"
+    assert layers.layer_of("strategies/hoard")[1] == "strategies"
+    # the objects and sources of every folder are read, named by their folder
+    assert ("core_heaps_", "heaps/") in layers.SRC.objmap
+    assert ("core/front", "front/") in layers.SRC.dirs
+    assert ("strategies", "strategies/") in layers.SRC.dirs
+
+
+def test_ls_src_core_is_the_layer_order():
+    """`ls src/core` shows the layers: every file of the core is in a folder of SRC_FOLDERS (no
+    file directly in src/core), no folder holds more than 15 files, src/meson.build compiles
+    every .c of each folder (named under its folder) and meson.build's core_layers is the same
+    order."""
+    core = os.path.join(REPO, "src", "core")
+    assert sorted(os.listdir(core)) == sorted(f for f in layers.SRC_FOLDERS if f != "strategies")
+    for folder in os.listdir(core):
+        assert os.path.isdir(os.path.join(core, folder)), folder
+        assert len(os.listdir(os.path.join(core, folder))) <= 15, folder
+    with open(os.path.join(REPO, "meson.build")) as f:
+        top = f.read()
+    listed = re.search(r"^core_layers = \[(.*?)\]", top, re.M | re.S).group(1)
+    assert re.findall(r"'(\w+)'", listed) == [f for f in layers.SRC_FOLDERS if f != "strategies"]
+    with open(os.path.join(REPO, "src", "meson.build")) as f:
+        build = f.read()
+    files = dict(re.findall(r"^  '(\w+)' : \[(.*?)\]", build, re.M | re.S))
+    for folder in os.listdir(core):
+        for name in os.listdir(os.path.join(core, folder)):
+            if name.endswith(".c") and name not in ("fault.c", "export.c"):
+                assert "'%s'" % name in files.get(folder, ""), (folder, name)
+    assert "'core/base/fault.c'" in build and "'core/front/export.c'" in build
+
+
+def test_nothing_points_upward_by_rule():
+    """Issue 46: the registry's table of rows stands at the top (front/registry.c), so it names
+    the rows downward, and the configuration (base) knows the strategies by name only: no
+    data edge is let pass."""
+    assert layers.ALLOWED == set() and layers.SRC.allowed == set()
+    assert layers.upward({("front/registry", "strategies/hoard"): ["hl_strategy_hoard"],
+                          ("front/registry", "base/config"): ["hl_config_load_with"]}) == []
+    assert layers.upward({("base/config", "front/registry"): ["hl_strategies"]})
+    assert layers.upward({("base/config", "strategies/hoard"): ["hl_strategy_hoard"]})
 
 
 def test_a_file_in_no_layer_is_reported():
-    bad = layers.upward({("newfile", "os"): ["hl_os_map"]})
-    assert [(u, nu, d, nd) for u, nu, d, nd, _ in bad] == [("newfile", None, "os", "base")]
+    bad = layers.upward({("newfile", "base/os"): ["hl_os_map"],
+                         ("newfolder/x", "base/os"): ["hl_os_map"]})
+    assert [(u, nu, d, nd) for u, nu, d, nd, _ in bad] == [
+        ("newfile", None, "base/os", "base"), ("newfolder/x", None, "base/os", "base")]
 
 
 @built
@@ -68,28 +110,38 @@ def test_the_command():
 # --- loops, and the code in headers ---------------------------------------------------------
 
 def test_a_loop_inside_a_layer_fails_and_is_printed_in_order():
-    edges = {("superblock", "heap"): ["hl_heap_x"], ("heap", "tlab"): ["hl_tlab_y"],
-             ("tlab", "superblock"): ["hl_sb_z"], ("heap", "os"): ["hl_os_map"]}
-    assert layers.upward(edges) == []                     # all in parts or below: no upward edge
-    assert layers.loops(edges) == [(["heap", "tlab", "superblock", "heap"], None)]
+    edges = {("heaps/heappaths", "heaps/globalheap"): ["hl_gh_x"],
+             ("heaps/globalheap", "heaps/heapselect"): ["hl_heaps_y"],
+             ("heaps/heapselect", "heaps/heappaths"): ["hl_heaps_z"],
+             ("heaps/heappaths", "base/os"): ["hl_os_map"]}
+    assert layers.upward(edges) == []                     # all in heaps or below: no upward edge
+    assert layers.loops(edges) == [(["heaps/globalheap", "heaps/heapselect", "heaps/heappaths",
+                                     "heaps/globalheap"], None)]
     failed, text = layers.check(edges, layers.EMPTY)
     assert failed
-    assert "LOOP: heap -> tlab -> superblock -> heap" in text
+    assert "LOOP: heaps/globalheap -> heaps/heapselect -> heaps/heappaths -> heaps/globalheap" \
+        in text
 
 
 def test_a_loop_across_layers_and_two_file_loops():
-    edges = {("config", "os"): ["hl_nprocs"], ("os", "config"): ["hl_cfg"],
-             ("strategies/hoard", "census"): ["x"], ("census", "strategies/hoard"): ["y"]}
-    assert [w for w, _ in layers.loops(edges)] == [["census", "strategies/hoard", "census"],
-                                                    ["config", "os", "config"]]
+    edges = {("base/config", "base/os"): ["hl_nprocs"], ("base/os", "base/config"): ["hl_cfg"],
+             ("strategies/hoard", "instruments/census"): ["x"],
+             ("instruments/census", "strategies/hoard"): ["y"]}
+    assert [w for w, _ in layers.loops(edges)] == [
+        ["base/config", "base/os", "base/config"],
+        ["instruments/census", "strategies/hoard", "instruments/census"]]
 
 
-def test_the_registry_rows_close_no_loop():
-    # every strategy reads the config, the config reads the registry's names, and the registry
-    # names the rows: data, not a loop
-    edges = {("registry", "strategies/hoard"): ["hl_strategy_hoard"],
-             ("strategies/hoard", "config"): ["hl_cfg"], ("config", "registry"): ["hl_strategies"]}
-    assert layers.loops(edges) == []
+def test_the_configuration_naming_a_row_would_be_a_loop():
+    # every strategy reads the config, and the registry names the rows: were the config to read
+    # the registry's table (as before issue 46), that would point upward and close a loop
+    edges = {("front/registry", "strategies/hoard"): ["hl_strategy_hoard"],
+             ("strategies/hoard", "base/config"): ["hl_cfg"],
+             ("base/config", "front/registry"): ["hl_strategies"]}
+    assert [w for w, _ in layers.loops(edges)] == [
+        ["base/config", "front/registry", "strategies/hoard", "base/config"]]
+    assert layers.check(edges, layers.EMPTY)[0]
+    del edges[("base/config", "front/registry")]
     assert not layers.check(edges, layers.EMPTY)[0]
 
 
@@ -117,33 +169,38 @@ def write(root, rel, text):
 def test_headers_inline_code_and_macros_are_read(tmp_path):
     src = str(tmp_path)
     # b.h's inline function calls a.c's function: b -> a; a.c uses b.h's macro: a -> b
-    write(src, "core/a.c", '#include "b.h"\nint hl_a_fn(void) { return B_TWICE(1); }\n')
-    write(src, "core/b.h", "/* b.h: the B_TWICE macro uses hl_a_fn() in a comment only */\n"
+    write(src, "core/mem/a.c", '#include "b.h"\nint hl_a_fn(void) { return B_TWICE(1); }\n')
+    write(src, "core/heap/b.h", "/* b.h: the B_TWICE macro uses hl_a_fn() in a comment only */\n"
           "#define B_TWICE(x) ((x) * 2)\n"
           "struct hl_b { int n; };\n"
           "int hl_b_decl(struct hl_b *b);   /* a prototype: no use */\n"
           "static inline int hl_b_get(void) { return hl_a_fn() + hl_c_var; }\n")
-    write(src, "core/c.c", '#include "b.h"\nint hl_c_var;\nconst char *s = "hl_b_get";\n')
-    sym_defs = {"hl_a_fn": "a", "hl_c_var": "c"}
-    edges = layers.source_graph(src, sym_defs, ["a", "b", "c"])
-    assert edges == {("b", "a"): ["b.h: hl_a_fn"], ("b", "c"): ["b.h: hl_c_var"],
-                     ("a", "b"): ["B_TWICE"]}             # not c -> b: a string is no use
-    assert [w for w, _ in layers.loops(edges)] == [["a", "b", "a"]]
+    write(src, "core/base/c.c", '#include "b.h"\nint hl_c_var;\nconst char *s = "hl_b_get";\n')
+    sym_defs = {"hl_a_fn": "mem/a", "hl_c_var": "base/c"}
+    edges = layers.source_graph(src, sym_defs, ["mem/a", "heap/b", "base/c"])
+    assert edges == {("heap/b", "mem/a"): ["b.h: hl_a_fn"], ("heap/b", "base/c"): ["b.h: hl_c_var"],
+                     ("mem/a", "heap/b"): ["B_TWICE"]}    # not c -> b: a string is no use
+    assert [w for w, _ in layers.loops(edges)] == [["heap/b", "mem/a", "heap/b"]]
 
 
 def test_a_header_section_belongs_to_the_file_it_names(tmp_path):
     src = str(tmp_path)
-    write(src, "core/hl.h", "#define HL_ONE 1\n"
+    # sections name files by their name alone; each goes to the folder holding that file
+    write(src, "core/base/hl.h", "#define HL_ONE 1\n"
           "/* ---- os.c: the OS -------- */\n"
           "static inline int hl_os_x(void) { return hl_cfg_y(); }\n"
-          "/* ---- config.c, registry.c: keys -------- */\n"
-          "#define HL_KEY(k) hl_nprocs_z(k)\n")
-    write(src, "core/config.c", "int f(void) { return hl_os_x() + HL_ONE; }\n")
-    sym_defs = {"hl_cfg_y": "config", "hl_nprocs_z": "os"}
-    edges = layers.source_graph(src, sym_defs, ["config", "os"])
-    assert edges == {("os", "config"): ["hl.h: hl_cfg_y"], ("config", "os"): ["hl.h: hl_nprocs_z",
-                                                                               "hl_os_x"],
-                     ("config", "hl"): ["HL_ONE"]}
+          "/* ---- sizeclass.c, large.c: classes -------- */\n"
+          "#define HL_CLASS(k) hl_nprocs_z(k)\n")
+    write(src, "core/base/config.c", "int f(void) { return hl_os_x() + HL_ONE + HL_CLASS(1); }\n")
+    write(src, "core/base/os.c", "\n")
+    write(src, "core/mem/sizeclass.c", "\n")
+    sym_defs = {"hl_cfg_y": "base/config", "hl_nprocs_z": "base/os"}
+    edges = layers.source_graph(src, sym_defs, ["base/config", "base/os", "mem/sizeclass"])
+    assert edges == {("base/os", "base/config"): ["hl.h: hl_cfg_y"],
+                     ("mem/sizeclass", "base/os"): ["hl.h: hl_nprocs_z"],
+                     ("base/config", "base/os"): ["hl_os_x"],
+                     ("base/config", "base/hl"): ["HL_ONE"],
+                     ("base/config", "mem/sizeclass"): ["HL_CLASS"]}
 
 
 @built
@@ -162,11 +219,20 @@ def test_known_is_exactly_what_remains():
                    list(known["loops"].values()) + list(known["upward"].values()))
     edges = layers.graph(BDIR)
     # the header reading sees what nm alone does not: tlab.h's fast paths count with stats.h
-    assert any(s.startswith("tlab.h: ") for s in edges[("tlab", "stats")])
+    assert any(s.startswith("tlab.h: ") for s in edges[("cache/tlab", "base/stats")])
     # lock.h (base) counts nothing, and thread.c reaches the statistics only through hooks
-    assert ("lock", "stats") not in edges and ("thread", "stats") not in edges
+    assert ("base/lock", "base/stats") not in edges
+    assert ("base/thread", "base/stats") not in edges
     # config.c and os.c no longer use each other
-    assert ("os", "config") not in edges
+    assert ("base/os", "base/config") not in edges
+    # the configuration knows the strategies by name; the registry at the top names the rows
+    # and hands their defaults down
+    assert not [d for u, d in edges if u == "base/config" and not d.startswith("base/")]
+    assert "hl_config_load_with" in edges[("front/registry", "base/config")]
+    assert "hl_strategy_hoard" in edges[("front/registry", "strategies/hoard")]
+    nodes = {u for u, _ in edges} | {d for _, d in edges}
+    assert {"base/hl", "mem/sizeclass", "heaps/globalheap", "cache/cpucache"} <= nodes
+    assert "cache/rseq" not in nodes and "front/front" not in nodes   # HEADER_NODE
 
 
 @built
@@ -175,17 +241,18 @@ def test_a_loop_planted_in_a_copy_of_the_sources_fails(tmp_path):
     shutil.copytree(os.path.join(REPO, "src"), src)
     assert not layers.report(BDIR, src)[0]
     # superblock.h (used by heap) gains an inline function that calls into heap.c
-    with open(os.path.join(src, "core", "superblock.h")) as f:
+    with open(os.path.join(src, "core", "mem", "superblock.h")) as f:
         text = f.read()
     assert text.rstrip().endswith("#endif")
     text = text.rstrip()[:-len("#endif")] + (
         "static inline void hl_sb_planted(void) { hl_heap_init(); }\n#endif\n")
-    with open(os.path.join(src, "core", "superblock.h"), "w") as f:
+    with open(os.path.join(src, "core", "mem", "superblock.h"), "w") as f:
         f.write(text)
     failed, out = layers.report(BDIR, src)
     assert failed, out
     assert "LOOP: " in out and "superblock" in out.split("LOOP: ", 1)[1].splitlines()[0]
-    assert "superblock -> heap (superblock.h: hl_heap_init)" in out
+    assert "mem/superblock -> heap/heap (superblock.h: hl_heap_init)" in out
+    assert "upward: mem/superblock (mem) -> heap/heap (heap): superblock.h: hl_heap_init" in out
 
 
 @built

@@ -1,4 +1,4 @@
-/* test_hazard.c — hazard pointers (src/core/hazard.c): a retired object is freed only once no
+/* test_hazard.c — hazard pointers (src/core/ds/hazard.c): a retired object is freed only once no
  * slot holds it; records are reused after a thread gives its record back, retired objects and
  * all; a lock-free stack popped under hazard pointers by several threads never hands one
  * object out twice. */

@@ -1,4 +1,4 @@
-/* test_heaplog.c — the heap log (heap_log, src/core/heaplog.c) under hoard: a heap that
+/* test_heaplog.c — the heap log (heap_log, src/core/instruments/heaplog.c) under hoard: a heap that
  * drains gives superblocks to the global heap, and the log's attach line into the global heap
  * names the heap it came from (a move), after that heap's detach line of the same superblock;
  * a heap that then allocates takes one back (a move out of the global heap); every line

@@ -1,4 +1,4 @@
-/* test_purge.c — the timed purges (src/core/purge.c), one configuration per meson run:
+/* test_purge.c — the timed purges (src/core/heap/purge.c), one configuration per meson run:
  *   purge = decay        what parks beyond `retain` stays at first, is partly purged half way
  *                        through decay_ms, and is all purged once decay_ms has passed and a slow
  *                        path ran: the memory held (RSS less LazyFree) falls by its pages;

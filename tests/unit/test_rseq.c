@@ -1,5 +1,5 @@
-/* test_rseq.c — the per-CPU cache's critical sections (src/core/rseq.h) and the cache itself
- * (cache = cpu, src/core/cpucache.c):
+/* test_rseq.c — the per-CPU cache's critical sections (src/core/cache/rseq.h) and the cache itself
+ * (cache = cpu, src/core/cache/cpucache.c):
  *   migrate  four threads (more than CPUs: they preempt one another on a CPU's stack) push
  *            and pop blocks of their own on per-CPU stacks while another moves them from
  *            CPU to CPU with sched_setaffinity as fast as it can; afterwards

@@ -1,4 +1,4 @@
-/* test_sharded.c — free_lists = sharded (src/core/sharded.h), mimalloc's three lists per
+/* test_sharded.c — free_lists = sharded (src/core/heaps/sharded.h), mimalloc's three lists per
  * superblock, under the strategy meson names (hoard or ownership, a heap per thread, tlab off):
  *   three_lists    an owner's free goes onto local_free (not the list malloc pops), another
  *                  thread's onto thread_free (the superblock's `remote` list, still counted in

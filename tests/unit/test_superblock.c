@@ -7,6 +7,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include "large.h"
 #include "superblock.h"
 
 static void header_by_masking(void **state)

@@ -1,4 +1,4 @@
-"""The heap over time, from a heap log (`heap_log = PATH`, src/core/heaplog.c): read it, decide
+"""The heap over time, from a heap log (`heap_log = PATH`, src/core/instruments/heaplog.c): read it, decide
 what it shows (superblocks moving to and from the global heap, a heap that only grows), draw
 the heap map (heaps x time, coloured by fullness: bytes in use over bytes held) as a PNG, and
 export it as a Chrome trace-event file (Perfetto, chrome://tracing).

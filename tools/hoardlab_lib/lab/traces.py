@@ -1,5 +1,5 @@
 """The lab's allocation traces (harness/traces/, README.md there): real programs recorded with
-libhoardlab's trace recorder (HOARD_TRACE, src/core/trace.c), each cut to its first EVENTS
+libhoardlab's trace recorder (HOARD_TRACE, src/core/instruments/trace.c), each cut to its first EVENTS
 events and xz-compressed, replayed by hlbench's `replay` workload; `grade` scores a strategy's
 utilization and speed on them.
 

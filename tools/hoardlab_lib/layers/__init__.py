@@ -1,7 +1,8 @@
 """`hoardlab layers`: the use graphs of the house, checked for loops and for their layer order.
 
 - src/ (libhoardlab's core) and harness/ (hlbench): a file may use only files of its own layer
-  or below (order.py, the one place the orders are written), and no files may use each other
+  or below (order.py, the one place the orders are written; the core's layers are its
+  folders), and no files may use each other
   in a loop. The graph comes from the object files' symbols and the headers' code
   (cgraph.py).
 - tools/: no module may import another in a loop, however the import is hidden (pygraph.py).
@@ -18,13 +19,13 @@ from ..common import REPO
 from .cgraph import graph, headers, objects, source_graph, symbol_graph
 from .creader import header_code, sections, strip
 from .known import EMPTY, KNOWN, NOTHING_KNOWN
-from .order import (ALLOWED, HARNESS, HARNESS_LAYERS, HEADER_NODE, LAYERS, SRC, TARGETS,
-                    TOOLS, TREES, layer_of)
+from .order import (ALLOWED, HARNESS, HARNESS_LAYERS, HEADER_NODE, LAYERS, SRC, SRC_FOLDERS,
+                    TARGETS, TOOLS, TREES, layer_of)
 from .pygraph import import_graph
 from .rules import calls, check, components, cycle_through, loops, stale, upward
 
 __all__ = ["ALLOWED", "EMPTY", "HARNESS", "HARNESS_LAYERS", "HEADER_NODE", "KNOWN", "LAYERS",
-           "NOTHING_KNOWN", "SRC", "TARGETS", "TOOLS", "TREES", "calls",
+           "NOTHING_KNOWN", "SRC", "SRC_FOLDERS", "TARGETS", "TOOLS", "TREES", "calls",
            "check", "components", "cycle_through", "graph", "header_code", "headers",
            "import_graph", "layer_of", "loops", "objects", "report", "section_graphs",
            "sections", "source_graph", "stale", "strip", "symbol_graph", "upward"]

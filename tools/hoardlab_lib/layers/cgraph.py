@@ -7,10 +7,10 @@ readings, so that a use hidden in a header is seen:
 2. Headers' code: the bodies of each header's inline functions and macros (comments and
    strings removed). An identifier there that another node defines (a function or variable
    per nm, or an inline function or macro of another node's header) is an edge of the
-   header's node: lock.h's `hl_lock_acquire` counts with `HL_COUNT` of stats.h, so
-   `lock -> stats`. Plain declarations (prototypes, externs), types and enum constants are
-   not uses: a prototype names a function without calling it, and a struct's layout or an
-   enum's value is data, like the registry's table.
+   header's node: tlab.h's fast paths count with `HL_COUNT` of stats.h, so
+   `cache/tlab -> base/stats`. Plain declarations (prototypes, externs), types and enum
+   constants are not uses: a prototype names a function without calling it, and a struct's
+   layout or an enum's value is data.
 3. Sources' uses of headers: an identifier in a .c file that another node's header defines as
    an inline function or macro (these leave no symbol in the object file).
 
@@ -67,13 +67,19 @@ def symbol_graph(objs):
 
 
 def headers(root, tree=SRC):
-    """[(node, header file, text section)] of every header of the tree's source folders."""
+    """[(node, header file, text section)] of every header of the tree's source folders. A
+    section heading names a file by its name alone (`sizeclass.c`): its node is that of the
+    folder holding it."""
+    where = {}                                # a file's stem -> its node, e.g. heap/heap
+    for d, prefix in tree.dirs:
+        for path in sorted(glob.glob(os.path.join(root, d, "*.[ch]"))):
+            where.setdefault(os.path.basename(path)[:-2], prefix + os.path.basename(path)[:-2])
     out = []
     for d, prefix in tree.dirs:
         for h in sorted(glob.glob(os.path.join(root, d, "*.h"))):
             stem = prefix + os.path.basename(h)[:-2]
             stem = tree.header_node.get(stem, stem)
-            for owner, text in sections(h, stem, prefix):
+            for owner, text in sections(h, stem, prefix, where):
                 out.append((owner, os.path.relpath(h, os.path.join(root, d)), text))
     return out
 

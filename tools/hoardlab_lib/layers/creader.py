@@ -3,8 +3,9 @@ it holds, and the identifiers each inline function or macro of a header referenc
 
 A header counts as part of the node of its stem, except where it is split into sections by
 comments of the form `/* ---- NAME.c: ...` (or `NAME.h`): the code under such a heading, up to
-the next heading that names a file, is NAME's (the first file named), so hl.h's `thread.c`
-section is `thread`, harness/run.h's `params.c` section is `params`.
+the next heading that names a file, is NAME's (the first file named) wherever NAME's file
+lies, so src/core/base/hl.h's `sizeclass.c` section is `mem/sizeclass`, harness/run.h's
+`params.c` section is `params`.
 """
 import re
 
@@ -37,15 +38,16 @@ def strip(text):
     return "".join(out)
 
 
-def sections(path, node, prefix=""):
+def sections(path, node, prefix="", where=None):
     """[(node, text)] of a header: its text split at `/* ---- NAME.c` headings (NAME's node
-    is prefix + NAME: the header's folder's node prefix)."""
+    is where[NAME], the folder that holds NAME's file, else prefix + NAME: the header's
+    folder's node prefix)."""
     with open(path) as f:
         text = f.read()
     out, start, owner = [], 0, node
     for m in SECTION.finditer(text):
         out.append((owner, text[start:m.start()]))
-        owner, start = prefix + m.group(1), m.start()
+        owner, start = (where or {}).get(m.group(1), prefix + m.group(1)), m.start()
     out.append((owner, text[start:]))
     return [(o, strip(t)) for o, t in out]
 

@@ -1,32 +1,30 @@
 """The layer orders, bottom up: the one place they are written. The README's Layers table,
 docs/architecture.md's and harness/README.md's are checked against them
-(tests/tools/test_docs.py); src/core/hl.h points here.
+(tests/tools/test_docs.py); src/core/base/hl.h points here.
 
 A tree is a part of the house whose files the check reads the same way: its objects (nm) and
-its headers' code. Its nodes are files named by their stem relative to the tree (`heap` is
-src/core/heap.c with heap.h, `strategies/hoard` is src/strategies/hoard.c, `workloads/xfree`
-is harness/workloads/xfree.c). A member `DIR/*` stands for every file of that folder.
+its headers' code. Its nodes are files named by their stem relative to the tree (`heap/heap`
+is src/core/heap/heap.c with heap.h, `strategies/hoard` is src/strategies/hoard.c,
+`workloads/xfree` is harness/workloads/xfree.c). A member `DIR/*` stands for every file of
+that folder.
 """
 import collections
 
-# src/: libhoardlab's core (its static library, so every object of the shared one but the
-# generated registry list).
-LAYERS = [
-    ("base", ["hl", "msg", "fault", "os", "lock", "bootstrap", "config", "registry"]),
-    ("parts", ["arena", "pagemap", "meta", "large", "sizeclass", "thread", "stats",
-               "superblock", "purge", "heap", "selector", "heapselect", "remote", "heappaths",
-               "sharded", "globalheap", "tlab", "cpucache", "singleheap", "hazard", "lfstack", "lfqueue"]),
-    ("strategies", ["strategies/*"]),
-    ("instruments", ["observe", "census", "trace", "heaplog", "checks"]),
-    ("front", ["interpose", "export", "fork", "init", "api"]),
-]
-# The registry's table names the strategies' rows (data, not calls): allowed upward, and no
-# part of a loop (each strategy reads the config, which reads the registry's names).
-ALLOWED = {("registry", "strategies")}
-# A header whose code is another file's: front.h is the inline malloc and free of
-# interpose's; entry.h is the front's test of a call on the thread's own fields (hl_me),
-# inlined into every strategy's entry, so `thread`'s; rseq.h is the per-CPU cache's sections.
-HEADER_NODE = {"front": "interpose", "entry": "thread", "rseq": "cpucache"}
+# src/: libhoardlab's core (its static library, so every object of the shared one but
+# front/export.c). Its layers are its folders, bottom up: src/core/FOLDER, and src/strategies
+# between the mechanisms and what observes and fronts them. A file's node is FOLDER/STEM, its
+# layer its folder's; a new file joins the layer of the folder it is put in.
+SRC_FOLDERS = ["base", "ds", "mem", "heap", "remote", "heaps", "cache", "strategies",
+               "instruments", "front"]
+LAYERS = [(folder, [folder + "/*"]) for folder in SRC_FOLDERS]
+# Upward data edges the check lets pass: none (the registry's table of rows stands at the top,
+# front/registry.c; config reads the strategies' names, base/config.c).
+ALLOWED = set()
+# A header whose code is another file's, where reading it as its own node would close a loop
+# with that file: front.h is the inline malloc and free of interpose's (which sets the entries
+# front.h jumps to); rseq.h is the per-CPU cache's critical sections (which read the cache's
+# offset). entry.h, the front's test made in every strategy's entry, is its own node (base).
+HEADER_NODE = {"front/front": "front/interpose", "cache/rseq": "cache/cpucache"}
 
 # harness/: hlbench. The utilities every file may use, the machine, the samplers a measured
 # phase drives, the run machinery, the record, the workloads, and the driver (main and the
@@ -47,8 +45,10 @@ HARNESS_LAYERS = [
 Tree = collections.namedtuple("Tree", "name root layers allowed header_node objdir objmap dirs")
 
 SRC = Tree("src", "src", LAYERS, ALLOWED, HEADER_NODE, "src/libhoardlab_core.a.p",
-           (("core_", ""), ("strategies_", "strategies/")),
-           (("core", ""), ("strategies", "strategies/")))
+           tuple(("strategies_" if f == "strategies" else "core_%s_" % f, f + "/")
+                 for f in SRC_FOLDERS),
+           tuple(("strategies" if f == "strategies" else "core/" + f, f + "/")
+                 for f in SRC_FOLDERS))
 HARNESS = Tree("harness", "harness", HARNESS_LAYERS, set(), {}, "harness/hlbench.p",
                (("workloads_", "workloads/"), ("", "")),
                (("", ""), ("workloads", "workloads/")))

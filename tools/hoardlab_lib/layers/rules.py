@@ -3,8 +3,8 @@ layer (or touch a file no layer lists), and loops, inside a layer or across laye
 
 A loop is a strongly connected set of files; each is printed as one cycle through all of
 them, in use order (`a -> b -> c -> a`), and fails unless the allow-list (known.py) lists
-exactly that set. A tree's allowed data edges (src/'s registry naming the strategies' rows)
-point upward without failing and close no loop.
+exactly that set. A tree's allowed data edges (Tree.allowed: (user, layer) pairs; every tree's
+is empty today) would point upward without failing and close no loop.
 """
 import collections
 
@@ -30,7 +30,7 @@ def upward(edges, known=None, tree=SRC):
 
 
 def calls(edges, tree=SRC):
-    """The edges that can close a loop: all but the allowed data edges (registry's rows)."""
+    """The edges that can close a loop: all but the allowed data edges (Tree.allowed)."""
     return {(u, d): s for (u, d), s in edges.items()
             if (u, layer_of(d, tree.layers)[1]) not in tree.allowed}
 

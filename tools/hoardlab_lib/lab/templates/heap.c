@@ -2,11 +2,11 @@
  * Made by `tools/hoardlab new @NAME@ --from @FROM@` (docs/lab.md): it starts as private heaps
  * with ownership (src/strategies/ownership.c without its knobs): each thread allocates from
  * its own heap (heap_select), and a freed block goes back to the heap that owns its
- * superblock. The mechanisms are src/core/heap.h and heappaths.h; `hoard` adds the
+ * superblock. The mechanisms are src/core/heap/heap.h and heappaths.h; `hoard` adds the
  * emptiness threshold and the global heap (src/strategies/hoard.c). `tools/hoardlab grade
  * @NAME@` measures it.
  *
- * Each path is built twice by HL_MALLOC_PAIR / HL_FREE_PAIR (src/core/stats.h): `counted` is
+ * Each path is built twice by HL_MALLOC_PAIR / HL_FREE_PAIR (src/core/base/stats.h): `counted` is
  * a constant true in the build init installs by default and false in the one it installs with
  * counting = off; the heap's fast paths take it last and count U only in the counted build. */
 #include "heappaths.h"

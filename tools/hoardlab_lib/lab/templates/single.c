@@ -1,9 +1,9 @@
 /* @NAME@ — TODO: one line saying what this strategy changes, and which Table 7 row you expect.
  * Made by `tools/hoardlab new @NAME@ --from @FROM@` (docs/lab.md): it starts as @FROM@, the
- * uC++ single heap (src/core/singleheap.c) behind @LOCKS@. Put your policy in the two
+ * uC++ single heap (src/core/heap/singleheap.c) behind @LOCKS@. Put your policy in the two
  * paths below; `tools/hoardlab grade @NAME@` measures it.
  *
- * Each path is built twice by HL_MALLOC_PAIR / HL_FREE_PAIR (src/core/stats.h): `counted` is
+ * Each path is built twice by HL_MALLOC_PAIR / HL_FREE_PAIR (src/core/base/stats.h): `counted` is
  * a constant true in the build init installs by default and false in the one it installs with
  * counting = off, so `if (counted)` costs nothing at run time. A block your own code hands out
  * or takes back is counted with hl_stats_malloc_if / hl_stats_free_if (U, the bytes in use);

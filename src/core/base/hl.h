@@ -22,6 +22,9 @@
  *                to interpose.c's slow path.
  *   bootstrap    a static arena serving calls that arrive while init is in progress.
  *   strategy     one row of the dispatch table: a complete allocator built from the above.
+ *
+ * Files are named below by their name alone: src/core/FOLDER/NAME, a folder per layer (the
+ * layer comment after the dispatch table's section).
  */
 #ifndef HL_H
 #define HL_H
@@ -52,7 +55,7 @@
 static inline size_t hl_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 static inline bool hl_is_pow2(size_t n) { return n && !(n & (n - 1)); }
 
-/* ---- registry.c: the dispatch table ------------------------------------------------------ */
+/* ---- dispatch.c: the dispatch table (its rows: front/registry.c) ---------------------------- */
 
 struct hl_thread;
 
@@ -92,9 +95,12 @@ struct hl_strategy {
 #define HL_ROW_PATHS(m, f)                                                                    \
     .counted = HL_PATHS(m, f), .uncounted = HL_PATHS(m##_uncounted, f##_uncounted)
 
-extern const struct hl_strategy *const hl_strategies[];  /* NULL-terminated */
-extern const struct hl_strategy *hl_active;
+/* The rows, NULL-terminated, and a row by name: front/registry.c, the top of the core (below
+ * it, the configuration knows the strategies by name: hl_strategy_names, config.h). */
+extern const struct hl_strategy *const hl_strategies[];
 const struct hl_strategy *hl_strategy_find(const char *name);
+/* The active row, set by init (dispatch.c, as the pointers below). */
+extern const struct hl_strategy *hl_active;
 /* The paths every call reaches: the active row's (counted or not, by `counting`), chosen
  * by init before the row's init runs, which may choose others for its knobs (hoard: tlab =
  * on). The core's own calls (interpose.c) use hl_front_malloc_fn and hl_front_free_fn, set
@@ -108,8 +114,11 @@ extern void (*hl_front_free_fn)(void *p);
 extern void *(*hl_entry_exit_malloc)(size_t size);
 extern void (*hl_entry_exit_free)(void *p);
 
-/* The layers, bottom up, are written once: LAYERS in tools/hoardlab_lib/layers/order.py
- * (README "Layers" shows them; `hoardlab layers` checks them). */
+/* The layers, bottom up, are src/core's folders: base (this header's), ds, mem, heap, remote,
+ * heaps, cache, then src/strategies, then instruments and front. A file uses only files of its
+ * folder or below; every folder is on the include path, so the sections below name files by
+ * their name alone. The order is written once, SRC_FOLDERS in
+ * tools/hoardlab_lib/layers/order.py (README "Layers" shows it; `hoardlab layers` checks it). */
 
 /* ---- msg.c: messages ------------------------------------------------------------------------ */
 
@@ -228,8 +237,8 @@ extern void (*hl_meta_touched)(const void *object);
  * superblock from the global heap). Set by observe.c. */
 extern uint64_t (*hl_meta_foreign_blocks)(const void *start, size_t bytes);
 
-/* ---- large.c: objects above large_threshold, a mapping each, cached ------------------------ */
-#include "large.h"
+/* large.c's objects above large_threshold (heap/) are declared in large.h, which the files
+ * that use them include: this header, at the bottom, includes only base/'s. */
 
 /* ---- sizeclass.c: request size -> class ------------------------------------------------- */
 

@@ -22,6 +22,14 @@ HL_ENUMS(HL_ENUM_DEFINE, HL_ENUM_NAME)
 #undef HL_ENUM_DEFINE
 #undef HL_ENUM_NAME
 
+/* The `strategy` key's choices: the strategies compiled in, by name, in the order of the one
+ * list (src/meson.build's HL_STRATEGY_LIST), which is the order of the registry's rows
+ * (front/registry.c), so a choice's index is its row's. Names only: the rows stand at the
+ * top, the configuration at the bottom. */
+#define HL_STRATEGY_NAME(name) #name,
+const char *const hl_strategy_names[] = { HL_STRATEGY_LIST(HL_STRATEGY_NAME) NULL };
+#undef HL_STRATEGY_NAME
+
 enum kind { BOOL, INT, SIZE, POW2, REAL, ENUM, STR, PCOUNT, OUTPUT };
 static const char *const kind_names[] = { "bool", "int", "size", "pow2", "real", "enum",
                                           "string", "count", "output" };
@@ -68,8 +76,7 @@ static void choices_text(const struct option *o, char *buf, size_t len)
     size_t n = 0;
     buf[0] = 0;
     for (unsigned i = 0;; i++) {
-        const char *c = o->choices ? o->choices[i]
-                                   : (hl_strategies[i] ? hl_strategies[i]->name : NULL);
+        const char *c = o->choices ? o->choices[i] : hl_strategy_names[i];
         if (!c) break;
         n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", i ? ", " : "", c);
     }
@@ -164,8 +171,7 @@ static int set_value(const struct option *o, const char *text, char *why, size_t
     }
     case ENUM:
         for (int i = 0;; i++) {
-            const char *c = o->choices ? o->choices[i]
-                                       : (hl_strategies[i] ? hl_strategies[i]->name : NULL);
+            const char *c = o->choices ? o->choices[i] : hl_strategy_names[i];
             if (!c) break;
             if (!strcasecmp(text, c)) { *(int *)field = i; return 0; }
         }
@@ -246,24 +252,25 @@ static void apply_defaults(void)
     }
 }
 
-/* "key=value key=value" from a strategy row: only keys nobody set explicitly. */
-static void apply_strategy_defaults(const struct hl_strategy *s)
+/* "key=value key=value", the paper defaults of strategy `name` (its row's): only keys nobody
+ * set explicitly. */
+static void apply_strategy_defaults(const char *name, const char *defaults)
 {
-    const char *p = s->defaults;
+    const char *p = defaults;
     char key[64], val[128], why[256];
     while (p && *p) {
         while (*p == ' ') p++;
         size_t k = strcspn(p, "="), vlen;
-        if (!p[k] || k >= sizeof key) hl_die("internal: strategy %s defaults", s->name);
+        if (!p[k] || k >= sizeof key) hl_die("internal: strategy %s defaults", name);
         memcpy(key, p, k); key[k] = 0;
         p += k + 1;
         vlen = strcspn(p, " ");
-        if (vlen >= sizeof val) hl_die("internal: strategy %s defaults", s->name);
+        if (vlen >= sizeof val) hl_die("internal: strategy %s defaults", name);
         memcpy(val, p, vlen); val[vlen] = 0;
         p += vlen;
         const struct option *o = option_find(key, strlen(key));
         if (!o || set_value(o, val, why, sizeof why))
-            hl_die("internal: strategy %s default %s=%s", s->name, key, val);
+            hl_die("internal: strategy %s default %s=%s", name, key, val);
         sources[o - options] = FROM_STRATEGY;
     }
 }
@@ -468,7 +475,7 @@ static int line_of(const char *text, const char *section, const char *key)
  * present noise as its effect. Strategy defaults are not explicit. */
 static void check_acts(void)
 {
-    const char *strategy = hl_strategies[hl_cfg.strategy]->name;
+    const char *strategy = hl_strategy_names[hl_cfg.strategy];
     char conds[512];
     for (size_t i = 0; i < NOPTIONS; i++) {
         const struct option *o = &options[i];
@@ -493,8 +500,8 @@ static bool known_strategy(const char *w, size_t n, const void *arg)
 {
     (void)arg;
     if (word_is(w, n, "all")) return false;
-    for (int i = 0; hl_strategies[i]; i++)
-        if (word_is(w, n, hl_strategies[i]->name)) return false;
+    for (int i = 0; hl_strategy_names[i]; i++)
+        if (word_is(w, n, hl_strategy_names[i])) return false;
     return true;                                /* true: stop, an unknown name */
 }
 
@@ -504,8 +511,7 @@ static bool not_a_value(const char *w, size_t n, const void *arg)
     const struct option *c = arg;
     if (c->kind == BOOL) return !word_is(w, n, "on") && !word_is(w, n, "off");
     for (int i = 0;; i++) {
-        const char *v = c->choices ? c->choices[i]
-                                   : (hl_strategies[i] ? hl_strategies[i]->name : NULL);
+        const char *v = c->choices ? c->choices[i] : hl_strategy_names[i];
         if (!v) return true;
         if (word_is(w, n, v)) return false;
     }
@@ -552,15 +558,15 @@ static void one_cache(void)
     hl_cfg.tlab = hl_cfg.cache == HL_CACHE_THREAD;
 }
 
-void hl_config_load(void)
+void hl_config_load_with(const char *const defaults[])
 {
     /* The strategy's paper defaults sit under the explicit values, and the strategy is itself
      * an explicit value: find it in a first pass, then build the configuration in order. */
     apply_defaults();
     load_explicit();
-    const struct hl_strategy *s = hl_strategies[hl_cfg.strategy];
+    int s = hl_cfg.strategy;
     apply_defaults();
-    apply_strategy_defaults(s);
+    apply_strategy_defaults(hl_strategy_names[s], defaults[s]);
     load_explicit();
     one_cache();
     check_acts();
@@ -577,7 +583,7 @@ static const char *value_text(const struct option *o, char *buf, size_t len)
     case BOOL: snprintf(buf, len, "%s", *(const int *)field ? "on" : "off"); break;
     case ENUM: {
         int i = *(const int *)field;
-        snprintf(buf, len, "%s", o->choices ? o->choices[i] : hl_strategies[i]->name);
+        snprintf(buf, len, "%s", o->choices ? o->choices[i] : hl_strategy_names[i]);
         break;
     }
     case STR: case OUTPUT: snprintf(buf, len, "%s", *(const char *const *)field); break;
@@ -618,7 +624,7 @@ void hl_config_print_table(int fd, int format)
     char range[512];
     if (format == HL_TABLE_MARKDOWN) {
         dprintf(fd, "# hoardlab configuration keys\n\nGenerated by `hlconfig --markdown` from the "
-                    "table in `src/core/config.h`; do not edit.\n\nSet a key in the INI file "
+                    "table in `src/core/base/config.h`; do not edit.\n\nSet a key in the INI file "
                     "named by `HOARD_CONFIG` (in its section) or as `HOARD_<KEY>` in the "
                     "environment, which wins. Sizes take K/M/G; reals take p/q.\n\n"
                     "*Acts under* names the strategies where a key has an effect (and the value "
@@ -655,8 +661,7 @@ void hl_config_print_table(int fd, int format)
         dprintf(fd, ", \"choices\": [");
         if (o->kind == ENUM) {
             for (int c = 0;; c++) {
-                const char *name = o->choices ? o->choices[c]
-                                              : (hl_strategies[c] ? hl_strategies[c]->name : NULL);
+                const char *name = o->choices ? o->choices[c] : hl_strategy_names[c];
                 if (!name) break;
                 dprintf(fd, "%s\"%s\"", c ? ", " : "", name);
             }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include "front.h"
+#include "large.h"
 
 _Atomic int hl_init_state;
 static HL_TLS bool initialising;

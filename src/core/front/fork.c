@@ -14,6 +14,7 @@
  *   thread     the registry, taken alone */
 #include <pthread.h>
 #include "hl.h"
+#include "large.h"
 #include "purge.h"
 
 static void (*const core[])(int phase) = {

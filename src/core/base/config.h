@@ -5,7 +5,8 @@
  * The table drives INI parsing (key `name` in section `[section]`), the environment
  * (HOARD_<NAME>, upper case), validation, `hlconfig --list`, HOARD_VERBOSE and the docs
  * (docs/config.md is `hlconfig --markdown`; a test keeps it current). Sizes accept K/M/G suffixes; reals accept "1/4".
- * Strategy-specific defaults (struct hl_strategy.defaults) override the table default.
+ * Strategy-specific defaults (struct hl_strategy.defaults, handed down by the registry)
+ * override the table default.
  *
  * `acts` says where the key has an effect: "all", or clauses separated by "; ", each a list of
  * strategies ("hoard, hoard2026") optionally followed by " if KEY=VALUE[|VALUE...]" naming the
@@ -17,7 +18,8 @@
  *        REAL -> double; ENUM -> int index into choices; STR -> const char *;
  *        PCOUNT (N, or NP meaning N x processors) -> long; POW2 -> size_t power of two;
  *        OUTPUT ("stderr", "off" or empty, or a path containing '/') -> const char *.
- * For ENUM, `min`/`max` are unused; `strategy`'s choices come from the registry.
+ * For ENUM, `min`/`max` are unused; `strategy`'s choices are the strategies
+ * compiled in (hl_strategy_names, config.c).
  */
 #ifndef HL_CONFIG_H
 #define HL_CONFIG_H
@@ -293,8 +295,15 @@ struct hl_config {
 };
 extern struct hl_config hl_cfg;
 
+/* The strategies compiled in, by name, in the registry's order (NULL-terminated): the
+ * `strategy` key's choices. */
+extern const char *const hl_strategy_names[];
 /* Parse the config file (HOARD_CONFIG), the environment and the strategy's defaults into
- * hl_cfg; on any bad input print one line and _exit(2). Uses no malloc. */
+ * hl_cfg; on any bad input print one line and _exit(2). Uses no malloc. defaults[i]: the
+ * paper defaults of strategy i ("key=value ...", or NULL), from its row. */
+void hl_config_load_with(const char *const defaults[]);
+/* The same with the rows' defaults: defined by the registry (front/registry.c), which holds
+ * the rows. */
 void hl_config_load(void);
 /* Parse INI text into hl_cfg on top of what is there; on bad input write the one-line
  * message ("name:line: ...") to err and return -1. Never exits (the fuzzer's entry). */
