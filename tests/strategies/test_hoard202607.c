@@ -31,6 +31,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "hoard.h"
+#include "tlab.h"
 
 #define ADAPT_MAX ((size_t)16 << 20)
 

@@ -15,7 +15,7 @@ LAYERS = [
     ("base", ["hl", "msg", "fault", "os", "lock", "bootstrap", "config", "registry"]),
     ("parts", ["arena", "pagemap", "meta", "large", "sizeclass", "thread", "stats",
                "superblock", "purge", "heap", "selector", "heapselect", "remote", "heappaths",
-               "sharded", "globalheap", "tlab", "cpucache", "singleheap", "hazard", "lfstack", "lfqueue"]),
+               "sharded", "globalheap", "cache", "tlab", "cpucache", "fronts", "singleheap", "hazard", "lfstack", "lfqueue"]),
     ("strategies", ["strategies/*"]),
     ("instruments", ["observe", "census", "trace", "heaplog", "checks"]),
     ("front", ["interpose", "export", "fork", "init", "api"]),
