@@ -5,7 +5,7 @@
  *
  * The later Hoard's TLAB elements, each a key (docs/hoard2026.md):
  *   tlab_foreign   home: a block whose superblock the TLAB's heap does not own never enters
- *                  the TLAB; it goes to its owner heap (the row's own free, or remote.c). adopt:
+ *                  the TLAB; it goes to its owner heap (the row's own free, or remote.h). adopt:
  *                  the freeing thread's TLAB keeps it (the bin's batch goes back to each
  *                  block's owner when it overflows: give_back).
  *   tlab_adaptive  the thread's budget per class starts at tlab_budget and doubles after
@@ -42,8 +42,11 @@ static struct hl_tlab *live, *pool;
  * stats_batch > 0. */
 static bool u_by_bins;
 /* remote_free = list | queue | batch and tlab_foreign = home: a free of another heap's block
- * goes straight to remote.c (hl_tlab_free_slow) */
+ * goes straight to remote.h (hl_tlab_free_slow) */
 static bool remote_direct;
+/* remote_free = list (without free_lists = sharded, whose lists are walked) or batch: a
+ * collection returns runs for the bins to take (hl_tlab_collect); queue returns none. */
+static bool runs_come_back;
 /* The row behind the TLAB (cache.h): its refill, its policy after a free, its own paths. */
 static struct hl_cache_row row;
 
@@ -53,8 +56,6 @@ static uint32_t limit_of(size_t budget, unsigned c)
     return n > INT32_MAX ? INT32_MAX : (uint32_t)n;          /* room is signed */
 }
 
-static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail,
-                           uint32_t n);
 static hl_tlab_free_fn free_other_batch;
 
 /* After the heaps, with tlab = on: the limits from tlab_budget; true when the fast paths
@@ -76,10 +77,8 @@ static bool init(void)
     for (size_t g = 0; g < hl_classes->granules; g++)
         slot16[g] = (uint16_t)hl_tlab_slot(hl_classes->of16[g]);
     hl_tlab_slot16 = slot16;
-    /* list: a superblock's collected list; batch: a run of one superblock's blocks in a
-     * collected message (remote.c) */
-    if (hl_remote_mode == HL_REMOTE_LIST || hl_remote_mode == HL_REMOTE_BATCH)
-        hl_remote_adopt = take_collected;
+    runs_come_back = (hl_remote_mode == HL_REMOTE_LIST && !hl_sb_sharded) ||
+                     hl_remote_mode == HL_REMOTE_BATCH;
     remote_direct = hl_remote_mode && hl_cfg.tlab_foreign != HL_FOREIGN_ADOPT;
     hl_tlab_free_other = remote_direct && hl_remote_mode == HL_REMOTE_BATCH ? free_other_batch
                                                                              : hl_tlab_free_slow;
@@ -143,21 +142,20 @@ static void move(struct hl_tlab_bin *bins, unsigned c, int32_t n)
     HL_OWN_ADD(tlab_spares(bins)[c].seen, n);
 }
 
-/* remote.c's hl_remote_adopt: a superblock's collected list of n blocks, head .. tail
- * (batch: a run of them in a message, cut at its end) into the calling
- * thread's bin, whole and unwalked (its blocks are read when handed out), when the thread's
- * TLAB fills from h and the bin has room for more than n: as the bin's chain if it is empty,
- * else as its spare if that is free, else in front of the bin's chain. An interior
- * superblock's slot is the bypass bin, with no room. The blocks stay counted in their
- * superblock and h, as every block in a TLAB is. Writes the bins only (hl_remote_drain calls
- * it without h's lock). */
-static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail,
-                           uint32_t n)
+/* A run of n blocks of sb, head .. tail, that h's inbox returned (a superblock's collected
+ * list, or a run of one in a batch message: remote.h) into the calling thread's bin, whole
+ * and unwalked (its blocks are read when handed out), when the thread's TLAB fills from h and
+ * the bin has room for more than n: as the bin's chain if it is empty, else as its spare if
+ * that is free, else in front of the bin's chain. An interior superblock's slot is the bypass
+ * bin, with no room. The blocks stay counted in their superblock and h, as every block in a
+ * TLAB is, and leave remote_pending. Writes the bins only (so no lock is needed). */
+static bool take_run(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail, uint32_t n)
 {
     struct hl_tlab_bin *bins = hl_me.tlab_bins;
     if (!own_bins() || hl_tlab_of(bins)->heap != h) return false;
     struct hl_tlab_bin *b = hl_tlab_bin_at(bins, HL_WORD_LOAD(sb->tlab_slot));
     if (b->room <= (int32_t)n) return false;                /* (a free then still fits) */
+    HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)n * sb->size);
     struct tlab_spare *spare = &tlab_spares(bins)[b - bins];
     if (!b->head || spare->head) {
         *(void **)tail = b->head;
@@ -169,6 +167,34 @@ static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, void
     }
     move(bins, (unsigned)(b - bins), -(int32_t)n);
     return true;
+}
+
+/* The runs of a chain (remote.h) the bins take (take_run); the others, linked as they came,
+ * returned for hl_remote_settle under h's lock. */
+static void *take_runs(struct hl_heap *h, void *runs)
+{
+    void *rest = NULL, **rest_link = &rest;
+    while (runs) {
+        uintptr_t meta = ((uintptr_t *)runs)[1];
+        void *last = HL_RUN_LAST(meta), *next = *(void **)last;
+        if (!take_run(h, hl_sb_of(runs), runs, last, HL_RUN_N(meta))) {
+            *rest_link = runs;
+            rest_link = (void **)last;
+        }
+        runs = next;
+    }
+    *rest_link = NULL;
+    return rest;
+}
+
+void hl_tlab_collect(struct hl_heap *h)
+{
+    if (!runs_come_back) {
+        hl_remote_collect(h);
+        return;
+    }
+    void *rest = take_runs(h, hl_remote_collect_runs(h));
+    if (rest) hl_remote_settle(h, rest);
 }
 
 static struct hl_tlab_bin *bins_of(struct hl_tlab *t) { return (struct hl_tlab_bin *)(t + 1); }
@@ -306,15 +332,16 @@ __attribute__((noinline)) void *hl_tlab_malloc_slow(size_t size)
     if (hl_remote_mode >= HL_REMOTE_QUEUE) hl_remote_flush();  /* the sender's slow path */
     struct hl_heap *h = heap_now();
     uint32_t want = hl_cache_refill_n(b->limit), n = 0;
-    /* batch: the owner drains its inbox without the lock, which it takes only for runs that
-     * go back into their superblocks and for a refill (remote.c's hl_remote_drain) */
-    void *rest = hl_remote_mode == HL_REMOTE_BATCH && hl_remote_pending(h) ? hl_remote_drain(h)
-                                                                            : NULL;
+    /* batch: the owner drains its inbox without the lock and takes the runs its bins hold,
+     * the lock only for runs that go back into their superblocks and for a refill
+     * (inbox.c's hl_remote_drain) */
+    void *rest = hl_remote_mode == HL_REMOTE_BATCH && hl_remote_pending(h)
+                 ? take_runs(h, hl_remote_drain(h)) : NULL;
     bool locked = rest || !b->head;
     if (locked) {
         hl_heap_lock(h);
         if (rest) hl_remote_settle(h, rest);
-        if (hl_remote_pending(h)) hl_remote_collect(h);  /* the owner's slow path collects */
+        if (hl_remote_pending(h)) hl_tlab_collect(h);   /* the owner's slow path collects */
         if (!b->head)                    /* else a collected list came into the bin */
             n = hl_unlikely(hl_sb_sharded) ? hl_cache_take(h, c, row.refill, &b->head, want, true)
                                            : hl_cache_take(h, c, row.refill, &b->head, want, false);
@@ -378,7 +405,7 @@ __attribute__((noinline)) void hl_tlab_free_slow(void *p, struct hl_sb *sb)
 {
     struct hl_heap *owner = atomic_load_explicit(&sb->owner, memory_order_relaxed);
     /* remote_free = list | queue | batch: a block of another thread's heap goes straight to
-     * remote.c, as the row's own free would send it (heappaths.h), without the calls between. */
+     * remote.h, as the row's own free would send it (heappaths.h), without the calls between. */
     if (remote_direct && owner != hl_me.heap && hl_me.heap) {
         hl_remote_free(sb, hl_sb_block(sb, p));
         return;

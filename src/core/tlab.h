@@ -32,7 +32,7 @@
  * the TLAB: `used` and u do not change, and nobody reads a block's link until malloc hands it
  * out. Under remote_free = batch the same goes for each run of one superblock's blocks in a
  * message, which the malloc slow path takes from the heap's inbox without the heap's lock
- * (remote.c's hl_remote_drain).
+ * (inbox.c's hl_remote_drain).
  *
  * Threads. A thread's bins are set up on its first free or malloc that would use them (state
  * 1 only), given back when it exits (hl_tlab_thread_exit, after which its calls bypass the
@@ -207,6 +207,11 @@ push:;
                                           * sb is interior (the bypass bin) */
     hl_tlab_free_slow(p, sb);
 }
+
+/* h (locked, the TLAB's heap) collects its pending remote frees (remote.h): the lists and
+ * runs the calling thread's bins hold go into them whole, the rest back into their
+ * superblocks. The TLAB's malloc slow path calls it. */
+void hl_tlab_collect(struct hl_heap *h);
 
 /* A thread exits: every block of its TLAB back to its superblock's current owner (and the
  * row's hl_heap_after_free), then its bins to the pool. Later calls of that thread (TLS

@@ -14,7 +14,7 @@ import collections
 LAYERS = [
     ("base", ["hl", "msg", "fault", "os", "lock", "bootstrap", "config", "registry"]),
     ("parts", ["arena", "pagemap", "meta", "large", "sizeclass", "thread", "stats",
-               "superblock", "purge", "heap", "selector", "heapselect", "remote", "heappaths",
+               "superblock", "purge", "heap", "selector", "heapselect", "remote", "mailbox", "inbox", "sender", "heappaths",
                "sharded", "globalheap", "cache", "tlab", "cpucache", "fronts", "singleheap", "hazard", "lfstack", "lfqueue"]),
     ("strategies", ["strategies/*"]),
     ("instruments", ["observe", "census", "trace", "heaplog", "checks"]),
