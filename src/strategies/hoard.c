@@ -15,7 +15,8 @@
  * global heap; never the reverse.
  *
  * The 2026 Hoard's knobs (docs/hoard2026.md), each usable alone:
- *   tlab            a thread-local buffer per size class in front of the heap (core tlab.c);
+ *   tlab            a thread-local buffer per size class in front of the heap (core tlab.c,
+ *                   one of the fronts of core fronts.c: cache = thread);
  *   global_shards   the global heap as n heaps, each with its lock (core globalheap.c);
  *   heap_select=cpu the heap of the CPU the thread runs on (core heapselect.c).
  * And mimalloc's free-list sharding (free_lists = sharded: core sharded.h), the threshold kept.
@@ -157,43 +158,16 @@ HL_FREE_PAIR(, hl_hoard_free, hl_heap_free_fast, after_free)
  * hl_hoard_malloc_uncounted_entry */
 HL_MALLOC_PAIR(, hl_hoard_malloc, hl_heap_malloc_fast, refill)
 
-/* tlab = on: the TLAB in front of the heap (tlab.h), the heap's paths behind it (the paths of
- * hoard2026 and hoard202607, whose tlab is on by default).
- * HL_TLAB_PATHS defines hoard_tlab_paths[6], the table of hoard_tlab_malloc,
- * hoard_tlab_malloc_entry, hoard_tlab_malloc_uncounted, hoard_tlab_malloc_uncounted_entry,
- * hoard_tlab_malloc_exact, hoard_tlab_malloc_exact_entry, hoard_tlab_free, hoard_tlab_free_entry,
- * hoard_tlab_free_uncounted, hoard_tlab_free_uncounted_entry, hoard_tlab_free_exact,
- * hoard_tlab_free_exact_entry, hoard_tlab_free_sbc, hoard_tlab_free_sbc_entry,
- * hoard_tlab_free_sbc_uncounted, hoard_tlab_free_sbc_uncounted_entry, hoard_tlab_free_sbc_exact,
- * hoard_tlab_free_sbc_exact_entry */
-HL_TLAB_PATHS(hoard_tlab, refill, hl_hoard_malloc, after_free, hl_hoard_free)
-/* free_lists = sharded (sharded.h), with or without the TLAB.
+/* free_lists = sharded (sharded.h): the heap's paths over three lists per superblock.
  * HL_SHARDED_PATHS defines hoard_sharded_paths[2], the table of hoard_sharded_malloc,
  * hoard_sharded_malloc_entry, hoard_sharded_malloc_uncounted,
  * hoard_sharded_malloc_uncounted_entry, hoard_sharded_free, hoard_sharded_free_entry,
- * hoard_sharded_free_uncounted, hoard_sharded_free_uncounted_entry;
- * HL_TLAB_PATHS defines hoard_tlab_sharded_paths[6], the table of hoard_tlab_sharded_malloc,
- * hoard_tlab_sharded_malloc_entry, hoard_tlab_sharded_malloc_uncounted,
- * hoard_tlab_sharded_malloc_uncounted_entry, hoard_tlab_sharded_malloc_exact,
- * hoard_tlab_sharded_malloc_exact_entry, hoard_tlab_sharded_free, hoard_tlab_sharded_free_entry,
- * hoard_tlab_sharded_free_uncounted, hoard_tlab_sharded_free_uncounted_entry,
- * hoard_tlab_sharded_free_exact, hoard_tlab_sharded_free_exact_entry, hoard_tlab_sharded_free_sbc,
- * hoard_tlab_sharded_free_sbc_entry, hoard_tlab_sharded_free_sbc_uncounted,
- * hoard_tlab_sharded_free_sbc_uncounted_entry, hoard_tlab_sharded_free_sbc_exact,
- * hoard_tlab_sharded_free_sbc_exact_entry */
+ * hoard_sharded_free_uncounted, hoard_sharded_free_uncounted_entry. */
 HL_SHARDED_PATHS(hoard_sharded, refill, after_free)
-HL_TLAB_PATHS(hoard_tlab_sharded, refill, hoard_sharded_malloc, after_free, hoard_sharded_free)
 
-/* cache = cpu: the per-CPU cache in front of the heap (cpucache.h), with or without
- * free_lists = sharded behind it.
- * HL_CPU_PATHS defines hoard_cpu_paths[3], the table of hoard_cpu_malloc, hoard_cpu_malloc_entry, hoard_cpu_malloc_uncounted, hoard_cpu_malloc_uncounted_entry, hoard_cpu_malloc_exact, hoard_cpu_malloc_exact_entry, hoard_cpu_free, hoard_cpu_free_entry, hoard_cpu_free_uncounted, hoard_cpu_free_uncounted_entry, hoard_cpu_free_exact, hoard_cpu_free_exact_entry;
- * and hoard_cpu_sharded_paths[3], the table of hoard_cpu_sharded_malloc, hoard_cpu_sharded_malloc_entry, hoard_cpu_sharded_malloc_uncounted, hoard_cpu_sharded_malloc_uncounted_entry, hoard_cpu_sharded_malloc_exact, hoard_cpu_sharded_malloc_exact_entry, hoard_cpu_sharded_free, hoard_cpu_sharded_free_entry, hoard_cpu_sharded_free_uncounted, hoard_cpu_sharded_free_uncounted_entry, hoard_cpu_sharded_free_exact, hoard_cpu_sharded_free_exact_entry */
-HL_CPU_PATHS(hoard_cpu, refill, hl_hoard_malloc, after_free, hl_hoard_free)
-HL_CPU_PATHS(hoard_cpu_sharded, refill, hoard_sharded_malloc, after_free, hoard_sharded_free)
-
-/* The row's malloc and free are the heap's (Figure 2); with tlab = on, init puts the TLAB's
- * in front (counted or not, as init.c chose the row's), so neither setting pays a test of the
- * other on its fast path. */
+/* The row's malloc and free are the heap's (Figure 2), or its sharded ones; with a front
+ * cache (cache = thread, the TLAB, or cpu), fronts.c puts the front's in front (counted or
+ * not, as init.c chose the row's), so no setting pays a test of another on its fast path. */
 int hl_hoard_init(void)
 {
     f = hl_cfg.empty_fraction;
@@ -209,10 +183,7 @@ int hl_hoard_init(void)
     hl_heap_after_free = after_free;
     hl_heaps_init(true, false);
     if (hl_sb_sharded) hl_paths = hl_sharded_start(hoard_sharded_paths);
-    if (hl_cfg.cache == HL_CACHE_THREAD)
-        hl_paths = hl_tlab_start(hl_sb_sharded ? hoard_tlab_sharded_paths : hoard_tlab_paths);
-    if (hl_cfg.cache == HL_CACHE_CPU)
-        hl_paths = hl_cpu_cache_start(hl_sb_sharded ? hoard_cpu_sharded_paths : hoard_cpu_paths);
+    hl_fronts_start(refill, after_free, hl_sb_sharded ? &hoard_sharded_paths[1] : &hl_active->counted);
     return 0;
 }
 
@@ -221,7 +192,7 @@ const struct hl_strategy hl_strategy_hoard = {
     .summary = "Hoard: per-processor heaps with an emptiness threshold and a global heap",
     .init = hl_hoard_init,
     HL_ROW_PATHS(hl_hoard_malloc, hl_hoard_free),
-    /* HL_CACHE_HEAP_ROW: hl_heaps_memalign, hl_heaps_usable_size, hl_tlab_heaps_thread_exit,
-     * hl_tlab_heaps_fork, hl_cache_heaps_stats */
-    HL_CACHE_HEAP_ROW,
+    /* HL_FRONTS_HEAP_ROW: hl_heaps_memalign, hl_heaps_usable_size, hl_fronts_thread_exit,
+     * hl_fronts_fork, hl_fronts_stats */
+    HL_FRONTS_HEAP_ROW,
 };

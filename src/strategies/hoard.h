@@ -6,7 +6,7 @@
 #include "heappaths.h"
 #include "purge.h"
 #include "sharded.h"
-#include "cpucache.h"
+#include "fronts.h"
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 
@@ -17,7 +17,7 @@ void *hl_hoard_malloc_in(struct hl_heap *h, size_t size);   /* Figure 2 malloc, 
 HL_DECLARE_PAIR(hl_hoard_malloc, hl_hoard_free)
 
 /* The member of `hoard`'s row that `hoard2026` (hoard2026.c) shares, beside
- * HL_CACHE_HEAP_ROW (cpucache.h). */
+ * HL_FRONTS_HEAP_ROW (fronts.h). */
 int hl_hoard_init(void);
 
 #pragma GCC visibility pop

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "hoard.h"
+#include "tlab.h"
 
 #define SZ 64
 #define CS hl_class_size(hl_class_of(SZ))      /* its block size */

@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include "hoard.h"
 #include "large.h"
+#include "tlab.h"
 
 #define ADAPT_MAX ((size_t)16 << 20)
 

@@ -2,7 +2,7 @@
 strategy row, every pair of values of two of the knobs cache, free_lists, remote_free, purge
 and heap_select that act on it runs at least once, and every value under ASan and under TSan.
 
-What must be covered comes from src/core/config.h, not from covering.py: the values from the
+What must be covered comes from src/core/base/config.h, not from covering.py: the values from the
 enums (E(hl_caches, C(..., "none") ...)), the rows from each key's "acts on" column. What is
 covered comes from the tests meson registered (meson introspect --tests of the build), so
 removing a configuration, a pair or a test registration fails here."""
@@ -20,7 +20,7 @@ from conftest import BDIR, REPO
 sys.path.insert(0, os.path.join(REPO, "tests", "reliability"))
 import covering  # noqa: E402
 
-CONFIG_H = os.path.join(REPO, "src", "core", "config.h")
+CONFIG_H = os.path.join(REPO, "src", "core", "base", "config.h")
 KNOBS = ["cache", "free_lists", "remote_free", "purge", "heap_select"]
 SANITIZERS = ["asan", "tsan"]
 

@@ -1,7 +1,7 @@
 """Entries a grep finds (issue 35): every function and variable libhoardlab's objects define is
 named, as a whole word, somewhere in src/ or include/, so `grep -rn 'NAME\\b' src` lands where
 it is made. A name pasted together by a macro (stats.h's HL_MALLOC_PAIR makes `m_entry`,
-tlab.h's HL_TLAB_PATHS eighteen functions and a table) is written out in a comment beside the
+tlab.c's eighteen TLAB paths and their table) is written out in a comment beside the
 macro's use. Reads the build's objects (HOARDLAB_BUILD_DIR, else build/; skipped when the core
 is not built). And the hooks a reader can find: every function pointer a src/core header
 declares is named in docs/architecture.md's Hooks table."""

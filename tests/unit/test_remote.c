@@ -182,7 +182,7 @@ static void bounded(void **state)
     uint32_t spare = hl_cfg.tlab ? bin->limit - (uint32_t)bin->room - on_chain : 0;
     bool in_tlab = used >= of_sb && used <= of_sb + spare;
     /* batch with a TLAB: runs of the superblock's blocks may have gone into the bin whole
-     * (remote.c's collect_blocks), which keeps it from emptying, as any TLAB's blocks do. */
+     * (inbox.c's collect_blocks), which keeps it from emptying, as any TLAB's blocks do. */
     if (hl_heap_global && hl_cfg.tlab && hl_remote_mode == HL_REMOTE_BATCH)
         assert_true(hl_heap_is_shard(owner) || in_tlab);
     else if (hl_heap_global) assert_true(hl_heap_is_shard(owner));
@@ -332,7 +332,7 @@ static void collected_into_spare(void **state)
     struct hl_heap *h = hl_heap_mine();
     uint32_t held = bin64->limit - (uint32_t)bin64->room;
     hl_heap_lock(h);
-    hl_remote_collect(h);                /* as the thread's slow path of another class would */
+    hl_tlab_collect(h);                  /* as the thread's slow path of another class does */
     hl_heap_unlock(h);
     int taken = (int)(bin64->limit - (uint32_t)bin64->room - held);
     assert_true(taken > 0);
@@ -349,7 +349,7 @@ static void collected_into_spare(void **state)
 }
 
 /* tlab = on, batch: the owner's malloc slow path drains its inbox without its heap's lock
- * (remote.c's hl_remote_drain): the runs fit in the empty bin, so it takes them whole, its
+ * (inbox.c's hl_remote_drain): the runs fit in the empty bin, so it takes them whole, its
  * superblocks' `used` untouched, and the lock is not taken at all (its acquisitions, counted
  * in the stats build, do not move). */
 static void drained_without_lock(void **state)
@@ -390,7 +390,7 @@ static void drained_without_lock(void **state)
     finish(p);
 }
 
-/* ---- batch: the freeing thread's remote cache (remote.c) ------------------------------------ */
+/* ---- batch: the freeing thread's remote cache (sender.c) ------------------------------------ */
 
 /* One block of 64 bytes out of h, a heap this thread does not use, so that its free is remote. */
 static void *alloc_in(struct hl_heap *h)
@@ -481,7 +481,7 @@ static void batch_hashed(void **state)
     (void)state;
     if (hl_remote_mode != HL_REMOTE_BATCH) skip();
     expect_settled();
-    enum { H = 17 };                     /* one heap more than remote.c's 16 buckets */
+    enum { H = 17 };                     /* one heap more than sender.c's 16 buckets */
     struct hl_heap *hs[H];
     void *p[H];
     for (int i = 0; i < H; i++) p[i] = alloc_in(hs[i] = hl_heap_new(FRESH_HEAP0 + 1 + i, true));
@@ -505,7 +505,7 @@ static void batch_hashed(void **state)
     expect_settled();
 }
 
-/* batch: the runs of a message as its owner reads them (remote.c's take_runs): a run's first
+/* batch: the runs of a message as its owner reads them (inbox.c's sort_runs): a run's first
  * block's second word holds its last block (bits 0..47) and its length (48..63). Blocks of
  * one superblock freed in a row go as runs of at most run_cap blocks (with a TLAB a quarter
  * of a bin's first limit, else 65535), each of one superblock, which together hold every

@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include "hoard.h"
 
-#define TOP(w) ((void *)((w) & (((uintptr_t)1 << 48) - 16)))    /* remote.c's list word */
+#define TOP(w) ((void *)((w) & (((uintptr_t)1 << 48) - 16)))    /* remote.h's list word */
 
 static struct hl_heap *owner_of(void *p)
 {

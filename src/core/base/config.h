@@ -36,7 +36,7 @@
 
 /* The rows built on hoard's code (src/strategies/hoard*.c), where hoard's keys act. */
 #define HL_HOARD_ROWS "hoard, hoard2026, hoard202607"
-/* The rows with the key `tlab` (tlab.h's HL_TLAB_PATHS). */
+/* The rows with the key `tlab` (and `cache`): those whose init calls fronts.c's hl_fronts_start. */
 #define HL_TLAB_ROWS "ownership, " HL_HOARD_ROWS
 
 #define HL_OPTIONS(X)                                                                          \

@@ -376,7 +376,7 @@ void hl_trace_write(void);
 bool hl_heaplog_init(const char *path);
 void hl_heaplog_write(void);
 
-/* ---- superblock.c, heap.c, heapselect.c, remote.c: private heaps ---------------------------
+/* ---- superblock.c, heap.c, heapselect.c, remote frees: private heaps ----------------------
  * Their prototypes are in superblock.h, heap.h, heapselect.h and remote.h, included by the
  * strategies that use them: `private`, `ownership`, `hoard`. A strategy's own functions that
  * tests call are in its header beside it (src/strategies/hoard.h). */

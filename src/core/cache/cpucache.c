@@ -1,7 +1,7 @@
-/* cpucache.c — the slow halves of the per-CPU caches (cpucache.h has the fast ones and the
- * design, rseq.h the critical sections): the slabs and their limits, the check that the
- * kernel restarts the sections, refilling a CPU's stack from the heap and flushing it back,
- * the gauge and U's unseen part.
+/* cpucache.c — the per-CPU caches' paths, built once for every row from cpucache.h's fast
+ * halves (the front of cache = cpu: fronts.c; rseq.h has the critical sections), and their
+ * slow halves: the slabs and their limits, the check that the kernel restarts the sections,
+ * refilling a CPU's stack from the heap and flushing it back, the gauge and U's unseen part.
  *
  * Every change to a stack goes through rseq.h's pop and push, the slow halves' batches too
  * (a block at a time: a batch is one lock acquisition on the heap; pushing or popping its
@@ -33,6 +33,7 @@ char *const *hl_cpu_entry16;
 static long ncpus;                      /* configured CPUs: a slab each */
 static uint32_t limit[HL_MAX_CLASSES];
 static bool u_by_room;                  /* the fast paths leave U to the stacks' room */
+static struct hl_cache_row row;         /* the row behind the caches (cache.h) */
 /* Under valgrind, which does not run rseq (the kernel never restarts a section), each
  * thread gets a CPU number of its own, its thread id, so that no two threads share a stack
  * and the sections' instructions can be counted (tools/hoardlab cost); ids past the slabs
@@ -185,14 +186,11 @@ static int64_t unseen(bool mine)
 
 /* ---- batches to and from the heaps ------------------------------------------------------ */
 
-/* Blocks moved per refill or flush (tlab_refill, tlab_flush): at least 1, at most 64. */
-static uint32_t clamp(uint32_t n) { return n < 1 ? 1 : n > 64 ? 64 : n; }
-
-/* A chain of free blocks back to their superblocks' owners: tlab.h's hl_tlab_give_back, one
- * copy out of line for this file's slow halves. */
-static void give_back(struct hl_heap *h, void *chain, hl_after_free_fn after)
+/* A chain of free blocks back to their superblocks' owners: cache.h's hl_cache_give_back,
+ * one copy out of line for this file's slow halves, with the row's policy after a free. */
+static void give_back(struct hl_heap *h, void *chain)
 {
-    hl_tlab_give_back(h, chain, after);
+    hl_cache_give_back(h, chain, row.after);
     hl_purge_poll();                     /* no lock held: the purge thread may start */
 }
 
@@ -203,11 +201,13 @@ static struct hl_heap *heap_now(void)
     return hl_heap_mine();
 }
 
-void *hl_cpu_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t))
+/* Never inlined into this file's fast paths, which stay as they were built in the rows'
+ * files before (tools/hoardlab cost). */
+__attribute__((noinline)) void *hl_cpu_malloc_slow(size_t size)
 {
     unsigned c = hl_class_of(size);
     emulate_cpu();
-    if (!limit[c] || hl_me.state != 1) return plain(size);
+    if (!limit[c] || hl_me.state != 1) return row.malloc(size);
     long cpu = (int32_t)rseq_area()->cpu_id;
     see(cpu, c);
     char *e0 = hl_cpu_slabs + hl_tlab_slot(c);      /* the class's entry in CPU 0's slab */
@@ -221,12 +221,12 @@ void *hl_cpu_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t
     if (hl_remote_mode == HL_REMOTE_BATCH) hl_remote_flush();  /* the sender's slow path */
     HL_COUNT(cpu_refills, 1);
     struct hl_heap *h = heap_now();
-    uint32_t want = clamp(hl_cfg.tlab_refill == HL_TLAB_BATCH ? limit[c] / 8 : limit[c] / 2);
+    uint32_t want = hl_cache_refill_n(limit[c]);
     void *chain = NULL, *back = NULL;
     hl_heap_lock(h);
     if (hl_remote_pending(h)) hl_remote_collect(h);     /* the owner's slow path collects */
-    if (hl_unlikely(hl_sb_sharded)) hl_tlab_take(h, c, refill, &chain, want, true);
-    else hl_tlab_take(h, c, refill, &chain, want, false);
+    if (hl_unlikely(hl_sb_sharded)) hl_cache_take(h, c, row.refill, &chain, want, true);
+    else hl_cache_take(h, c, row.refill, &chain, want, false);
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
     hl_heap_unlock(h);
     if (!chain) return NULL;
@@ -245,11 +245,11 @@ void *hl_cpu_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t
         }
     }
     tally_done(&t, c);
-    if (back) give_back(heap_now(), back, hl_heap_after_free);
+    if (back) give_back(heap_now(), back);
     return hl_stats_malloc(p, hl_class_size(c));
 }
 
-void hl_cpu_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
+__attribute__((noinline)) void hl_cpu_free_slow(void *p)
 {
     struct hl_sb *sb = hl_sb_of(p);
     unsigned c = sb->cls;
@@ -257,13 +257,13 @@ void hl_cpu_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
     size_t at;
     emulate_cpu();
     if (!limit[c] || e0 == hl_cpu_slabs + HL_TLAB_BYPASS || hl_me.state != 1) {
-        plain(p);                        /* interior, no cache for the class, or teardown */
+        row.free(p);                     /* interior, no cache for the class, or teardown */
         return;
     }
     long cpu = (int32_t)rseq_area()->cpu_id;
     see(cpu, c);
     void *chain = NULL;
-    uint32_t k = clamp(hl_cfg.tlab_flush == HL_TLAB_BATCH ? limit[c] : limit[c] / 2);
+    uint32_t k = hl_cache_flush_n(limit[c]);
     struct tally t = { 0, 0 };
     for (uint32_t i = 0; i < k; i++) {   /* full: the newest blocks go back, p stays */
         void *q = hl_rseq_pop(e0, 0, &at);
@@ -280,9 +280,9 @@ void hl_cpu_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *))
         moved(at, c, -1);
         hl_stats_free(sb->size);
     } else {
-        plain(p);                        /* (counts itself) */
+        row.free(p);                     /* (counts itself) */
     }
-    if (chain) give_back(heap_now(), chain, after);
+    if (chain) give_back(heap_now(), chain);
 }
 
 size_t hl_cpu_cache_bytes(void)
@@ -296,16 +296,25 @@ size_t hl_cpu_cache_bytes(void)
     return bytes;
 }
 
-const struct hl_paths *hl_cpu_cache_start(const struct hl_paths paths[3])
+/* The per-CPU cache's fast paths, built once for every row (stats.h's pairs over
+ * cpucache.h's inline halves): uncounted, counted with U left to the stacks' room, and exact
+ * (stats_batch = 0). They define cpu_malloc, cpu_malloc_entry, cpu_malloc_uncounted,
+ * cpu_malloc_uncounted_entry, cpu_malloc_exact, cpu_malloc_exact_entry, cpu_free,
+ * cpu_free_entry, cpu_free_uncounted, cpu_free_uncounted_entry, cpu_free_exact and
+ * cpu_free_exact_entry. */
+HL_MALLOC_PAIR(static, cpu_malloc, hl_cpu_malloc, false)
+HL_FREE_PAIR(static, cpu_free, hl_cpu_free, false)
+HL_MALLOC_BUILD(static, cpu_malloc_exact, hl_cpu_malloc, true, true)
+HL_FREE_BUILD(static, cpu_free_exact, hl_cpu_free, true, true)
+static const struct hl_paths paths[3] = {
+    HL_PATHS(cpu_malloc_uncounted, cpu_free_uncounted),
+    HL_PATHS(cpu_malloc, cpu_free), HL_PATHS(cpu_malloc_exact, cpu_free_exact),
+};
+
+const struct hl_paths *hl_cpu_cache_start(const struct hl_cache_row *behind)
 {
+    row = *behind;
     bool by_room = init();
     if (by_room) hl_stats_unseen_fn = unseen;
     return &paths[!hl_cfg.counting ? 0 : by_room ? 1 : 2];
-}
-
-void hl_cache_heaps_stats(struct hoardlab_stats *s)
-{
-    hl_tlab_heaps_stats(s);
-    s->tlab_bytes += hl_cpu_cache_bytes();
-    s->rseq_restarts = __atomic_load_n(&hl_rseq_restarts, __ATOMIC_RELAXED);
 }

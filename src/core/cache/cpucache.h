@@ -29,8 +29,8 @@
 #ifndef HL_CPUCACHE_H
 #define HL_CPUCACHE_H
 
+#include "cache.h"
 #include "rseq.h"
-#include "tlab.h"
 
 #ifdef __SANITIZE_THREAD__
 #include <sanitizer/tsan_interface.h>
@@ -51,21 +51,21 @@
 extern char *hl_cpu_slabs;
 extern char *const *hl_cpu_entry16;
 
-void *hl_cpu_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t));
-void hl_cpu_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *));
+/* The slow halves, out of line, with the row that hl_cpu_cache_start kept (cache.h). */
+void *hl_cpu_malloc_slow(size_t size);
+void hl_cpu_free_slow(void *p);
 
 /* malloc: the running CPU's top block of the class, else the slow half (refill from the
- * thread's heap, or plain(size) for a class that bypasses the cache). `exact` and `counted`
- * as the TLAB's (tlab.h). */
-static inline __attribute__((always_inline)) void *hl_cpu_malloc(size_t size, hl_refill_fn refill,
-                                                                 void *(*plain)(size_t),
-                                                                 bool exact, bool counted)
+ * thread's heap, or the row's own malloc for a class that bypasses the cache). `exact` and
+ * `counted` as the TLAB's (tlab.h). */
+static inline __attribute__((always_inline)) void *hl_cpu_malloc(size_t size, bool exact,
+                                                                 bool counted)
 {
     exact = exact && counted;
     size_t g = ((size - 1) >> 4) + 1;
     size_t at;
     void *p = hl_rseq_pop(hl_cpu_entry16[g], 0, &at);
-    if (hl_unlikely(!p)) return hl_cpu_malloc_slow(size, refill, plain);
+    if (hl_unlikely(!p)) return hl_cpu_malloc_slow(size);
     HL_CPU_ACQUIRE(p);
     if (exact) return hl_stats_malloc(p, hl_class_size(hl_classes->of16[g]));
     HL_COUNT_IF(counted, mallocs, 1);
@@ -75,9 +75,7 @@ static inline __attribute__((always_inline)) void *hl_cpu_malloc(size_t size, hl
 /* free: onto the running CPU's stack of the block's class (superblock.h's tlab_slot: its
  * entry in CPU 0's slab, or the bypass entry, no room, for an interior superblock), else
  * the slow half. */
-static inline __attribute__((always_inline)) void hl_cpu_free(void *p, hl_after_free_fn after,
-                                                              void (*plain)(void *),
-                                                              bool exact, bool counted)
+static inline __attribute__((always_inline)) void hl_cpu_free(void *p, bool exact, bool counted)
 {
     struct hl_sb *sb = hl_sb_of(p);
     size_t at;
@@ -87,36 +85,14 @@ static inline __attribute__((always_inline)) void hl_cpu_free(void *p, hl_after_
         else HL_COUNT_IF(counted, frees, 1);
         return;
     }
-    hl_cpu_free_slow(p, after, plain);
+    hl_cpu_free_slow(p);
 }
 
 size_t hl_cpu_cache_bytes(void);        /* free bytes in every CPU's cache */
 
-/* ---- a heap row with the key `cache` -----------------------------------------------------
- * HL_CPU_PATHS(name, refill, plain_malloc, after, plain_free) builds the row's malloc and
- * free behind the per-CPU cache three ways, as HL_TLAB_PATHS does, as name_paths[3]; the
- * row's init, after hl_heaps_init and with cache = cpu, installs one with
- * hl_paths = hl_cpu_cache_start(name_paths). A use names the twelve functions it defines. */
-#define HL_CPU_PATHS(name, refill, plain_malloc, after, plain_free)                           \
-    HL_MALLOC_PAIR(static, name##_malloc, hl_cpu_malloc, refill, plain_malloc, false)         \
-    HL_FREE_PAIR(static, name##_free, hl_cpu_free, after, plain_free, false)                  \
-    HL_MALLOC_BUILD(static, name##_malloc_exact, hl_cpu_malloc, true, refill, plain_malloc,   \
-                    true)                                                                     \
-    HL_FREE_BUILD(static, name##_free_exact, hl_cpu_free, true, after, plain_free, true)      \
-    static const struct hl_paths name##_paths[3] = {                                          \
-        HL_PATHS(name##_malloc_uncounted, name##_free_uncounted),                             \
-        HL_PATHS(name##_malloc, name##_free), HL_PATHS(name##_malloc_exact, name##_free_exact), \
-    };
-const struct hl_paths *hl_cpu_cache_start(const struct hl_paths paths[3]);
-/* The heaps' and the TLABs' statistics, the per-CPU caches' bytes added to tlab_bytes (the
- * bytes held in caches, whichever the key chose). */
-void hl_cache_heaps_stats(struct hoardlab_stats *s);
-/* The members of a heap row with the key `cache`: the TLAB's thread exit and fork (tlab.h:
- * each does nothing for a thread without bins) and these statistics. */
-#define HL_CACHE_HEAP_ROW                                                                     \
-    .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,                       \
-    .thread_exit = hl_tlab_heaps_thread_exit, .fork = hl_tlab_heaps_fork,                     \
-    .stats = hl_cache_heaps_stats
+/* The per-CPU cache's paths, built once in cpucache.c for every row, the one that counting
+ * and stats_batch ask for; row: the row behind the cache (fronts.c's table, cache = cpu). */
+const struct hl_paths *hl_cpu_cache_start(const struct hl_cache_row *row);
 
 #pragma GCC visibility pop
 

@@ -1,10 +1,11 @@
-/* tlab.c — the slow halves of the thread-local allocation buffers (tlab.h has the fast ones
- * and the accounting): setting a thread's bins up, refilling a bin from the heap, giving a
- * batch back to the blocks' owners, the flush at thread exit, the gauge and fork.
+/* tlab.c — the thread-local allocation buffers' paths, built once for every row from tlab.h's
+ * fast halves (the front of cache = thread: fronts.c), and their slow halves: setting a
+ * thread's bins up, refilling a bin from the heap, giving a batch back to the blocks' owners,
+ * the flush at thread exit, the gauge and fork.
  *
  * The later Hoard's TLAB elements, each a key (docs/hoard2026.md):
  *   tlab_foreign   home: a block whose superblock the TLAB's heap does not own never enters
- *                  the TLAB; it goes to its owner heap (plain's path, or remote.c). adopt:
+ *                  the TLAB; it goes to its owner heap (the row's own free, or remote.h). adopt:
  *                  the freeing thread's TLAB keeps it (the bin's batch goes back to each
  *                  block's owner when it overflows: give_back).
  *   tlab_adaptive  the thread's budget per class starts at tlab_budget and doubles after
@@ -41,8 +42,13 @@ static struct hl_tlab *live, *pool;
  * stats_batch > 0. */
 static bool u_by_bins;
 /* remote_free = list | queue | batch and tlab_foreign = home: a free of another heap's block
- * goes straight to remote.c (hl_tlab_free_slow) */
+ * goes straight to remote.h (hl_tlab_free_slow) */
 static bool remote_direct;
+/* remote_free = list (without free_lists = sharded, whose lists are walked) or batch: a
+ * collection returns runs for the bins to take (hl_tlab_collect); queue returns none. */
+static bool runs_come_back;
+/* The row behind the TLAB (cache.h): its refill, its policy after a free, its own paths. */
+static struct hl_cache_row row;
 
 static uint32_t limit_of(size_t budget, unsigned c)
 {
@@ -50,8 +56,6 @@ static uint32_t limit_of(size_t budget, unsigned c)
     return n > INT32_MAX ? INT32_MAX : (uint32_t)n;          /* room is signed */
 }
 
-static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail,
-                           uint32_t n);
 static hl_tlab_free_fn free_other_batch;
 
 /* After the heaps, with tlab = on: the limits from tlab_budget; true when the fast paths
@@ -73,10 +77,8 @@ static bool init(void)
     for (size_t g = 0; g < hl_classes->granules; g++)
         slot16[g] = (uint16_t)hl_tlab_slot(hl_classes->of16[g]);
     hl_tlab_slot16 = slot16;
-    /* list: a superblock's collected list; batch: a run of one superblock's blocks in a
-     * collected message (remote.c) */
-    if (hl_remote_mode == HL_REMOTE_LIST || hl_remote_mode == HL_REMOTE_BATCH)
-        hl_remote_adopt = take_collected;
+    runs_come_back = (hl_remote_mode == HL_REMOTE_LIST && !hl_sb_sharded) ||
+                     hl_remote_mode == HL_REMOTE_BATCH;
     remote_direct = hl_remote_mode && hl_cfg.tlab_foreign != HL_FOREIGN_ADOPT;
     hl_tlab_free_other = remote_direct && hl_remote_mode == HL_REMOTE_BATCH ? free_other_batch
                                                                              : hl_tlab_free_slow;
@@ -140,21 +142,20 @@ static void move(struct hl_tlab_bin *bins, unsigned c, int32_t n)
     HL_OWN_ADD(tlab_spares(bins)[c].seen, n);
 }
 
-/* remote.c's hl_remote_adopt: a superblock's collected list of n blocks, head .. tail
- * (batch: a run of them in a message, cut at its end) into the calling
- * thread's bin, whole and unwalked (its blocks are read when handed out), when the thread's
- * TLAB fills from h and the bin has room for more than n: as the bin's chain if it is empty,
- * else as its spare if that is free, else in front of the bin's chain. An interior
- * superblock's slot is the bypass bin, with no room. The blocks stay counted in their
- * superblock and h, as every block in a TLAB is. Writes the bins only (hl_remote_drain calls
- * it without h's lock). */
-static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail,
-                           uint32_t n)
+/* A run of n blocks of sb, head .. tail, that h's inbox returned (a superblock's collected
+ * list, or a run of one in a batch message: remote.h) into the calling thread's bin, whole
+ * and unwalked (its blocks are read when handed out), when the thread's TLAB fills from h and
+ * the bin has room for more than n: as the bin's chain if it is empty, else as its spare if
+ * that is free, else in front of the bin's chain. An interior superblock's slot is the bypass
+ * bin, with no room. The blocks stay counted in their superblock and h, as every block in a
+ * TLAB is, and leave remote_pending. Writes the bins only (so no lock is needed). */
+static bool take_run(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail, uint32_t n)
 {
     struct hl_tlab_bin *bins = hl_me.tlab_bins;
     if (!own_bins() || hl_tlab_of(bins)->heap != h) return false;
     struct hl_tlab_bin *b = hl_tlab_bin_at(bins, HL_WORD_LOAD(sb->tlab_slot));
     if (b->room <= (int32_t)n) return false;                /* (a free then still fits) */
+    HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)n * sb->size);
     struct tlab_spare *spare = &tlab_spares(bins)[b - bins];
     if (!b->head || spare->head) {
         *(void **)tail = b->head;
@@ -166,6 +167,34 @@ static bool take_collected(struct hl_heap *h, struct hl_sb *sb, void *head, void
     }
     move(bins, (unsigned)(b - bins), -(int32_t)n);
     return true;
+}
+
+/* The runs of a chain (remote.h) the bins take (take_run); the others, linked as they came,
+ * returned for hl_remote_settle under h's lock. */
+static void *take_runs(struct hl_heap *h, void *runs)
+{
+    void *rest = NULL, **rest_link = &rest;
+    while (runs) {
+        uintptr_t meta = ((uintptr_t *)runs)[1];
+        void *last = HL_RUN_LAST(meta), *next = *(void **)last;
+        if (!take_run(h, hl_sb_of(runs), runs, last, HL_RUN_N(meta))) {
+            *rest_link = runs;
+            rest_link = (void **)last;
+        }
+        runs = next;
+    }
+    *rest_link = NULL;
+    return rest;
+}
+
+void hl_tlab_collect(struct hl_heap *h)
+{
+    if (!runs_come_back) {
+        hl_remote_collect(h);
+        return;
+    }
+    void *rest = take_runs(h, hl_remote_collect_runs(h));
+    if (rest) hl_remote_settle(h, rest);
 }
 
 static struct hl_tlab_bin *bins_of(struct hl_tlab *t) { return (struct hl_tlab_bin *)(t + 1); }
@@ -181,16 +210,6 @@ static struct hl_heap *heap_now(void)
     return h;
 }
 
-/* Blocks moved per refill or give-back (one lock acquisition each): at least 1, at most 64. */
-static uint32_t clamp(uint32_t n) { return n < 1 ? 1 : n > 64 ? 64 : n; }
-static uint32_t refill_n(uint32_t lim)
-{
-    return clamp(hl_cfg.tlab_refill == HL_TLAB_BATCH ? lim / 8 : lim / 2);
-}
-static uint32_t flush_n(uint32_t lim)
-{
-    return clamp(hl_cfg.tlab_flush == HL_TLAB_BATCH ? lim : lim / 2);
-}
 
 /* tlab_adaptive: a refill of class c (note_slow); every ADAPT_EVERY-th doubles the budget.
  * An overflow does not count: a thread that frees more than it allocates (a consumer, a
@@ -280,23 +299,24 @@ static bool setup(void)
     return true;
 }
 
-/* A chain of blocks back to their superblocks: tlab.h's hl_tlab_give_back, one copy out of
- * line for this file's slow halves. */
-static void give_back(struct hl_heap *h, void *chain, hl_after_free_fn after)
+/* A chain of blocks back to their superblocks: cache.h's hl_cache_give_back, one copy out of
+ * line for this file's slow halves, with the row's policy after a free. */
+static void give_back(struct hl_heap *h, void *chain)
 {
-    hl_tlab_give_back(h, chain, after);
+    hl_cache_give_back(h, chain, row.after);
     hl_purge_poll();                     /* no lock held: the purge thread may start */
 }
 
-/* The slow halves (tlab.h). A strategy calls the TLAB's paths only with tlab = on (hoard's
- * init installs them then), so neither tests the key. */
-void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t))
+/* The slow halves (tlab.h). A row calls the TLAB's paths only with cache = thread (fronts.c
+ * installs them then), so neither tests the key. Never inlined into this file's fast paths,
+ * which stay as they were built in the rows' files before (tools/hoardlab cost). */
+__attribute__((noinline)) void *hl_tlab_malloc_slow(size_t size)
 {
     unsigned c = hl_class_of(size);
-    if (!setup()) return plain(size);
+    if (!setup()) return row.malloc(size);
     if (!hl_me.tlab_bins[c].limit) {     /* bypassed: joins once the budget holds a block */
         if (hl_cfg.tlab_adaptive) fit(hl_me.tlab_bins, c);
-        if (!hl_me.tlab_bins[c].limit) return plain(size);
+        if (!hl_me.tlab_bins[c].limit) return row.malloc(size);
     }
     see(hl_me.tlab_bins, c);
     note_slow(hl_me.tlab_bins, c);
@@ -311,19 +331,20 @@ void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_
     }
     if (hl_remote_mode >= HL_REMOTE_QUEUE) hl_remote_flush();  /* the sender's slow path */
     struct hl_heap *h = heap_now();
-    uint32_t want = refill_n(b->limit), n = 0;
-    /* batch: the owner drains its inbox without the lock, which it takes only for runs that
-     * go back into their superblocks and for a refill (remote.c's hl_remote_drain) */
-    void *rest = hl_remote_mode == HL_REMOTE_BATCH && hl_remote_pending(h) ? hl_remote_drain(h)
-                                                                            : NULL;
+    uint32_t want = hl_cache_refill_n(b->limit), n = 0;
+    /* batch: the owner drains its inbox without the lock and takes the runs its bins hold,
+     * the lock only for runs that go back into their superblocks and for a refill
+     * (inbox.c's hl_remote_drain) */
+    void *rest = hl_remote_mode == HL_REMOTE_BATCH && hl_remote_pending(h)
+                 ? take_runs(h, hl_remote_drain(h)) : NULL;
     bool locked = rest || !b->head;
     if (locked) {
         hl_heap_lock(h);
         if (rest) hl_remote_settle(h, rest);
-        if (hl_remote_pending(h)) hl_remote_collect(h);  /* the owner's slow path collects */
+        if (hl_remote_pending(h)) hl_tlab_collect(h);   /* the owner's slow path collects */
         if (!b->head)                    /* else a collected list came into the bin */
-            n = hl_unlikely(hl_sb_sharded) ? hl_tlab_take(h, c, refill, &b->head, want, true)
-                                           : hl_tlab_take(h, c, refill, &b->head, want, false);
+            n = hl_unlikely(hl_sb_sharded) ? hl_cache_take(h, c, row.refill, &b->head, want, true)
+                                           : hl_cache_take(h, c, row.refill, &b->head, want, false);
         if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
         hl_heap_unlock(h);
     }
@@ -333,17 +354,16 @@ void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_
     return hl_stats_malloc(first, hl_class_size(c));
 }
 
-void hl_tlab_free_stale(void *p, hl_after_free_fn after, void (*plain)(void *))
+__attribute__((noinline)) void hl_tlab_free_stale(void *p)
 {
     if (own_bins())
         sbc_reset(mine(), atomic_load_explicit(&hl_sb_generation, memory_order_acquire));
-    hl_tlab_free_slow(p, after, plain, hl_sb_of(p));
+    hl_tlab_free_slow(p, hl_sb_of(p));
 }
 
 /* The slow half but for remote frees (hl_tlab_free_slow), out of line so that those save no
  * register. */
-static __attribute__((noinline)) void free_slow(void *p, hl_after_free_fn after,
-                                                void (*plain)(void *))
+static __attribute__((noinline)) void free_slow(void *p)
 {
     struct hl_sb *sb = hl_sb_of(p);
     struct hl_heap *owner = atomic_load_explicit(&sb->owner, memory_order_relaxed);
@@ -352,7 +372,7 @@ static __attribute__((noinline)) void free_slow(void *p, hl_after_free_fn after,
     if (!setup() || (owner != mine()->heap && !adopt) ||
         atomic_load_explicit(&sb->interior, memory_order_relaxed) ||
         !hl_me.tlab_bins[sb->cls].limit) {
-        plain(p);
+        row.free(p);
         return;
     }
     struct hl_tlab_bin *b = &hl_me.tlab_bins[sb->cls];
@@ -362,18 +382,18 @@ static __attribute__((noinline)) void free_slow(void *p, hl_after_free_fn after,
         void *chain = spare->head;
         spare->head = NULL;
         move(hl_me.tlab_bins, sb->cls, (int32_t)spare->n);
-        give_back(heap_now(), chain, after);             /* (may fill the spare again) */
+        give_back(heap_now(), chain);             /* (may fill the spare again) */
     }
     if (b->room <= 0) {                  /* full: the newest blocks go back, p stays */
         uint32_t on_head = b->limit - (uint32_t)b->room - (spare->head ? spare->n : 0);
-        uint32_t k = flush_n(b->limit) < on_head ? flush_n(b->limit) : on_head;
+        uint32_t k = hl_cache_flush_n(b->limit) < on_head ? hl_cache_flush_n(b->limit) : on_head;
         void *chain = b->head, *last = chain;
         for (uint32_t i = 1; i < k; i++) last = *(void **)last;
         b->head = *(void **)last;
         *(void **)last = NULL;
         move(hl_me.tlab_bins, sb->cls, (int32_t)k);
         if (hl_cfg.tlab_adaptive) shrink(hl_me.tlab_bins, sb->cls);
-        give_back(heap_now(), chain, after);
+        give_back(heap_now(), chain);
     }
     *(void **)p = b->head;
     b->head = p;
@@ -381,17 +401,16 @@ static __attribute__((noinline)) void free_slow(void *p, hl_after_free_fn after,
     hl_stats_free(sb->size);
 }
 
-void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *),
-                       struct hl_sb *sb)
+__attribute__((noinline)) void hl_tlab_free_slow(void *p, struct hl_sb *sb)
 {
     struct hl_heap *owner = atomic_load_explicit(&sb->owner, memory_order_relaxed);
     /* remote_free = list | queue | batch: a block of another thread's heap goes straight to
-     * remote.c, as plain's free path would send it (heappaths.h), without the calls between. */
+     * remote.h, as the row's own free would send it (heappaths.h), without the calls between. */
     if (remote_direct && owner != hl_me.heap && hl_me.heap) {
         hl_remote_free(sb, hl_sb_block(sb, p));
         return;
     }
-    free_slow(p, after, plain);
+    free_slow(p);
 }
 
 /* hl_tlab_free_other under remote_free = batch: a block of another thread's heap straight
@@ -399,8 +418,7 @@ void hl_tlab_free_slow(void *p, hl_after_free_fn after, void (*plain)(void *),
  * hl_tlab_free_slow would pass it on to hl_remote_free (issue 34: the remote pair's free
  * 72 -> 49 instructions, tools/hoardlab cost); anything else (the thread's own heap
  * that is not its TLAB's, a thread without a heap, a memalign'd inner pointer) as there. */
-static void free_other_batch(void *p, hl_after_free_fn after, void (*plain)(void *),
-                             struct hl_sb *sb)
+static void free_other_batch(void *p, struct hl_sb *sb)
 {
     struct hl_heap *owner = atomic_load_explicit(&sb->owner, memory_order_relaxed);
     struct hl_heap *h = hl_me.heap;
@@ -408,14 +426,13 @@ static void free_other_batch(void *p, hl_after_free_fn after, void (*plain)(void
         hl_remote_batch_free(sb, owner, p);
         return;
     }
-    hl_tlab_free_slow(p, after, plain, sb);
+    hl_tlab_free_slow(p, sb);
 }
 hl_tlab_free_fn *hl_tlab_free_other = hl_tlab_free_slow;
 
 
 void hl_tlab_thread_exit(void)
 {
-    hl_after_free_fn after = hl_heap_after_free;
     if (!own_bins()) return;
     struct hl_tlab *t = mine();
     struct hl_tlab_bin *bin = hl_me.tlab_bins;
@@ -428,8 +445,8 @@ void hl_tlab_thread_exit(void)
         bin[c].head = spare[c].head = NULL;
         HL_OWN_SET(bin[c].room, (int32_t)bin[c].limit);
         HL_OWN_SET(spare[c].seen, bin[c].room);
-        if (chain) give_back(h, chain, after);
-        if (more) give_back(h, more, after);
+        if (chain) give_back(h, chain);
+        if (more) give_back(h, more);
     }
     hl_lock_acquire(&reg_lock);
     if (t->prev) t->prev->next = t->next;
@@ -485,34 +502,32 @@ int64_t hl_tlab_unseen(bool mine)
     return bytes;
 }
 
-const struct hl_paths *hl_tlab_start(const struct hl_paths paths[6])
+/* The TLAB's fast paths, built once for every row (stats.h's pairs over tlab.h's inline
+ * halves): uncounted, counted with U left to the bins, and exact (every call counts U:
+ * stats_batch = 0), each with the plain free and with the superblock cache's
+ * (tlab_sb_cache > 0). They define tlab_malloc, tlab_malloc_entry, tlab_malloc_uncounted,
+ * tlab_malloc_uncounted_entry, tlab_malloc_exact, tlab_malloc_exact_entry, tlab_free,
+ * tlab_free_entry, tlab_free_uncounted, tlab_free_uncounted_entry, tlab_free_exact,
+ * tlab_free_exact_entry, tlab_free_sbc, tlab_free_sbc_entry, tlab_free_sbc_uncounted,
+ * tlab_free_sbc_uncounted_entry, tlab_free_sbc_exact and tlab_free_sbc_exact_entry. */
+HL_MALLOC_PAIR(static, tlab_malloc, hl_tlab_malloc, false)
+HL_FREE_PAIR(static, tlab_free, hl_tlab_free, false, false)
+HL_MALLOC_BUILD(static, tlab_malloc_exact, hl_tlab_malloc, true, true)
+HL_FREE_BUILD(static, tlab_free_exact, hl_tlab_free, true, false, true)
+HL_FREE_PAIR(static, tlab_free_sbc, hl_tlab_free, true, false)
+HL_FREE_BUILD(static, tlab_free_sbc_exact, hl_tlab_free, true, true, true)
+static const struct hl_paths paths[6] = {
+    HL_PATHS(tlab_malloc_uncounted, tlab_free_uncounted),
+    HL_PATHS(tlab_malloc, tlab_free), HL_PATHS(tlab_malloc_exact, tlab_free_exact),
+    HL_PATHS(tlab_malloc_uncounted, tlab_free_sbc_uncounted),
+    HL_PATHS(tlab_malloc, tlab_free_sbc), HL_PATHS(tlab_malloc_exact, tlab_free_sbc_exact),
+};
+
+const struct hl_paths *hl_tlab_start(const struct hl_cache_row *behind)
 {
+    row = *behind;
     bool u_by_bins = init();
     return &paths[(hl_cfg.tlab_sb_cache ? 3 : 0) + (!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2)];
-}
-
-void hl_tlab_heaps_thread_exit(struct hl_thread *t)
-{
-    hl_tlab_thread_exit();
-    hl_heaps_thread_exit(t);
-}
-
-/* Fork: the heaps' locks, then the TLAB registry's (a leaf lock). */
-void hl_tlab_heaps_fork(int phase)
-{
-    if (phase == HL_FORK_PREPARE) {
-        hl_heaps_fork(phase);
-        hl_tlab_fork(phase);
-    } else {
-        hl_tlab_fork(phase);
-        hl_heaps_fork(phase);
-    }
-}
-
-void hl_tlab_heaps_stats(struct hoardlab_stats *s)
-{
-    hl_heaps_stats(s);
-    s->tlab_bytes += hl_tlab_bytes();
 }
 
 /* Fork: in the child only the forking thread lives on; its TLAB stays registered, the other

@@ -15,9 +15,9 @@
  * its slow paths publish (tlab.c's see) and hoardlab_stats adds for every bin (hl_tlab_unseen),
  * so U read is exact and its peak, taken at publication, exact to within what the threads'
  * bins hold. With stats_batch = 0 (U exact at every call) the fast paths count U themselves
- * (the `exact` build, hl_stats_malloc / hl_stats_free). The heap it came from, though, still counts it in u (and its superblock in
- * `used`): it is out of its superblock. So u >= U, by at most the threads' TLAB bytes, which
- * the `tlab_bytes` gauge reports (hl_tlab_bytes).
+ * (the `exact` build, hl_stats_malloc / hl_stats_free). The heap it came from, though, still
+ * counts it in u (and its superblock in `used`): it is out of its superblock. So u >= U, by
+ * at most the threads' TLAB bytes, which the `tlab_bytes` gauge reports (hl_tlab_bytes).
  *
  * Ownership. A block enters a TLAB on free only while its superblock's owner is the freeing
  * thread's heap; the owner may change while it sits there (hoard moves superblocks to the
@@ -26,13 +26,13 @@
  *
  * Remote frees (remote_free = list). When the thread's heap collects a superblock's list of
  * blocks other threads freed, while the thread fills its TLAB from that heap, the bin of the
- * list's class may take the list whole, unwalked (tlab.c's take_collected): as its chain if
+ * list's class may take the list whole, unwalked (tlab.c's take_run): as its chain if
  * empty, else as a second, spare chain that its next slow path uses without a lock, else in
  * front of its chain. The blocks were out of their superblock while pending and stay so in
  * the TLAB: `used` and u do not change, and nobody reads a block's link until malloc hands it
  * out. Under remote_free = batch the same goes for each run of one superblock's blocks in a
  * message, which the malloc slow path takes from the heap's inbox without the heap's lock
- * (remote.c's hl_remote_drain).
+ * (inbox.c's hl_remote_drain).
  *
  * Threads. A thread's bins are set up on its first free or malloc that would use them (state
  * 1 only), given back when it exits (hl_tlab_thread_exit, after which its calls bypass the
@@ -43,7 +43,7 @@
 #ifndef HL_TLAB_H
 #define HL_TLAB_H
 
-#include "sharded.h"
+#include "cache.h"
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 
@@ -108,12 +108,12 @@ static inline struct hl_tlab *hl_tlab_of(struct hl_tlab_bin *bins)
     return (struct hl_tlab *)bins - 1;
 }
 
-/* The slow halves, out of line. The heap to use is the caller's, through hl_heap_mine. */
-void *hl_tlab_malloc_slow(size_t size, hl_refill_fn refill, void *(*plain)(size_t));
-/* The free of p, a block of sb, that the fast path leaves (sb last: free_slow takes the
- * first three as they come): */
-typedef void hl_tlab_free_fn(void *p, hl_after_free_fn after, void (*plain)(void *),
-                             struct hl_sb *sb);
+/* The slow halves, out of line; the row behind the TLAB (its refill, its after-free policy,
+ * its own paths: cache.h) is the one hl_tlab_start kept. The heap to use is the caller's,
+ * through hl_heap_mine. */
+void *hl_tlab_malloc_slow(size_t size);
+/* The free of p, a block of sb, that the fast path leaves: */
+typedef void hl_tlab_free_fn(void *p, struct hl_sb *sb);
 hl_tlab_free_fn hl_tlab_free_slow;
 /* the same for a block whose superblock the TLAB's heap does not own: under remote_free =
  * batch (tlab_foreign = home) tlab.c's path straight to the remote cache, else
@@ -121,20 +121,18 @@ hl_tlab_free_fn hl_tlab_free_slow;
 extern hl_tlab_free_fn *hl_tlab_free_other;
 /* The superblock cache's free when hl_sb_generation moved: the entries dropped, then the
  * slow half. */
-void hl_tlab_free_stale(void *p, hl_after_free_fn after, void (*plain)(void *));
+void hl_tlab_free_stale(void *p);
 
-/* Both fast paths take `exact` and `counted` last (built three ways by HL_TLAB_PATHS below:
- * uncounted, counted, and counted with exact = true). Counted, they count the call; exact, U as
- * well (else the bin's room is U's record: Accounting above). The slow halves and plain
- * always count.
+/* Both fast paths take `exact` and `counted` last (built three ways in tlab.c: uncounted,
+ * counted, and counted with exact = true). Counted, they count the call; exact, U as well
+ * (else the bin's room is U's record: Accounting above). The slow halves and the row's own
+ * paths always count.
  *
  * malloc of a block of class c = hl_class_of(size): the bin's first block, else the slow half,
- * which refills the bin from the thread's heap (refill: the strategy's hook when the heap has
- * no room), or, for a thread without a TLAB, calls plain(size). */
-static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size,
-                                                                  hl_refill_fn refill,
-                                                                  void *(*plain)(size_t),
-                                                                  bool exact, bool counted)
+ * which refills the bin from the thread's heap (the row's refill when the heap has no room),
+ * or, for a thread without a TLAB, calls the row's own malloc. */
+static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size, bool exact,
+                                                                  bool counted)
 {
     /* Exact, the class is needed for its size, and the table of classes gives both; else
      * the bin's offset comes straight from its own table (one instruction fewer). Its index
@@ -146,7 +144,7 @@ static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size,
     struct hl_tlab_bin *b = exact ? &hl_me.tlab_bins[c]
                                   : hl_tlab_bin_at(hl_me.tlab_bins, hl_tlab_slot16[g]);
     void *p = b->head;
-    if (hl_unlikely(!p)) return hl_tlab_malloc_slow(size, refill, plain);
+    if (hl_unlikely(!p)) return hl_tlab_malloc_slow(size);
     b->head = *(void **)p;
     HL_OWN_ADD(b->room, 1);
     if (exact) return hl_stats_malloc(p, hl_class_size(c));
@@ -156,15 +154,14 @@ static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size,
 
 /* free: into the bin while the block's superblock is the TLAB's heap's and the bin is under
  * its limit (never the bypass bin's, 0); else the slow half: set up the bins, give a batch
- * back, or plain(p) (a block of another heap, a memalign'd inner pointer, a thread without a
- * TLAB), a block of another heap through hl_tlab_free_other. No validation: p must be what
+ * back, or the row's own free (a block of another heap, a memalign'd inner pointer, a thread
+ * without a TLAB), a block of another heap through hl_tlab_free_other. No validation: p must be what
  * malloc returned (C's rule). A thread's heap, not hl_me.heap: a thread without bins
  * (teardown, tlab = off) fails the owner test and never writes the shared array (nor its
  * superblock cache). With sbc (tlab_sb_cache > 0) a hit in the superblock cache gives the
  * bin without reading sb's header; a miss that passes the owner test fills the entry. */
-static inline __attribute__((always_inline)) void hl_tlab_free(void *p, hl_after_free_fn after,
-                                                               void (*plain)(void *), bool sbc,
-                                                               bool exact, bool counted)
+static inline __attribute__((always_inline)) void hl_tlab_free(void *p, bool sbc, bool exact,
+                                                               bool counted)
 {
     struct hl_sb *sb = hl_sb_of(p);
     struct hl_tlab_bin *bins = hl_me.tlab_bins;
@@ -183,12 +180,12 @@ static inline __attribute__((always_inline)) void hl_tlab_free(void *p, hl_after
             goto push;
         }
         if (hl_unlikely(t->sbc_gen != gen)) {
-            hl_tlab_free_stale(p, after, plain);        /* drops the entries first */
+            hl_tlab_free_stale(p);                      /* drops the entries first */
             return;
         }
     }
     if (hl_unlikely(atomic_load_explicit(&sb->owner, memory_order_relaxed) != t->heap)) {
-        hl_tlab_free_other(p, after, plain, sb);
+        hl_tlab_free_other(p, sb);
         return;
     }
     slot = HL_WORD_LOAD(sb->tlab_slot);
@@ -208,78 +205,13 @@ push:;
     }
     HL_OWN_SET(b->room, 0);              /* it was: full, the class bypasses the TLAB, or
                                           * sb is interior (the bypass bin) */
-    hl_tlab_free_slow(p, after, plain, sb);
+    hl_tlab_free_slow(p, sb);
 }
 
-/* A chain of free blocks (linked through their first words, NULL-terminated) back to their
- * superblocks, for the slow halves of the TLAB (tlab.c) and of the per-CPU cache
- * (cpucache.c): those h owns under one acquisition of its lock, h's pending remote frees
- * collected first; any whose superblock moved meanwhile (to the global heap, or another heap
- * through it) to its current owner, re-read under that owner's lock, one acquisition each;
- * after each free the row's policy (`after`) when due, as heap.c's free paths do. The blocks
- * were uncounted from U when the program freed them. Inline in both callers: as one
- * exported function it made the remote pair dearer (+15 instructions, tools/hoardlab cost). */
-static inline __attribute__((always_inline)) void hl_tlab_give_back(struct hl_heap *h,
-                                                                    void *chain,
-                                                                    hl_after_free_fn after)
-{
-    void *away = NULL;
-    hl_heap_lock(h);
-    if (hl_remote_pending(h)) hl_remote_collect(h);
-    while (chain) {
-        void *p = chain;
-        chain = *(void **)p;
-        struct hl_sb *sb = hl_sb_of(p);
-        if (atomic_load_explicit(&sb->owner, memory_order_relaxed) != h) {
-            *(void **)p = away;
-            away = p;
-            continue;
-        }
-        if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
-        hl_heap_free(h, sb, p);
-        if (hl_heap_policy_due(h, sb)) after(h, sb);
-    }
-    hl_heap_unlock(h);
-    while (away) {
-        void *p = away;
-        away = *(void **)p;
-        struct hl_sb *sb = hl_sb_of(p);
-        struct hl_heap *o = hl_heap_lock_owner(sb);
-        if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
-        hl_heap_free(o, sb, p);
-        if (hl_heap_policy_due(o, sb)) after(o, sb);
-        hl_heap_unlock(o);
-    }
-}
-
-/* Up to want blocks of class c from h (locked) in front of *chain, for the refills of the
- * TLAB (tlab.c) and of the per-CPU cache (cpucache.c); how many. The fullest superblock's, a
- * chain at a time (Hoard: hl_heap_alloc_chain), else one of an empty superblock or the row's
- * refill, whose superblock the next chain comes from; with free_lists = sharded one at a time
- * from the current superblock (sharded.h). Inline in both, built once for each value of
- * sharded. */
-static inline __attribute__((always_inline)) uint32_t hl_tlab_take(struct hl_heap *h,
-                                                                   unsigned c,
-                                                                   hl_refill_fn refill,
-                                                                   void **chain,
-                                                                   uint32_t want, bool sharded)
-{
-    uint32_t n = 0;
-    while (n < want) {
-        void *p, *last;
-        uint32_t k = sharded ? 0 : hl_heap_alloc_chain(h, c, want - n, &p, &last);
-        if (!k) {
-            p = sharded ? hl_sharded_alloc(h, c, refill) : hl_heap_alloc_empty(h, c);
-            if (!p && (sharded || !(p = refill(h, c)))) break;
-            last = p;
-            k = 1;
-        }
-        *(void **)last = *chain;
-        *chain = p;
-        n += k;
-    }
-    return n;
-}
+/* h (locked, the TLAB's heap) collects its pending remote frees (remote.h): the lists and
+ * runs the calling thread's bins hold go into them whole, the rest back into their
+ * superblocks. The TLAB's malloc slow path calls it. */
+void hl_tlab_collect(struct hl_heap *h);
 
 /* A thread exits: every block of its TLAB back to its superblock's current owner (and the
  * row's hl_heap_after_free), then its bins to the pool. Later calls of that thread (TLS
@@ -291,38 +223,9 @@ size_t hl_tlab_bytes(void);             /* free bytes in every live thread's TLA
 int64_t hl_tlab_unseen(bool mine);
 void hl_tlab_fork(int phase);           /* HL_FORK_*: the registry of TLABs */
 
-/* ---- a heap row with the key `tlab` (ownership, hoard and its rows) ----------------------
- * HL_TLAB_PATHS(name, refill, plain_malloc, after, plain_free) builds the row's malloc and
- * free behind the TLAB three ways (stats.h): uncounted, counted with U left to the bins, and
- * exact (every call counts U: stats_batch = 0), as name_paths[0..2], and again with the
- * superblock cache's free (tlab_sb_cache > 0) as name_paths[3..5]; the row's init, after
- * hl_heaps_init and with tlab = on, installs the one that counting and stats_batch ask for
- * with hl_paths = hl_tlab_start(name_paths). hl_tlab_heaps_thread_exit (its blocks go back
- * first), _fork and _stats are a heap row's members with the TLAB (cpucache.h's
- * HL_CACHE_HEAP_ROW); each does nothing for a thread without bins, so a row uses them
- * whether the TLAB is on or not. A use names the eighteen
- * functions and the table it defines in a comment beside it (tests/tools/test_entries.py). */
-#define HL_TLAB_PATHS(name, refill, plain_malloc, after, plain_free)                          \
-    HL_MALLOC_PAIR(static, name##_malloc, hl_tlab_malloc, refill, plain_malloc, false)        \
-    HL_FREE_PAIR(static, name##_free, hl_tlab_free, after, plain_free, false, false)          \
-    HL_MALLOC_BUILD(static, name##_malloc_exact, hl_tlab_malloc, true, refill, plain_malloc,  \
-                    true)                                                                     \
-    HL_FREE_BUILD(static, name##_free_exact, hl_tlab_free, true, after, plain_free, false,    \
-                  true)                                                                       \
-    HL_FREE_PAIR(static, name##_free_sbc, hl_tlab_free, after, plain_free, true, false)       \
-    HL_FREE_BUILD(static, name##_free_sbc_exact, hl_tlab_free, true, after, plain_free, true, \
-                  true)                                                                       \
-    static const struct hl_paths name##_paths[6] = {                                          \
-        HL_PATHS(name##_malloc_uncounted, name##_free_uncounted),                             \
-        HL_PATHS(name##_malloc, name##_free), HL_PATHS(name##_malloc_exact, name##_free_exact), \
-        HL_PATHS(name##_malloc_uncounted, name##_free_sbc_uncounted),                         \
-        HL_PATHS(name##_malloc, name##_free_sbc),                                             \
-        HL_PATHS(name##_malloc_exact, name##_free_sbc_exact),                                 \
-    };
-const struct hl_paths *hl_tlab_start(const struct hl_paths paths[6]);
-void hl_tlab_heaps_thread_exit(struct hl_thread *t);
-void hl_tlab_heaps_fork(int phase);
-void hl_tlab_heaps_stats(struct hoardlab_stats *s);
+/* The TLAB's paths, built once in tlab.c for every row, the one that counting, stats_batch
+ * and tlab_sb_cache ask for; row: the row behind the TLAB (fronts.c's table, cache = thread). */
+const struct hl_paths *hl_tlab_start(const struct hl_cache_row *row);
 
 #pragma GCC visibility pop
 

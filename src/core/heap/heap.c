@@ -1,6 +1,6 @@
 /* heap.c — the private heap: fullness-group lists, superblocks moving in and out, recycling
  * of empty superblocks for any class, and the checks build's consistency verification: the
- * heap's structure, which heap selection (heapselect.c) and remote frees (remote.c) use.
+ * heap's structure, which heap selection (heapselect.c) and remote frees (remote.h) use.
  * The block-level steps are inline in heap.h; the strategies' paths are in heappaths.{c,h}. */
 #include <stdlib.h>
 #include "heap.h"

@@ -59,12 +59,12 @@ struct hl_heap {
     hl_lock lock;
     bool shared;                         /* other threads may touch it: lock it */
     unsigned index;                      /* 0 = hoard's global heap; stable, for stats */
-    uint32_t collect_in;                 /* mallocs until it collects remote frees (remote.c) */
+    uint32_t collect_in;                 /* mallocs until it collects remote frees (remote.h) */
     struct hl_account total;             /* accounting = heap: every class's account */
     uint32_t nsb, nempty;                /* superblocks held; of those, completely empty */
     uint64_t acquisitions, contended;    /* this heap's lock, written under it */
     struct hl_heap *all_next;            /* heapselect.c: every heap, newest first */
-    /* remote_free = list | queue | batch (remote.c): what other threads freed into this heap and it
+    /* remote_free = list | queue | batch (remote.h): what other threads freed into this heap and it
      * has not collected; a line of its own, since other threads write it. */
     _Alignas(HL_CACHE_LINE) _Atomic uintptr_t inbox;
     _Atomic size_t inbox_bytes;          /* queue, batch: bytes posted to inbox, not yet collected */
@@ -265,7 +265,7 @@ extern void (*hl_heap_observer)(const struct hl_heap *h, const struct hl_sb *sb,
                                 unsigned to);
 
 /* The active strategy's after-free policy, for frees collected from other threads
- * (remote_free = list | queue: remote.c), which reach a heap outside any free call. */
+ * (remote_free = list | queue: remote.h), which reach a heap outside any free call. */
 extern hl_after_free_fn hl_heap_after_free;
 
 /* ---- heap.c: checks build ---------------------------------------------------------------- */

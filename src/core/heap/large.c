@@ -18,7 +18,8 @@
  *     not unmap memory the next up faults in again; the peak decays towards the live bytes by
  *     1/256 of the difference per free, so the cache shrinks back within a few hundred frees
  *     once the program's large live set has shrunk. Eviction takes only the excess, from the
- *     oldest mapping's tail, after every free and every allocation that took new pages. Any cached mapping may serve any request: the smallest of at
+ *     oldest mapping's tail, after every free and every allocation that took new pages. Any
+ *     cached mapping may serve any request: the smallest of at
  *     least n pages, its tail cut off and kept in the cache as a mapping of its own (no system
  *     call, the pages stay resident), else the largest smaller one, grown with mremap, and
  *     the new part filled with the other cached mappings' pages, moved there by mremap
@@ -51,7 +52,8 @@
  *     policy), so the `numa` key still holds for every large block.
  *
  * realloc (under every policy): a block that still fits, wasting at most half, stays. Otherwise
- * a cached mapping of the new size (the 2x rule), if there is one, takes a copy: its pages are resident, a memcpy costs less than
+ * a cached mapping of the new size (the 2x rule), if there is one, takes a copy: its pages are
+ * resident, a memcpy costs less than
  * faulting in fresh zeroed pages (realloc-churn with blocks up to 64 KiB .. 4 MiB ran 1.4x to
  * 2.2x faster than with mremap first), and the number of cached mappings stays steady. Without
  * one, shrinking cuts the tail off into the cache (no system call) and growing calls mremap,

@@ -6,15 +6,15 @@
  * and no superblock changes group or heap. Any other case goes to the general path
  * (heappaths.c), which does the same steps with blocking locks. What the strategies differ in
  * is a hook each (heap.h: hl_refill_fn, hl_after_free_fn). A free by a thread whose heap does
- * not own the block goes to remote.c when remote_free is list or queue.
+ * not own the block goes to remote.h when remote_free is list or queue.
  *
  * The split from heap.{c,h} keeps the files one way: heap selection (heapselect.c) and
- * remote frees (remote.c) use the heap's structure, and these paths use all three. */
+ * remote frees (remote.h) use the heap's structure, and these paths use all three. */
 #ifndef HL_HEAPPATHS_H
 #define HL_HEAPPATHS_H
 
 #include "heapselect.h"
-#include "remote.h"
+#include "sender.h"
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 

@@ -17,7 +17,7 @@
  * 1, 2, ...; with global_shards = n > 1, shards 1 .. n-1 come after the heaps made at init.
  */
 #include "heapselect.h"
-#include "remote.h"
+#include "sender.h"
 #include "selector.h"
 
 struct hl_heap *hl_heap_global;

@@ -4,7 +4,7 @@
  *   free_head    the one malloc pops,
  *   local_free   where the owner's own frees go (superblock.h: hl_sb_push_local),
  *   thread_free  where other threads' frees go, one CAS each: the superblock's `remote` list of
- *                remote_free = list (remote.c), which sharded therefore requires.
+ *                remote_free = list (remote.h), which sharded therefore requires.
  * Per heap and class, malloc allocates from one current superblock (heap.h's hl_heap_cur):
  * its fast path pops free_head only; when that is empty the slow path (sharded.c) swaps
  * local_free in, else takes thread_free with one atomic operation (hl_remote_take), and
@@ -22,7 +22,7 @@
  * (as any pending block of remote_free = list): by hl_remote_take when its superblock is the
  * current one and runs dry, or through the heap's inbox (the first push announces the
  * superblock, as mimalloc's delayed free flags a full page) on the owner's slow paths, every
- * HL_COLLECT_EVERY mallocs, or by the freeing thread's help (remote.c). So the threshold sees
+ * HL_COLLECT_EVERY mallocs, or by the freeing thread's help (remote.h). So the threshold sees
  * a remote free up to 64 of the owner's mallocs late, and a current superblock that keeps
  * serving from free_head holds its local_free blocks unused (free, and counted so) until
  * free_head runs dry.
@@ -75,7 +75,7 @@ static inline __attribute__((always_inline)) void *hl_sharded_malloc(size_t size
     return hl_release_count_if(counted, &h->lock, p, sb->size, false);
 }
 
-/* free: another heap's block onto its superblock's thread_free (remote.c); the owner's onto
+/* free: another heap's block onto its superblock's thread_free (remote.h); the owner's onto
  * local_free under its heap's lock taken at once, else the general path (heappaths.c, whose
  * hl_heap_free pushes onto local_free too). */
 static inline __attribute__((always_inline)) void hl_sharded_free(void *p,

@@ -4,7 +4,8 @@
  * most b times the one below (b = size_class_base, 1.2 in the paper), which bounds internal
  * fragmentation by b. `pow2x4` is Hoard's of July 2026 (#107, #108): 16-byte steps to 128,
  * then 4 classes per power of two (a quarter of it apart: at most 25 % waste), 40 classes to
- * 32 KiB, continued the same way up to the largest request served. Every size is a multiple of 16 so every block is 16-aligned; the last
+ * 32 KiB, continued the same way up to the largest request served. Every size is a multiple of
+ * 16 so every block is 16-aligned; the last
  * class is exactly the largest request served (hl_large_threshold, rounded up to 16). */
 #include "hl.h"
 

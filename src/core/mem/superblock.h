@@ -43,7 +43,7 @@ struct hl_sb {
     /* free_lists = sharded (sharded.h): the owner's own frees, kept off `free_head` (the list
      * malloc pops) until that runs dry and this one is swapped in. Out of `used` already. */
     void *local_free;
-    /* remote_free = list (remote.c): blocks other threads freed, not yet back in the free
+    /* remote_free = list (remote.h): blocks other threads freed, not yet back in the free
      * list (still counted in `used`), pushed with one CAS each; bit 0: sb is announced in a
      * heap's inbox (linked through inbox_next). On its own cache line: other threads write
      * it while the owner works on the fields above. remote_tail: the list's last block, set

@@ -1,98 +1,183 @@
-/* remote.h — remote frees (remote.c): frees by a thread whose heap does not own the block
- * (remote_free = list | queue | batch; `lock` is heappaths.h's locked free). hl_remote_mode
- * is HL_REMOTE_LOCK, _LIST, _QUEUE or _BATCH. The owner's fast path tests hl_remote_pending inline. */
+/* remote.h — remote frees: a block freed by a thread whose heap does not own the block's
+ * superblock. A mailbox with two sides, each knowing only the mailbox between them:
+ *
+ *   sender.c   the freeing thread's side: what it does with the block (below, per mode), its
+ *              buffers and buckets, and its help to an owner that does not collect;
+ *   mailbox.c  a heap's inbox, a lock-free stack of announced superblocks (list), posts
+ *              (queue) or messages (batch), and what it counts (inbox_bytes, inbox_blocks);
+ *              the formats of what travels in it are below;
+ *   inbox.c    the owner's side: collect (under the heap's lock), drain (batch, without it),
+ *              settle (runs back into their superblocks), forward (runs whose superblock
+ *              left the heap, to its owner's inbox). Collect and drain *return* the runs a
+ *              front cache may take whole (hl_remote_collect_runs, hl_remote_drain): the
+ *              caller (tlab.c) takes what its bins hold and settles the rest; nothing calls up.
+ *
+ * Under hoard2026 with remote_free = batch, a block another thread frees goes: tlab.h's free
+ * finds its superblock's owner is not the TLAB's heap -> tlab.c's free_other_batch ->
+ * hl_remote_batch_free (below: into the freeing thread's bucket of that owner, a run of its
+ * superblock) -> sent whole (sender.c's send_bucket -> mailbox.c's hl_mailbox_send: one CAS
+ * onto the owner heap's inbox) at remote_batch_bytes, the sender's malloc slow path or its
+ * exit -> the owner's TLAB malloc slow path drains its inbox (inbox.c's hl_remote_drain) and
+ * takes each run its bins hold (tlab.c's take_runs), the rest back into their superblocks
+ * under the heap's lock (hl_remote_settle).
+ *
+ * The `remote_free` key chooses how a block reaches the owner heap (ownership, hoard):
+ *
+ *   lock   the paper: lock the owner heap and put the block back into its superblock
+ *          (heap.h's free paths; nothing here).
+ *   list   one CAS pushes the block onto its superblock's `remote` list. The push that finds
+ *          the list not yet announced (bit 0 clear) also pushes the superblock onto the owner
+ *          heap's `inbox`, so the owner learns of it without scanning its superblocks.
+ *   queue  the block goes into a small buffer of the freeing thread, one per destination heap
+ *          (direct-mapped by heap number); a full buffer, or one whose slot another heap
+ *          needs, is posted to the owner heap's `inbox` as a chain in one CAS.
+ *   batch  snmalloc's message passing: the block goes into one of the freeing thread's 16
+ *          buckets, hashed by owner heap; a bucket is sent whole, one CAS onto the heap's
+ *          `inbox`, when it holds remote_batch_bytes, on the thread's malloc slow path and at
+ *          its exit; a bucket is built as runs of one superblock's blocks, each saying its
+ *          length and end in its first block, so the owner reads two words a run ("batch"
+ *          below says how it differs from queue and what is locked).
+ *
+ * remote_queue_cap = N > 0 bounds the queue (Hoard #98's bounded queue): a free that finds
+ * N or more blocks posted to the owner's inbox and not yet collected takes the `lock` path
+ * instead, for that block. Blocks still in freeing threads' buffers are not in the inbox
+ * yet, and a post adds up to BATCH at once, so the inbox holds fewer than N + BATCH blocks
+ * per thread posting at the same moment: the bound is on what the owner finds, not a ring of
+ * N slots (the queue is a chain of posts, so a ring would be another structure).
+ *
+ * Until collected, a pending block stays counted in its superblock's `used` and the owner's
+ * u (so a superblock with pending blocks is never empty, released, or re-formatted), and in
+ * A; it is out of U (the freeing thread counts the free at once) and in `remote_pending`.
+ *
+ * A collected list goes back into its superblock, whose free list it joins at its tail (the
+ * list is walked to find it), unless the collector's TLAB takes it whole, unwalked: with
+ * tlab = on, when the TLAB fills from that heap (hl_remote_collect_runs, tlab.h).
+ *
+ * When pending frees are collected (hl_remote_collect, always under the heap's lock; under
+ * batch with a TLAB the owner's TLAB slow path first drains without it, hl_remote_drain):
+ *   - on the owner heap's slow paths: a malloc that finds no room in its class, or whose
+ *     superblock changes fullness group (e.g. fills up: "when it needs blocks of that
+ *     superblock"), a free that takes the general path (heap.c);
+ *   - and at the latest every HL_COLLECT_EVERY (64) mallocs of the owner heap (a countdown in
+ *     its malloc fast path), so a superblock whose blocks are all pending is empty again, and
+ *     hoard's threshold has acted on it, within 64 of the owner's mallocs;
+ *   - by the freeing thread, for the owner, when what is pending reaches a limit (help_at,
+ *     help_bytes below), so pending memory stays bounded whatever the owner does;
+ *   - a heap giving superblocks away (hoard's global heap, hoard.c's take_from) collects first;
+ *   - a thread's exit collects its own heap; a heap left by an exited thread is collected
+ *     by the next thread that takes it, on the same terms as its own;
+ * Blocks still in a freeing thread's queue buffer wait for that thread: at most SLOTS x BATCH
+ * of them, posted when a buffer fills, when the thread's malloc takes its slow path, and
+ * when the thread exits.
+ *
+ * A superblock may change owner while blocks of it are pending (hoard moves superblocks to
+ * the global heap). Collection checks the owner under the collector's lock (an owner changes
+ * only under the old owner's lock) and forwards what is no longer its own to the current
+ * owner's inbox, lock-free, so no lock is taken inside another and nothing is stranded.
+ *
+ * free_lists = sharded (sharded.h) uses the list as its thread_free: the owner also takes a
+ * superblock's list itself (hl_remote_take), without the inbox, when the superblock it
+ * allocates from runs dry; announcing stays, so the lists of the others are collected as above.
+ *
+ * Both lists only ever gain by CAS push and lose everything at once by exchange, so there
+ * is no ABA. Fork: no lock is involved; a thread other than the forking one dies in the
+ * child in the middle of a push at worst, which leaves its block pending for ever there (a
+ * leak in the child, never a corrupt list), and its queue buffers are lost with it (leaked),
+ * as are the runs a batch drain had taken from the inbox and not yet placed.
+ */
 #ifndef HL_REMOTE_H
 #define HL_REMOTE_H
 
 #include "heap.h"
+#include "lfstack.h"
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 
+/* ---- the mailbox (mailbox.c) and what travels in it ----------------------------------------
+ * hl_remote_mode is HL_REMOTE_LOCK, _LIST, _QUEUE or _BATCH (config.h). */
 extern int hl_remote_mode;
-void hl_remote_init(void);                          /* hl_heaps_init: the key, the limits */
-void hl_remote_free(struct hl_sb *sb, void *p);     /* p: a block of sb; counts the free */
-void hl_remote_collect(struct hl_heap *h);          /* h locked: take back what is pending */
-/* list, free_lists = sharded: sb's pending list (its thread_free), which h owns (h locked),
- * taken with one atomic operation and returned into sb (h's policy may then give sb away);
- * the number of blocks. */
-uint32_t hl_remote_take(struct hl_heap *h, struct hl_sb *sb);
-/* list: a superblock's whole list of n pending blocks (head .. tail), which h owns (h
- * locked), offered before it goes back into the superblock (batch: a run of them, h locked or
- * not: hl_remote_drain); true when taken as it is, still counted in the superblock's `used`
- * and h's u (tlab.c: into the collecting thread's TLAB, when its heap is h; the taker sets
- * tail's link). NULL: never. */
-extern bool (*hl_remote_adopt)(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail,
-                               uint32_t n);
-/* batch, the thread whose TLAB fills from h, h not locked: h's inbox taken, the runs its bins
- * can hold taken into them, the runs that must go back into their superblocks returned (NULL:
- * none) for hl_remote_settle, under h's lock (remote.c says what needs the lock and why). */
-void *hl_remote_drain(struct hl_heap *h);
-void hl_remote_settle(struct hl_heap *h, void *runs);
-void hl_remote_flush(void);       /* queue: post this thread's buffers (no lock is taken) */
-void hl_remote_thread_exit(struct hl_thread *t);    /* post its buffers, collect its heap */
 
-/* ---- batch: the freeing thread's remote cache (remote.c says how it works) ---------------
- * HL_REMOTE_BUCKETS buckets, hashed by owner heap; the common free is inline here, for
- * tlab.c's path of another heap's blocks, which calls it without passing through
- * hl_tlab_free_slow and hl_remote_free (issue 34: the remote pair's free 72 -> 49
- * instructions, docs/remote-free.md). A bucket's chain is a sequence of runs, each of one superblock's blocks. */
-#define HL_REMOTE_BUCKET_BITS 4
-#define HL_REMOTE_BUCKETS (1u << HL_REMOTE_BUCKET_BITS)
-struct hl_remote_bucket {
-    struct hl_heap *heap;                /* its first block's heap: where it is sent */
-    void *head, *tail;                   /* the chain: newest block, oldest block */
-    struct hl_sb *run_sb;                /* the open run (at head): its superblock, */
-    void *run_last;                      /* its oldest block, */
-    int32_t run_left;                    /* blocks it may still take (below 0: it is full), */
-    uint32_t run_cap;                    /* its longest */
-    uint32_t n;                          /* the closed runs' blocks */
-    int64_t left;                        /* bytes it may take before it is sent, less 1 */
-};
-/* The hash is a byte offset into the array: a bucket is a line. */
-_Static_assert(sizeof(struct hl_remote_bucket) == 64, "hl_remote_bucket_at scales by 64");
-extern HL_TLS struct hl_remote_bucket hl_remote_buckets[HL_REMOTE_BUCKETS];
+/* list: a superblock's `remote` word is the top block (bits 4..47; blocks are 16-aligned and
+ * the arena lies below 2^47), the number of blocks on the list (bits 48..63, saturating) and
+ * ANNOUNCED (bit 0), so one CAS pushes a block, counts it and tells whether to announce. */
+#define HL_LIST_ANNOUNCED   ((uintptr_t)1)
+#define HL_LIST_COUNT_SHIFT 48
+#define HL_LIST_COUNT_MAX   ((uintptr_t)0xffff)
+#define HL_LIST_TOP(word)   ((void *)((word) & (((uintptr_t)1 << HL_LIST_COUNT_SHIFT) - 16)))
 
-/* The byte offset of h's bucket: Fibonacci hashing of the heap's address (the top bits of its
- * low 32 times 2^32 / phi), so neighbouring heaps land far apart, and the free reads nothing
- * of the heap, whose first line its owner writes. Three instructions: multiply, shift, mask. */
-static inline uint32_t hl_remote_bucket_at(const struct hl_heap *h)
+/* A run: blocks of one superblock linked through their first words, its first block's
+ * second word saying where it ends and how long it is (HL_RUN_LAST, HL_RUN_N), so a run is
+ * settled or taken without reading its other blocks (BatchIt, ISMM 2024). batch's messages
+ * are chains of runs, linked through their last blocks, and so is what the inbox returns
+ * (hl_remote_collect_runs, hl_remote_drain) for a front cache to take. Every block is
+ * 16-aligned and at least 16 bytes (sizeclass.c), so it has that second word. */
+#define HL_RUN_SHIFT 48
+#define HL_RUN_MAX ((uint32_t)0xffff)
+#define HL_RUN_LAST(w) ((void *)((w) & (((uintptr_t)1 << HL_RUN_SHIFT) - 1)))
+#define HL_RUN_N(w) ((uint32_t)((w) >> HL_RUN_SHIFT))
+static inline void hl_run_mark(void *first, void *last, uint32_t n)
 {
-    return ((uint32_t)(uintptr_t)h * 2654435769u) >> (32 - HL_REMOTE_BUCKET_BITS - 6) &
-           (HL_REMOTE_BUCKETS - 1) << 6;
+    ((uintptr_t *)first)[1] = (uintptr_t)last | (uintptr_t)n << HL_RUN_SHIFT;
 }
 
-/* The slow half (remote.c): the free of p into bucket b when it opens a run, and the send of
- * a bucket that reached its budget (p in it already); each counts the free. */
-void hl_remote_batch_open(struct hl_remote_bucket *b, struct hl_sb *sb, void *p);
-void hl_remote_batch_send(struct hl_remote_bucket *b, size_t size);
+void hl_mailbox_init(void);                         /* the key's limits (hl_remote_init) */
+/* Pending frees the owner has not collected are free memory Hoard's threshold cannot see.
+ * To keep them bounded whatever the owner does, a sender collects for it (under its lock,
+ * once per many frees) when queue or batch have posted hl_mailbox_help_bytes = max(K, 1) x S
+ * bytes to one heap (list's own bound is per superblock: sender.c's help_at). */
+extern size_t hl_mailbox_help_bytes;
+extern uint32_t hl_mailbox_queue_cap;   /* remote_queue_cap under queue; 0: unbounded */
 
-/* batch: p, a block of sb, which owner (read by the caller) owned a moment ago and the
- * calling thread's heap does not, into the bucket of that owner, counted as freed: onto the
- * open run when the run is sb's and below its cap, and sent with the bucket when that
- * reaches its byte budget. The open run's length is its cap less run_left and the bucket's
- * bytes its budget less 1 less `left`, each counted down to below 0, so that each test is a
- * subtraction and a branch on its sign. */
-static inline __attribute__((always_inline)) void hl_remote_batch_free(struct hl_sb *sb,
-                                                                       struct hl_heap *owner,
-                                                                       void *p)
+/* Inline, as they were static in one file before the sides were split: the remote pair of
+ * queue costs 8 instructions more with them out of line (tools/hoardlab cost). */
+
+/* Push the chain head .. tail onto *stack (a heap's inbox), linking tail to the old top: the
+ * generic stack's push (lfstack.h), its release CAS publishing the chain to the collector. */
+static inline void hl_mailbox_push(_Atomic uintptr_t *stack, void *head, void **tail_link)
 {
-    if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
-    size_t size = sb->size;
-    struct hl_remote_bucket *b = (struct hl_remote_bucket *)((char *)hl_remote_buckets +
-                                                             hl_remote_bucket_at(owner));
-    HL_COUNT(remote_frees, 1);
-    HL_COUNT(remote_pending, size);
-    if (hl_unlikely(b->run_sb != sb || --b->run_left < 0)) {
-        hl_remote_batch_open(b, sb, p);
-        return;
+    HL_COUNT(cas_attempts, 1);
+    HL_COUNT(cas_free_attempts, 1);
+    unsigned fails = hl_lfs_push_chain((_Atomic(void *) *)stack, head,
+                                       (_Atomic(void *) *)tail_link);
+    if (hl_unlikely(fails)) {
+        HL_COUNT(cas_retries, fails);
+        HL_COUNT(cas_free_retries, fails);
     }
-    *(void **)p = b->head;               /* the oldest block's link is set when sent */
-    b->head = p;
-    if (hl_unlikely((b->left -= (int64_t)size) < 0)) {
-        hl_remote_batch_send(b, size);
-        return;
-    }
-    hl_stats_free(size);
+}
+
+/* list: sb onto its owner's inbox. */
+static inline void hl_mailbox_announce(struct hl_sb *sb)
+{
+    struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_acquire);
+    hl_mailbox_push(&h->inbox, sb, (void **)&sb->inbox_next);
+}
+
+/* queue, batch: the chain head .. tail of n blocks, `bytes`, onto h's inbox, counted in its
+ * inbox_bytes (and inbox_blocks, with a remote_queue_cap); true when h's inbox has reached
+ * the bytes at which a sender helps (collects for h). */
+static inline bool hl_mailbox_send(struct hl_heap *h, void *head, void *tail, uint32_t n,
+                                   size_t bytes)
+{
+    if (hl_mailbox_queue_cap)            /* counted only where a bound reads it */
+        atomic_fetch_add_explicit(&h->inbox_blocks, n, memory_order_relaxed);
+    hl_mailbox_push(&h->inbox, head, (void **)tail);
+    return atomic_fetch_add_explicit(&h->inbox_bytes, bytes, memory_order_relaxed) + bytes
+           >= hl_mailbox_help_bytes;
+}
+
+/* queue: h's inbox holds remote_queue_cap blocks or more (a free takes the lock path). */
+static inline bool hl_mailbox_full(const struct hl_heap *h)
+{
+    return hl_mailbox_queue_cap &&
+           atomic_load_explicit(&h->inbox_blocks, memory_order_relaxed) >= hl_mailbox_queue_cap;
+}
+
+/* What the owner took out of h's inbox: bytes, and blocks (counted with a queue cap only). */
+static inline void hl_mailbox_taken(struct hl_heap *h, size_t bytes, uint32_t blocks)
+{
+    atomic_fetch_sub_explicit(&h->inbox_bytes, bytes, memory_order_relaxed);
+    if (hl_mailbox_queue_cap)
+        atomic_fetch_sub_explicit(&h->inbox_blocks, blocks, memory_order_relaxed);
 }
 
 /* The owner collects on its slow paths, and at least every HL_COLLECT_EVERY mallocs. */
@@ -101,6 +186,27 @@ static inline bool hl_remote_pending(const struct hl_heap *h)
 {
     return atomic_load_explicit(&h->inbox, memory_order_relaxed) != 0;
 }
+
+/* ---- the owner's side (inbox.c) -------------------------------------------------------------- */
+
+void hl_remote_collect(struct hl_heap *h);          /* h locked: take back what is pending */
+/* h locked: as hl_remote_collect, but the lists and runs of h's superblocks that could be
+ * handed over whole are returned as a chain of runs (NULL: none), still pending (counted in
+ * their superblocks' `used`, h's u and remote_pending): the caller takes each one or gives
+ * the rest to hl_remote_settle under the same lock. */
+void *hl_remote_collect_runs(struct hl_heap *h);
+/* batch, h not locked: h's inbox taken, runs of other heaps forwarded, the runs of h's
+ * superblocks returned as hl_remote_collect_runs returns them (inbox.c says what needs the
+ * lock and why). */
+void *hl_remote_drain(struct hl_heap *h);
+/* h locked: each run of the chain back into its superblock (or on to its current owner). */
+void hl_remote_settle(struct hl_heap *h, void *runs);
+/* list, free_lists = sharded: sb's pending list (its thread_free), which h owns (h locked),
+ * taken with one atomic operation and returned into sb (h's policy may then give sb away);
+ * the number of blocks. */
+uint32_t hl_remote_take(struct hl_heap *h, struct hl_sb *sb);
+/* queue full (remote_queue_cap): p straight into its superblock under its owner's lock. */
+void hl_remote_return_one(struct hl_sb *sb, void *p);
 
 #pragma GCC visibility pop
 

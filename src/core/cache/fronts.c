@@ -1,0 +1,48 @@
+/* fronts.c — the one table of front caches (fronts.h): the value of `cache` each serves and
+ * its start, which builds nothing (each front built its fast paths once, in its own file)
+ * but chooses the build that counting and stats_batch ask for and keeps the row. A new front
+ * is a line here, its own file beside tlab.c and cpucache.c, and a value of `cache`. */
+#include "fronts.h"
+#include "cpucache.h"
+#include "tlab.h"
+
+static const struct front {
+    int cache;                                            /* hl_cfg.cache */
+    const struct hl_paths *(*start)(const struct hl_cache_row *row);
+} fronts[] = {
+    { HL_CACHE_THREAD, hl_tlab_start },                   /* per thread (tlab.h) */
+    { HL_CACHE_CPU, hl_cpu_cache_start },                 /* per CPU on rseq (cpucache.h) */
+};
+
+void hl_fronts_start(hl_refill_fn refill, hl_after_free_fn after, const struct hl_paths *own)
+{
+    const struct hl_cache_row row = { refill, after, own->malloc, own->free };
+    for (size_t i = 0; i < sizeof fronts / sizeof fronts[0]; i++)
+        if (fronts[i].cache == hl_cfg.cache) hl_paths = fronts[i].start(&row);
+}
+
+/* Each does nothing for a thread without bins (tlab.c), so it serves every front. */
+void hl_fronts_thread_exit(struct hl_thread *t)
+{
+    hl_tlab_thread_exit();
+    hl_heaps_thread_exit(t);
+}
+
+/* Fork: the heaps' locks, then the TLAB registry's (a leaf lock). */
+void hl_fronts_fork(int phase)
+{
+    if (phase == HL_FORK_PREPARE) {
+        hl_heaps_fork(phase);
+        hl_tlab_fork(phase);
+    } else {
+        hl_tlab_fork(phase);
+        hl_heaps_fork(phase);
+    }
+}
+
+void hl_fronts_stats(struct hoardlab_stats *s)
+{
+    hl_heaps_stats(s);
+    s->tlab_bytes += hl_tlab_bytes() + hl_cpu_cache_bytes();
+    s->rseq_restarts = __atomic_load_n(&hl_rseq_restarts, __ATOMIC_RELAXED);
+}

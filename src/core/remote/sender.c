@@ -1,0 +1,279 @@
+/* sender.c — the freeing thread's side of remote frees (remote.h): a block whose superblock
+ * another heap owns, by the `remote_free` key: list pushes it onto its superblock's list
+ * (one CAS; the first push announces the superblock in the owner's inbox), queue buffers it
+ * per owner heap and posts a buffer of 32, batch puts it into a bucket hashed by owner heap,
+ * as runs of one superblock's blocks, and sends a bucket whole at remote_batch_bytes. What
+ * travels goes through mailbox.c; a sender that finds an owner's pending frees past a limit
+ * collects for it (inbox.c), so pending memory stays bounded whatever the owner does. */
+#include <stdlib.h>
+#include "sender.h"
+
+#define SLOTS 8                          /* queue: destination heaps buffered per thread */
+#define BATCH 32                         /* queue: blocks per post */
+
+/* list: a sender collects for the owner when one superblock's list reaches f x capacity
+ * blocks (help_at, per class), so pending memory stays below f x a in every heap (queue's
+ * and batch's bound, in bytes per heap, is the mailbox's: mailbox.c). */
+static uint32_t *help_at;
+
+struct outbox { struct hl_heap *heap; void *head, *tail; uint32_t n; size_t bytes; };
+static HL_TLS struct outbox outbox[SLOTS];
+
+/* batch: the freeing thread's remote cache (remote.h's hl_remote_buckets), each bucket sent
+ * whole when it holds batch_bytes (remote_batch_bytes). Its `heap` is the heap of its first
+ * block; the others may be of any heap that hashes to it (forwarded at collection). A bucket's
+ * chain is a sequence of runs (remote.h), each of blocks of one superblock, newest first. */
+static size_t batch_bytes;
+/* The longest run of class c: with a TLAB, a quarter of a bin's first limit (tlab_budget /
+ * size), so an owner's empty bin takes three runs whole without its heap's lock
+ * (hl_remote_drain: a run goes into a bin only if a free still fits after it); else HL_RUN_MAX. */
+static uint32_t *run_cap;
+HL_TLS struct hl_remote_bucket hl_remote_buckets[HL_REMOTE_BUCKETS];
+static HL_TLS uint32_t bucket_used;      /* bit i: bucket i holds blocks (for the flush) */
+
+void hl_remote_init(void)
+{
+    hl_mailbox_init();
+    help_at = hl_meta_alloc(hl_classes->count * sizeof *help_at);
+    for (unsigned c = 0; c < hl_classes->count; c++) {
+        double n = (double)hl_sb_capacity_of(c) * hl_cfg.empty_fraction;
+        help_at[c] = n < 1 ? 1 : n > HL_LIST_COUNT_MAX ? (uint32_t)HL_LIST_COUNT_MAX : (uint32_t)n;
+    }
+    batch_bytes = hl_cfg.remote_batch_bytes;
+    run_cap = hl_meta_alloc(hl_classes->count * sizeof *run_cap);
+    for (unsigned c = 0; c < hl_classes->count; c++) {
+        size_t n = hl_cfg.tlab ? hl_cfg.tlab_budget / hl_class_size(c) / 4 : HL_RUN_MAX;
+        run_cap[c] = n < 1 ? 1 : n > HL_RUN_MAX ? HL_RUN_MAX : (uint32_t)n;
+    }
+}
+
+static void collect_for(struct hl_heap *h)
+{
+    hl_heap_lock(h);
+    hl_remote_collect(h);
+    hl_heap_unlock(h);
+}
+
+/* may_help: the caller holds no lock, so it may collect for the heap it posted to. */
+static void post(struct outbox *o, bool may_help)
+{
+    struct hl_heap *h = o->heap;
+    bool help = hl_mailbox_send(h, o->head, o->tail, o->n, o->bytes);
+    o->heap = NULL;
+    o->n = 0;
+    o->bytes = 0;
+    if (help && may_help) collect_for(h);
+}
+
+/* What a list push leaves out of line: sb's announce (the list was empty: p is its last
+ * block; the announce's release CAS publishes remote_tail to the collector), the help (owner;
+ * NULL: none), U's publication. Apart, so that the common push saves no register. */
+static __attribute__((noinline)) void push_after(struct hl_sb *sb, void *p, bool first,
+                                                 struct hl_heap *owner, bool publish)
+{
+    if (first) {
+        atomic_store_explicit(&sb->remote_tail, p, memory_order_relaxed);
+        hl_mailbox_announce(sb);
+    }
+    /* The owner read before the push: if sb moved since, its new owner collects it, and
+     * collecting a heap that has nothing pending costs an exchange. Heaps are never freed. */
+    if (owner) collect_for(owner);
+    if (publish) hl_stats_publish(NULL, true);
+}
+
+/* list, queue: p (a block of sb) checked and counted as a remote free, pending; its size.
+ * (batch: remote.h's hl_remote_batch_free.) In their out-of-line frees, so that
+ * hl_remote_free only chooses. */
+static inline size_t counted(const struct hl_sb *sb, void *p)
+{
+    if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
+    HL_COUNT(remote_frees, 1);
+    HL_COUNT(remote_pending, sb->size);
+    return sb->size;
+}
+
+/* list: one CAS puts p (size bytes) on sb's list; the push that finds it unannounced
+ * announces sb. Once p is on the list, sb may be collected, emptied and re-formatted at any
+ * moment unless this push announces it, so what the help needs is read before. */
+static __attribute__((noinline)) void push_block(struct hl_sb *sb, void *p)
+{
+    size_t size = counted(sb, p);
+    _Atomic uintptr_t *list = &sb->remote;
+    uintptr_t help = help_at[sb->cls];
+    struct hl_heap *owner = atomic_load_explicit(&sb->owner, memory_order_relaxed);
+    uintptr_t old = atomic_load_explicit(list, memory_order_relaxed), n;
+    HL_COUNT(cas_attempts, 1);
+    HL_COUNT(cas_free_attempts, 1);
+    for (;;) {
+        n = (old >> HL_LIST_COUNT_SHIFT) + ((old >> HL_LIST_COUNT_SHIFT) < HL_LIST_COUNT_MAX);
+        *(void **)p = HL_LIST_TOP(old);
+        /* acq_rel: the collector's exchange that emptied the list happens before this push,
+         * so its last reads of sb->inbox_next come before our announce writes it. */
+        if (atomic_compare_exchange_weak_explicit(list, &old,
+                                                  (uintptr_t)p | n << HL_LIST_COUNT_SHIFT |
+                                                  HL_LIST_ANNOUNCED,
+                                                  memory_order_acq_rel, memory_order_relaxed))
+            break;
+        HL_COUNT(cas_retries, 1);
+        HL_COUNT(cas_free_retries, 1);
+    }
+    bool first = !(old & HL_LIST_ANNOUNCED), publish = hl_stats_count(size, true);
+    if (hl_unlikely(first || n == help || publish))
+        push_after(sb, p, first, n == help ? owner : NULL, publish);
+}
+
+/* ---- batch: the freeing thread's remote cache (snmalloc) -----------------------------------
+ *
+ * How it differs from queue. queue's buffers are direct-mapped by heap number (8 of them) and
+ * hold one heap's blocks: a free whose slot holds another heap's posts that buffer first (an
+ * eviction), so a thread freeing to 9 heaps in turn posts at every free. batch's 16 buckets
+ * are hashed by heap (Fibonacci hashing of its address) and never evicted: a bucket keeps the
+ * blocks of every heap that hashes to it and is sent to the heap of its first block, which
+ * forwards the runs of other heaps' blocks to their owners when it collects (take_runs:
+ * a CAS per run; snmalloc's receiver forwards too). queue's owner walks every block of a
+ * post to find each superblock's run (collect_blocks), a cache miss per block; batch's reads
+ * two words per run (remote.h's struct hl_remote_bucket). queue posts at a fixed count (32
+ * blocks whatever their size), batch at a byte budget (remote_batch_bytes, 64 KiB: 1024
+ * blocks of 64 bytes, 16 of 4 KiB), so a message carries the blocks of many superblocks
+ * and its CAS is amortised over as much memory at every size. Both post on any malloc slow
+ * path of the thread, the TLAB's included (tlab.c), so a thread that allocates at all sends
+ * what it holds within a refill. remote_queue_cap acts with queue only (config.h's `acts`
+ * refuses it with batch at start-up): batch bounds pending memory in bytes, per owner heap
+ * (help_bytes, as queue) and per freeing thread (HL_REMOTE_BUCKETS x remote_batch_bytes).
+ *
+ * What is locked, and why. The sender takes no lock (its buckets are its own; a send is one
+ * CAS onto the inbox, a lock-free stack). With tlab = on the owner drains on its TLAB's
+ * malloc slow path without its heap's lock (hl_remote_drain): one exchange takes the inbox,
+ * each run its bin can hold goes into the bin whole, still counted in its superblock's `used`
+ * (no header is written: a TLAB's blocks are out of their superblocks whoever owns them), and
+ * runs of other heaps go on to their owners. A sender closes a run at a quarter of a bin's
+ * first limit (run_cap), so an empty bin takes three runs whole. Only a run that must go back
+ * into its superblock waits for the lock, because snmalloc's premise, "only the owner touches
+ * its slabs' free lists", does not hold for a hoard heap: (1) a heap is shared by every thread
+ * that selects it (heap_select = hash, cpu, home), each of which pops its superblocks' free
+ * lists and counts `used` under the heap's lock; (2) the return moves `used` and the heap's
+ * u, on which Hoard's emptiness invariant (u >= (1 - f) a or u >= a - K S) is decided, and
+ * the superblock's fullness group, and hoard's policy may then move the superblock to the
+ * global heap; (3) a superblock changes heaps (to the global heap, from there to another
+ * heap, re-formatted once empty) under the lock of the heap it leaves, so it may be another
+ * heap's a moment after its owner was read, and a TLAB's give-back and remote_free = lock's
+ * frees reach it under its owner's lock. (heap_select = thread removes (1) only.) The lock is
+ * taken once per drain that has such runs, never per block; collections by others (a helping
+ * sender, the global heap's, a thread's exit) take the lock as under list and queue. */
+
+/* The open run's length and end into its first block (the bucket's head); its blocks join
+ * the bucket's count. The run holds run_cap blocks less those it may still take (a full
+ * one's run_left has gone below 0). */
+static void close_run(struct hl_remote_bucket *b)
+{
+    uint32_t n = b->run_cap - (uint32_t)(b->run_left > 0 ? b->run_left : 0);
+    hl_run_mark(b->head, b->run_last, n);
+    b->n += n;
+}
+
+/* The bucket whole to its heap, one CAS; may_help: no lock is held (post). Out of line:
+ * the free that fills a bucket is one in a thousand. */
+static __attribute__((noinline)) void send_bucket(struct hl_remote_bucket *b, bool may_help)
+{
+    close_run(b);
+    struct hl_heap *h = b->heap;
+    bool help = hl_mailbox_send(h, b->head, b->tail, b->n,
+                                (size_t)((int64_t)batch_bytes - 1 - b->left));
+    bucket_used &= ~(1u << (b - hl_remote_buckets));
+    b->head = NULL;
+    b->run_sb = NULL;                    /* the next free opens the bucket */
+    if (help && may_help) collect_for(h);
+}
+
+/* A run of sb opened at p: in an empty bucket, which then goes to h; else after the open
+ * run, closed. Once a run (of up to run_cap blocks). */
+static void open_run(struct hl_remote_bucket *b, struct hl_heap *h, struct hl_sb *sb, void *p)
+{
+    if (!b->head) {
+        b->heap = h;
+        b->tail = p;
+        b->n = 0;
+        b->left = (int64_t)batch_bytes - 1;
+        bucket_used |= 1u << (b - hl_remote_buckets);
+    } else {
+        close_run(b);
+    }
+    b->run_sb = sb;
+    b->run_last = p;
+    b->run_cap = run_cap[sb->cls];
+    b->run_left = (int32_t)b->run_cap;
+}
+
+/* remote.h's hl_remote_batch_free when p opens a run (once a run). A thread past its exit
+ * hook, whose buckets the hook sent, sends each block at once, so every free of it opens a
+ * run (the send closes it). The owner is read again: a moment's difference only decides
+ * where the bucket goes first (collection forwards). */
+__attribute__((noinline)) void hl_remote_batch_open(struct hl_remote_bucket *b,
+                                                    struct hl_sb *sb, void *p)
+{
+    size_t size = sb->size;
+    open_run(b, atomic_load_explicit(&sb->owner, memory_order_relaxed), sb, p);
+    b->run_left--;
+    *(void **)p = b->head;
+    b->head = p;
+    if ((b->left -= (int64_t)size) < 0 || hl_me.state != 1) send_bucket(b, true);
+    hl_stats_free(size);
+}
+
+/* remote.h's hl_remote_batch_free when the bucket reached its budget. No lock is held
+ * (hl_remote_free's callers), so the send may help. */
+__attribute__((noinline)) void hl_remote_batch_send(struct hl_remote_bucket *b, size_t size)
+{
+    send_bucket(b, true);
+    hl_stats_free(size);
+}
+
+/* queue: the free after its counts (hl_remote_free). */
+static __attribute__((noinline)) void queue_free(struct hl_sb *sb, void *p)
+{
+    size_t size = counted(sb, p);
+    hl_stats_free(size);
+    struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_relaxed);
+    if (hl_mailbox_full(h)) {
+        hl_remote_return_one(sb, p);
+        return;
+    }
+    struct outbox *o = &outbox[h->index % SLOTS];
+    if (o->heap != h) {
+        if (o->n) post(o, true);
+        o->heap = h;
+    }
+    if (o->n == 0) o->tail = p;
+    *(void **)p = o->head;               /* the first block's link is set when posted */
+    o->head = p;
+    o->bytes += size;
+    if (++o->n == BATCH || hl_me.state != 1) post(o, true);   /* past its exit hook: at once */
+}
+
+void hl_remote_free(struct hl_sb *sb, void *p)
+{
+    if (hl_remote_mode == HL_REMOTE_BATCH) {         /* (checks the block itself) */
+        hl_remote_batch_free(sb, atomic_load_explicit(&sb->owner, memory_order_relaxed), p);
+        return;
+    }
+    if (hl_remote_mode == HL_REMOTE_LIST) push_block(sb, p);
+    else queue_free(sb, p);
+}
+
+void hl_remote_flush(void)
+{
+    if (hl_remote_mode == HL_REMOTE_BATCH) {
+        while (bucket_used) send_bucket(&hl_remote_buckets[__builtin_ctz(bucket_used)], false);
+        return;
+    }
+    for (unsigned i = 0; i < SLOTS; i++)
+        if (outbox[i].n) post(&outbox[i], false);
+}
+
+void hl_remote_thread_exit(struct hl_thread *t)
+{
+    if (hl_remote_mode == HL_REMOTE_LOCK) return;
+    hl_remote_flush();
+    struct hl_heap *h = t->heap;
+    if (h && hl_remote_pending(h)) collect_for(h);
+}

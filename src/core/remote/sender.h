@@ -1,0 +1,81 @@
+/* sender.h — the freeing thread's side of remote frees (sender.c; remote.h has the design
+ * and the mailbox between the two sides). */
+#ifndef HL_SENDER_H
+#define HL_SENDER_H
+
+#include "remote.h"
+
+#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+
+void hl_remote_init(void);                          /* hl_heaps_init: the key, the limits */
+void hl_remote_free(struct hl_sb *sb, void *p);     /* p: a block of sb; counts the free */
+void hl_remote_flush(void);       /* queue, batch: post this thread's buffers (no lock is taken) */
+void hl_remote_thread_exit(struct hl_thread *t);    /* post its buffers, collect its heap */
+
+/* batch: the freeing thread's remote cache (sender.c says how it works).
+ * HL_REMOTE_BUCKETS buckets, hashed by owner heap; the common free is inline here, for
+ * tlab.c's path of another heap's blocks, which calls it without passing through
+ * hl_tlab_free_slow and hl_remote_free (issue 34: the remote pair's free 72 -> 49
+ * instructions, docs/remote-free.md). A bucket's chain is a sequence of runs, each of one superblock's blocks. */
+#define HL_REMOTE_BUCKET_BITS 4
+#define HL_REMOTE_BUCKETS (1u << HL_REMOTE_BUCKET_BITS)
+struct hl_remote_bucket {
+    struct hl_heap *heap;                /* its first block's heap: where it is sent */
+    void *head, *tail;                   /* the chain: newest block, oldest block */
+    struct hl_sb *run_sb;                /* the open run (at head): its superblock, */
+    void *run_last;                      /* its oldest block, */
+    int32_t run_left;                    /* blocks it may still take (below 0: it is full), */
+    uint32_t run_cap;                    /* its longest */
+    uint32_t n;                          /* the closed runs' blocks */
+    int64_t left;                        /* bytes it may take before it is sent, less 1 */
+};
+/* The hash is a byte offset into the array: a bucket is a line. */
+_Static_assert(sizeof(struct hl_remote_bucket) == 64, "hl_remote_bucket_at scales by 64");
+extern HL_TLS struct hl_remote_bucket hl_remote_buckets[HL_REMOTE_BUCKETS];
+
+/* The byte offset of h's bucket: Fibonacci hashing of the heap's address (the top bits of its
+ * low 32 times 2^32 / phi), so neighbouring heaps land far apart, and the free reads nothing
+ * of the heap, whose first line its owner writes. Three instructions: multiply, shift, mask. */
+static inline uint32_t hl_remote_bucket_at(const struct hl_heap *h)
+{
+    return ((uint32_t)(uintptr_t)h * 2654435769u) >> (32 - HL_REMOTE_BUCKET_BITS - 6) &
+           (HL_REMOTE_BUCKETS - 1) << 6;
+}
+
+/* The slow half (sender.c): the free of p into bucket b when it opens a run, and the send of
+ * a bucket that reached its budget (p in it already); each counts the free. */
+void hl_remote_batch_open(struct hl_remote_bucket *b, struct hl_sb *sb, void *p);
+void hl_remote_batch_send(struct hl_remote_bucket *b, size_t size);
+
+/* batch: p, a block of sb, which owner (read by the caller) owned a moment ago and the
+ * calling thread's heap does not, into the bucket of that owner, counted as freed: onto the
+ * open run when the run is sb's and below its cap, and sent with the bucket when that
+ * reaches its byte budget. The open run's length is its cap less run_left and the bucket's
+ * bytes its budget less 1 less `left`, each counted down to below 0, so that each test is a
+ * subtraction and a branch on its sign. */
+static inline __attribute__((always_inline)) void hl_remote_batch_free(struct hl_sb *sb,
+                                                                       struct hl_heap *owner,
+                                                                       void *p)
+{
+    if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
+    size_t size = sb->size;
+    struct hl_remote_bucket *b = (struct hl_remote_bucket *)((char *)hl_remote_buckets +
+                                                             hl_remote_bucket_at(owner));
+    HL_COUNT(remote_frees, 1);
+    HL_COUNT(remote_pending, size);
+    if (hl_unlikely(b->run_sb != sb || --b->run_left < 0)) {
+        hl_remote_batch_open(b, sb, p);
+        return;
+    }
+    *(void **)p = b->head;               /* the oldest block's link is set when sent */
+    b->head = p;
+    if (hl_unlikely((b->left -= (int64_t)size) < 0)) {
+        hl_remote_batch_send(b, size);
+        return;
+    }
+    hl_stats_free(size);
+}
+
+#pragma GCC visibility pop
+
+#endif
