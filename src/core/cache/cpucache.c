@@ -191,7 +191,6 @@ static int64_t unseen(bool mine)
 static void give_back(struct hl_heap *h, void *chain)
 {
     hl_cache_give_back(h, chain, row.after);
-    hl_purge_poll();                     /* no lock held: the purge thread may start */
 }
 
 /* The thread's heap, cpu selection re-read. */
@@ -229,6 +228,7 @@ __attribute__((noinline)) void *hl_cpu_malloc_slow(size_t size)
     else hl_cache_take(h, c, row.refill, &chain, want, false);
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
     hl_heap_unlock(h);
+    hl_purge_poll();                     /* no lock held: the purge thread may start */
     if (!chain) return NULL;
     p = chain;                           /* the first for the caller, the rest to a stack */
     chain = *(void **)p;

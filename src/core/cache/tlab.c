@@ -304,7 +304,6 @@ static bool setup(void)
 static void give_back(struct hl_heap *h, void *chain)
 {
     hl_cache_give_back(h, chain, row.after);
-    hl_purge_poll();                     /* no lock held: the purge thread may start */
 }
 
 /* The slow halves (tlab.h). A row calls the TLAB's paths only with cache = thread (fronts.c
@@ -347,6 +346,7 @@ __attribute__((noinline)) void *hl_tlab_malloc_slow(size_t size)
                                            : hl_cache_take(h, c, row.refill, &b->head, want, false);
         if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
         hl_heap_unlock(h);
+        hl_purge_poll();                 /* no lock held: the purge thread may start */
     }
     if (!(first = b->head)) return NULL;
     b->head = *(void **)first;           /* the caller's block: room + 1 below */

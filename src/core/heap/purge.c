@@ -230,9 +230,6 @@ static void park_timed(struct hl_sb *sb)
     else oldest = sb;
     newest = sb;
     purge_due(sb->parked_at, atomic_load_explicit(&sb->owner, memory_order_relaxed));
-    int none = HL_PURGE_THREAD_NONE;     /* something left to purge: the thread, if on */
-    if (hl_cfg.purge_thread && atomic_load_explicit(&due, memory_order_relaxed) != UINT64_MAX)
-        atomic_compare_exchange_strong(&hl_purge_thread_state, &none, HL_PURGE_THREAD_WANTED);
     hl_lock_release(&lock);
 }
 
@@ -339,14 +336,18 @@ static void thread_init(void)
          : (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec;
 }
 
-/* hl_purge_poll, on a slow path holding no lock of the library: once. pthread_create's own
- * allocations come back here and find the state STARTING. */
+/* hl_purge_poll, on a malloc slow path holding no lock of the library: once. pthread_create's
+ * own allocations come back here and find the state STARTING. */
 void hl_purge_thread_start(void)
 {
-    int wanted = HL_PURGE_THREAD_WANTED;
-    if (!atomic_compare_exchange_strong(&hl_purge_thread_state, &wanted,
+    int none = HL_PURGE_THREAD_NONE;
+    if (!atomic_compare_exchange_strong(&hl_purge_thread_state, &none,
                                         HL_PURGE_THREAD_STARTING))
         return;
+    if (!hl_cfg.purge_thread || !timed()) {
+        atomic_store(&hl_purge_thread_state, HL_PURGE_THREAD_UNUSED);
+        return;
+    }
     thread_init();
     sigset_t all, old;
     sigfillset(&all);
@@ -371,12 +372,10 @@ void hl_purge_fork(int phase)
         hl_lock_release(&lock);
     } else {
         hl_lock_init(&lock);
-        /* The thread did not come along: wanted again if something is left to purge. */
-        bool left = atomic_load_explicit(&due, memory_order_relaxed) != UINT64_MAX;
-        if (atomic_load_explicit(&hl_purge_thread_state, memory_order_relaxed) !=
-            HL_PURGE_THREAD_NONE)
-            atomic_store_explicit(&hl_purge_thread_state, left ? HL_PURGE_THREAD_WANTED
-                                                               : HL_PURGE_THREAD_NONE,
+        /* The thread did not come along: the child's first malloc slow path starts its own. */
+        if (atomic_load_explicit(&hl_purge_thread_state, memory_order_relaxed) ==
+            HL_PURGE_THREAD_RUNNING)
+            atomic_store_explicit(&hl_purge_thread_state, HL_PURGE_THREAD_NONE,
                                   memory_order_relaxed);
         atomic_store_explicit(&resting_until, 0, memory_order_relaxed);
     }

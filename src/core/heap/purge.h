@@ -31,18 +31,23 @@ static inline void hl_purge_tick(void)
         hl_purge_tick_slow();
 }
 
-/* purge_thread = on: the timed purges' background thread (purge.c). The first parking that
- * leaves something to purge wants it; the next slow path that holds no lock of the library
- * starts it (hl_purge_poll: pthread_create allocates, so neither under a heap's lock nor in
- * malloc's bootstrap). One load and a branch while there is nothing to start. */
-enum { HL_PURGE_THREAD_NONE, HL_PURGE_THREAD_WANTED, HL_PURGE_THREAD_STARTING,
-       HL_PURGE_THREAD_RUNNING, HL_PURGE_THREAD_FAILED };
+/* purge_thread = on: the timed purges' background thread (purge.c), started by the first
+ * malloc slow path that holds no lock of the library (hl_purge_poll: pthread_create
+ * allocates, so neither under a heap's lock nor in malloc's bootstrap), whether or not
+ * anything is parked yet: a program's frees park superblocks (a drain) and may then leave
+ * the threads idle, so the thread must be there before, and a free may not start it, since
+ * the C library frees with its own locks held (a dead thread's TLS blocks under the stack
+ * cache's lock, which pthread_create takes: a free that started the thread there deadlocked
+ * the thread churn under decay). One load and a branch once decided (running, failed, or
+ * not used: purge_thread = off or no timed purge). */
+enum { HL_PURGE_THREAD_NONE, HL_PURGE_THREAD_STARTING, HL_PURGE_THREAD_RUNNING,
+       HL_PURGE_THREAD_FAILED, HL_PURGE_THREAD_UNUSED };
 extern _Atomic int hl_purge_thread_state;
 void hl_purge_thread_start(void);
 static inline void hl_purge_poll(void)
 {
     if (hl_unlikely(atomic_load_explicit(&hl_purge_thread_state, memory_order_relaxed) ==
-                    HL_PURGE_THREAD_WANTED))
+                    HL_PURGE_THREAD_NONE))
         hl_purge_thread_start();
 }
 

@@ -38,8 +38,7 @@ void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill)
     if (!p) p = refill(h, c);
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, -1);
     hl_heap_unlock(h);
-    /* No lock held: the purge thread may start here (every HL_COLLECT_EVERY mallocs at least,
-     * so a heap row without a TLAB comes by soon after a superblock parked). */
+    /* No lock held: the purge thread may start here (purge.h says why a free may not). */
     hl_purge_poll();
     return hl_likely(p != NULL) ? hl_stats_malloc(p, hl_class_size(c)) : NULL;
 }
@@ -82,7 +81,6 @@ void hl_heap_free_general(void *p, hl_after_free_fn after)
     hl_heap_free(h, sb, p);
     after(h, sb);
     hl_heap_unlock(h);
-    hl_purge_poll();                     /* (after a superblock parked) */
     hl_stats_free(size);
 }
 
@@ -94,7 +92,6 @@ void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_af
     if (hl_heap_policy_due(h, sb)) after(h, sb);
     if (hl_remote_pending(h)) hl_remote_collect(h);
     hl_heap_unlock(h);
-    hl_purge_poll();                     /* (after a superblock parked) */
     hl_stats_free(size);
 }
 
