@@ -202,7 +202,7 @@
     "hoard, purge=decay or purge_delay > 0 (nothing to do elsewhere): one background thread "  \
     "also does the due purges, waking when the next falls due (at most once a step of the "   \
     "coarse clock, 1-4 ms), so idle threads' memory is purged too (jemalloc's "                \
-    "background_thread); started by a slow path once something parked waits; off: slow "      \
+    "background_thread); started by the first malloc slow path (never a free); off: slow "    \
     "paths only")                                                                              \
   X(partial_list,    lockfree,     ENUM,  "fifo",     0, 0, hl_list_orders,                    \
     "lockfree",                                                                                \
