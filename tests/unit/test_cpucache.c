@@ -23,6 +23,7 @@
 #include <sys/rseq.h>
 #include <sys/sysinfo.h>
 #include "cpucache.h"
+#include "handout.h"
 
 #define BYTES 4096
 static int cpu;                          /* the CPU every thread of the test runs on */
@@ -118,32 +119,10 @@ static void flush(void **state)
     free(p);
 }
 
-static int by_address(const void *a, const void *b)
-{
-    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void no_twice(void **state)
 {
     (void)state;
-    enum { LIVE = 100 };
-    size_t n = 3 * limit_of(128), all = LIVE + n;
-    void **p = calloc(all, sizeof *p), **sorted = calloc(all, sizeof *p);
-    for (size_t i = 0; i < LIVE; i++) p[i] = hl_malloc(128);
-    for (int round = 0; round < 6; round++) {
-        for (size_t i = LIVE; i < all; i++) assert_non_null(p[i] = hl_malloc(128));
-        for (size_t i = 0; i < all; i++) sorted[i] = p[i];
-        qsort(sorted, all, sizeof *sorted, by_address);
-        for (size_t i = 1; i < all; i++)
-            if (sorted[i] == sorted[i - 1]) fail_msg("round %d: %p handed out twice", round,
-                                                     sorted[i]);
-        for (size_t i = LIVE; i < all; i += 2) hl_free(p[i]);
-        for (size_t i = LIVE + 1; i < all; i += 2) hl_free(p[i]);
-    }
-    for (size_t i = 0; i < LIVE; i++) hl_free(p[i]);
-    free(sorted);
-    free(p);
+    expect_each_block_once(128, 3 * limit_of(128));
 }
 
 struct handoff { void *p; size_t bytes_after_free; };
