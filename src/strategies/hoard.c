@@ -108,8 +108,8 @@ static bool give_to_global(struct hl_heap *h, unsigned c)
 }
 
 /* Figure 2's malloc in heap h: lines 3-4 (a block of the fullest superblock of h), else
- * lines 5-14 (refill). Used by tests on chosen heaps; hoard_malloc below is the same, with
- * the calling thread's heap and its fast path in heap.h. */
+ * lines 5-14 (refill). Used by tests on chosen heaps; the row's malloc (heappaths.h) is the
+ * same, with the calling thread's heap and its fast path. */
 void *hl_hoard_malloc_in(struct hl_heap *h, size_t size)
 {
     unsigned c = hl_class_of(size);
@@ -151,23 +151,13 @@ static void after_free(struct hl_heap *h, struct hl_sb *sb)
     if (HL_INVARIANT_CHECKS) hoard_check(h, (int)c, true);
 }
 
-/* HL_FREE_PAIR defines hl_hoard_free, hl_hoard_free_entry, hl_hoard_free_uncounted,
- * hl_hoard_free_uncounted_entry */
-HL_FREE_PAIR(, hl_hoard_free, hl_heap_free_fast, after_free)
-/* HL_MALLOC_PAIR defines hl_hoard_malloc, hl_hoard_malloc_entry, hl_hoard_malloc_uncounted,
- * hl_hoard_malloc_uncounted_entry */
-HL_MALLOC_PAIR(, hl_hoard_malloc, hl_heap_malloc_fast, refill)
+/* What Hoard adds to the heap paths of heappaths.c (and their sharded ones, sharded.c) and
+ * the fronts of fronts.c: Figure 2's refill and after-free, the threshold as a floor, and
+ * the global heap. */
+static const struct hl_heap_policy hoard_policy = {
+    .refill = refill, .after_free = after_free, .floor = u_floor, .global_heap = true,
+};
 
-/* free_lists = sharded (sharded.h): the heap's paths over three lists per superblock.
- * HL_SHARDED_PATHS defines hoard_sharded_paths[2], the table of hoard_sharded_malloc,
- * hoard_sharded_malloc_entry, hoard_sharded_malloc_uncounted,
- * hoard_sharded_malloc_uncounted_entry, hoard_sharded_free, hoard_sharded_free_entry,
- * hoard_sharded_free_uncounted, hoard_sharded_free_uncounted_entry. */
-HL_SHARDED_PATHS(hoard_sharded, refill, after_free)
-
-/* The row's malloc and free are the heap's (Figure 2), or its sharded ones; with a front
- * cache (cache = thread, the TLAB, or cpu), fronts.c puts the front's in front (counted or
- * not, as init.c chose the row's), so no setting pays a test of another on its fast path. */
 int hl_hoard_init(void)
 {
     f = hl_cfg.empty_fraction;
@@ -179,11 +169,7 @@ int hl_hoard_init(void)
      * it. So the checker allows max(K, 1) superblocks. */
     check_k_bytes = (hl_cfg.release_threshold ? (size_t)hl_cfg.release_threshold : 1)
                     * hl_cfg.superblock_size;
-    hl_heap_floor = u_floor;
-    hl_heap_after_free = after_free;
-    hl_heaps_init(true, false);
-    if (hl_sb_sharded) hl_paths = hl_sharded_start(hoard_sharded_paths);
-    hl_fronts_start(refill, after_free, hl_sb_sharded ? &hoard_sharded_paths[1] : &hl_active->counted);
+    hl_fronts_start(&hoard_policy);
     return 0;
 }
 
@@ -191,7 +177,7 @@ const struct hl_strategy hl_strategy_hoard = {
     .name = "hoard",
     .summary = "Hoard: per-processor heaps with an emptiness threshold and a global heap",
     .init = hl_hoard_init,
-    HL_ROW_PATHS(hl_hoard_malloc, hl_hoard_free),
+    HL_ROW_PATHS(hl_heap_row_malloc, hl_heap_row_free),
     /* HL_FRONTS_HEAP_ROW: hl_heaps_memalign, hl_heaps_usable_size, hl_fronts_thread_exit,
      * hl_fronts_fork, hl_fronts_stats */
     HL_FRONTS_HEAP_ROW,

@@ -13,8 +13,6 @@
 /* Hoard's emptiness threshold (§3.1): u < a - k_s and u < (1 - f) a, k_s = K * S. */
 bool hl_hoard_crosses_threshold(size_t u, size_t a, double f, size_t k_s);
 void *hl_hoard_malloc_in(struct hl_heap *h, size_t size);   /* Figure 2 malloc, heap h */
-/* Figure 2's malloc and free, built four ways (stats.h) */
-HL_DECLARE_PAIR(hl_hoard_malloc, hl_hoard_free)
 
 /* The member of `hoard`'s row that `hoard2026` (hoard2026.c) shares, beside
  * HL_FRONTS_HEAP_ROW (fronts.h). */

@@ -11,7 +11,7 @@ const struct hl_strategy hl_strategy_hoard2026 = {
     .defaults = "tlab=on global_shards=8 heap_select=cpu superblock_size=256K",
     .init = hl_hoard_init,
     /* with tlab = on (its default) init puts the TLAB's paths in front, as for `hoard` */
-    HL_ROW_PATHS(hl_hoard_malloc, hl_hoard_free),
+    HL_ROW_PATHS(hl_heap_row_malloc, hl_heap_row_free),
     /* HL_FRONTS_HEAP_ROW: hl_heaps_memalign, hl_heaps_usable_size, hl_fronts_thread_exit,
      * hl_fronts_fork, hl_fronts_stats */
     HL_FRONTS_HEAP_ROW,

@@ -17,7 +17,7 @@ const struct hl_strategy hl_strategy_hoard202607 = {
                 "remote_free=queue tlab_sb_cache=16 "
                 "remote_queue_cap=256",
     .init = hl_hoard_init,
-    HL_ROW_PATHS(hl_hoard_malloc, hl_hoard_free),
+    HL_ROW_PATHS(hl_heap_row_malloc, hl_heap_row_free),
     /* HL_FRONTS_HEAP_ROW: hl_heaps_memalign, hl_heaps_usable_size, hl_fronts_thread_exit,
      * hl_fronts_fork, hl_fronts_stats */
     HL_FRONTS_HEAP_ROW,

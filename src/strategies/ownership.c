@@ -8,10 +8,6 @@
  * heap); `hoard` adds only the emptiness threshold and the global heap. */
 #include "fronts.h"
 
-/* HL_MALLOC_PAIR defines ownership_malloc, ownership_malloc_entry, ownership_malloc_uncounted,
- * ownership_malloc_uncounted_entry */
-HL_MALLOC_PAIR(static, ownership_malloc, hl_heap_malloc_fast, hl_heaps_refill_from_os)
-
 /* After a free, the owner locked: with release_empty, an empty superblock goes to the OS. */
 static void after_free(struct hl_heap *h, struct hl_sb *sb)
 {
@@ -25,16 +21,11 @@ static void after_free(struct hl_heap *h, struct hl_sb *sb)
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
 }
 
-/* HL_FREE_PAIR defines ownership_free, ownership_free_entry, ownership_free_uncounted,
- * ownership_free_uncounted_entry */
-HL_FREE_PAIR(static, ownership_free, hl_heap_free_fast, after_free)
-
-/* free_lists = sharded (sharded.h): the heap's paths over three lists per superblock.
- * HL_SHARDED_PATHS defines ownership_sharded_paths[2], the table of ownership_sharded_malloc,
- * ownership_sharded_malloc_entry, ownership_sharded_malloc_uncounted,
- * ownership_sharded_malloc_uncounted_entry, ownership_sharded_free, ownership_sharded_free_entry,
- * ownership_sharded_free_uncounted, ownership_sharded_free_uncounted_entry. */
-HL_SHARDED_PATHS(ownership_sharded, hl_heaps_refill_from_os, after_free)
+/* All ownership adds to the heap paths (heappaths.c, sharded.c) and the fronts (fronts.c):
+ * a refill from the OS, the after-free above, no floor, no global heap. */
+static const struct hl_heap_policy ownership_policy = {
+    .refill = hl_heaps_refill_from_os, .after_free = after_free,
+};
 
 /* A front cache (cache = thread, the TLAB, or cpu: fronts.c) goes in front of the heap as
  * under hoard: with remote_free = list or queue and the TLAB, a malloc it serves takes no
@@ -42,12 +33,7 @@ HL_SHARDED_PATHS(ownership_sharded, hl_heaps_refill_from_os, after_free)
  * global heap. */
 static int ownership_init(void)
 {
-    hl_heap_floor = NULL;
-    hl_heap_after_free = after_free;
-    hl_heaps_init(false, false);
-    if (hl_sb_sharded) hl_paths = hl_sharded_start(ownership_sharded_paths);
-    hl_fronts_start(hl_heaps_refill_from_os, after_free,
-                    hl_sb_sharded ? &ownership_sharded_paths[1] : &hl_active->counted);
+    hl_fronts_start(&ownership_policy);
     return 0;
 }
 
@@ -55,7 +41,7 @@ const struct hl_strategy hl_strategy_ownership = {
     .name = "ownership",
     .summary = "private heaps with ownership: a freed block returns to its owner heap",
     .init = ownership_init,
-    HL_ROW_PATHS(ownership_malloc, ownership_free),
+    HL_ROW_PATHS(hl_heap_row_malloc, hl_heap_row_free),
     /* HL_FRONTS_HEAP_ROW: hl_heaps_memalign, hl_heaps_usable_size, hl_fronts_thread_exit,
      * hl_fronts_fork, hl_fronts_stats */
     HL_FRONTS_HEAP_ROW,

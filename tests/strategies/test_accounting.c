@@ -35,7 +35,7 @@ static void two_half_used(struct hl_heap *h, size_t size, void **keep)
             keep[i / 2] = p[i];
             continue;
         }
-        hl_hoard_free(p[i]);
+        hl_heap_row_free(p[i]);
         const struct hl_account *ac = h->cls[hl_class_of(size)].acct;
         assert_false(hl_hoard_crosses_threshold(ac->u, ac->a, hl_cfg.empty_fraction,
                                                 hl_cfg.superblock_size));

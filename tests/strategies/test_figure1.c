@@ -90,7 +90,7 @@ static void figure1(void **state)
     expect_heap(1, c, 4, 8);
 
     /* 2. t1: free(y4): back to C, in heap 2; heap 2 is not more than f empty. */
-    hl_hoard_free(y[3]);
+    hl_heap_row_free(y[3]);
     assert_ptr_equal(owner(y[0]), heap[2]);
     assert_int_equal(C->used, 3);
     expect_heap(2, c, 3, 4);
@@ -98,7 +98,7 @@ static void figure1(void **state)
     /* Thread 1's next block does not come from C: y4's memory is heap 2's alone. */
     void *x10 = hl_hoard_malloc_in(heap[1], sz);
     assert_ptr_equal(hl_sb_of(x10), B);
-    hl_hoard_free(x10);                                  /* u1 4 blocks of a1 8: B moves */
+    hl_heap_row_free(x10);                                  /* u1 4 blocks of a1 8: B moves */
     assert_ptr_equal(owner(x1), heap[1]);
     assert_ptr_equal(B->owner, heap[0]);
     expect_heap(0, c, 0, 4);
@@ -110,7 +110,7 @@ static void figure1(void **state)
     /* 3. t2: free(x2): back to A in heap 1. Heap 1 (u 3 of a 8 blocks) crosses the
      * threshold; the completely empty B goes to the global heap; then u 3 of a 4 is not more
      * than f empty. */
-    hl_hoard_free(x2);
+    hl_heap_row_free(x2);
     assert_ptr_equal(owner(x1), heap[1]);
     assert_ptr_equal(B->owner, heap[0]);
     expect_heap(1, c, 3, 4);
@@ -119,7 +119,7 @@ static void figure1(void **state)
 
     /* 4. t2: free(x9): heap 1 has 2 of 4 blocks in use, more than f empty: A (exactly half
      * empty, so at least f empty) goes to the global heap with x1 and x3 still in it. */
-    hl_hoard_free(x9);
+    hl_heap_row_free(x9);
     assert_ptr_equal(owner(x1), heap[0]);
     assert_ptr_equal(owner(x3), heap[0]);
     expect_heap(1, c, 0, 0);

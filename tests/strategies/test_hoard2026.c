@@ -299,7 +299,7 @@ static void shards_put_local_get_anywhere(void **state)
         /* put(): freed, its heap crosses the threshold (K = 0) and parks it in the shard of
          * this thread's CPU (global_shard_key = thread: of this thread). */
         int cpu = sched_getcpu();
-        hl_hoard_free(p);
+        hl_heap_row_free(p);
         struct hl_heap *now = atomic_load(&sb->owner);
         assert_true(hl_heap_is_shard(now));
         if (hl_cfg.global_shard_key == HL_SHARD_THREAD)

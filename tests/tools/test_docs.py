@@ -126,3 +126,63 @@ def test_each_sweeps_run_time_is_stated_in_one_place():
     for doc in ("README.md", os.path.join("docs", "experiments.md")):
         text = open(os.path.join(ROOT, doc)).read()
         assert not re.search(r"\d+ min", text), "%s states a run time of its own" % doc
+
+
+# --- README's layout: the docs it lists are the docs there are -------------------------------
+
+def test_readme_lists_every_doc():
+    text = open(os.path.join(ROOT, "README.md")).read()
+    block = text.split("    docs/", 1)[1].split("\n\n", 1)[0]    # the layout's docs/ entry
+    listed = set(re.findall(r"([\w-]+\.md)", block))
+    there = {f for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md")}
+    assert listed == there, "README's docs/ line: missing %s, not there %s" % (
+        sorted(there - listed), sorted(listed - there))
+
+
+# --- docs/architecture.md's Hooks table: who sets and who calls, named as the code has them --
+
+def hooks_rows():
+    text = open(os.path.join(ROOT, "docs", "architecture.md")).read()
+    section = text.split("## Hooks", 1)[1].split("\n## ", 1)[0]
+    return [line.split(" | ") for line in section.splitlines()
+            if line.startswith("| ") and "---" not in line][1:]
+
+
+def src_text():
+    paths = glob.glob(os.path.join(ROOT, "src", "**", "*.[ch]"), recursive=True)
+    return {os.path.basename(p): open(p).read() for p in paths}
+
+
+def test_hooks_table_names_what_the_code_has():
+    """Every file and every identifier with an underscore (a function, a macro, a member)
+    that the set-by and called-by columns name in backticks exists in src/: a renamed
+    function or a deleted macro makes its row stale, and this fails."""
+    files = src_text()
+    words = set(re.findall(r"\b\w+\b", "\n".join(files.values())))
+    stale = []
+    for cells in hooks_rows():
+        for cell in cells[1:3]:
+            for name in re.findall(r"`\.?([\w.]+)`", cell):
+                if re.fullmatch(r"\w+\.[ch]", name):
+                    ok = name in files
+                elif "_" in name and "=" not in name:
+                    ok = name.split(".")[-1] in words
+                else:
+                    continue
+                if not ok:
+                    stale.append("%s (row %s)" % (name, cells[0][:40]))
+    assert not stale, "docs/architecture.md's Hooks table names what src/ lacks: %s" % stale
+
+
+def test_source_paths_in_the_docs_exist():
+    """A path under src/ that README.md or a doc names exists (placeholders in capitals and the
+    lab's example strategy, which `new` writes, aside): files move when layers do."""
+    stale = []
+    for doc in ["README.md"] + glob.glob(os.path.join(ROOT, "docs", "*.md")):
+        text = open(os.path.join(ROOT, doc)).read()
+        for path in set(re.findall(r"\bsrc/[\w/.-]+\.[ch]\b", text)):
+            if re.search(r"[A-Z]{3}", path) or path.endswith("/tcache.c"):
+                continue
+            if not os.path.exists(os.path.join(ROOT, path)):
+                stale.append("%s: %s" % (os.path.basename(doc), path))
+    assert not stale, stale

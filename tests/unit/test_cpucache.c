@@ -1,4 +1,4 @@
-/* test_cpucache.c — the per-CPU cache itself (src/core/cpucache.c, cpucache.h) under hoard with
+/* test_cpucache.c — the per-CPU cache itself (src/core/cache/cpucache.c, cpucache.h) under hoard with
  * cache = cpu and cpu_cache_bytes = 4K (a stack of class c holds 4K / size blocks); the
  * critical sections under migration and signals are test_rseq.c's. The main thread is pinned
  * to one CPU, so the stack it uses is known:
@@ -11,6 +11,10 @@
  *   shared_by_cpu a block freed by another thread on the same CPU is the next one this
  *                 thread's malloc takes (any block may enter a CPU's cache), and that thread's
  *                 exit leaves the cache as it was (nothing is per thread)
+ *   cache_fork    a child forked while the caches hold blocks mallocs and frees through
+ *                 them; the parent goes on; the gauge tlab_bytes (bytes held in caches) sees them
+ *   cache_batches more blocks than every CPU's stack of the class holds, malloc'd and freed:
+ *                 the statistics cpu_refills and cpu_flushes count the batches
  * Exits 77 (skipped) when no rseq area is registered (__rseq_size == 0), and only then. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,7 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/rseq.h>
+#include <string.h>
 #include <sys/sysinfo.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "cpucache.h"
 #include "handout.h"
 
@@ -151,6 +158,68 @@ static void shared_by_cpu(void **state)
     hl_free(keep);
 }
 
+/* ---- the cache under fork ----------------------------------------------------------------- */
+
+static uint64_t cache_bytes(void)
+{
+    struct hoardlab_stats s;
+    hoardlab_stats(&s);
+    return s.tlab_bytes;
+}
+
+static void cache_fork(void **state)
+{
+    (void)state;
+    enum { N = 500 };
+    void *p[N];
+    for (int i = 0; i < N; i++) p[i] = hl_malloc(24);
+    uint64_t before = cache_bytes();
+    for (int i = 0; i < N; i++) hl_free(p[i]);
+    assert_true(cache_bytes() > before);                 /* the frees went to a cache */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int bad = 0;
+        for (int r = 0; r < 50; r++) {
+            for (int i = 0; i < N; i++) {
+                p[i] = hl_malloc(24);
+                if (!p[i]) bad = 1;
+                else memset(p[i], r, 24);
+            }
+            for (int i = 0; i < N; i++) hl_free(p[i]);
+        }
+        _exit(bad);
+    }
+    for (int i = 0; i < N; i++) p[i] = hl_malloc(24);
+    for (int i = 0; i < N; i++) hl_free(p[i]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* ---- batches ----------------------------------------------------------------------------- */
+
+static void cache_batches(void **state)
+{
+    (void)state;
+    unsigned c = hl_class_of(24);
+    size_t limit = hl_cfg.cpu_cache_bytes / hl_class_size(c);
+    size_t n = (size_t)(get_nprocs_conf() + 1) * limit + 1;     /* fills every CPU's stack */
+    void **p = hl_malloc(n * sizeof *p);
+    assert_non_null(p);
+    struct hoardlab_stats s0, s1;
+    hoardlab_stats(&s0);
+    for (size_t i = 0; i < n; i++) assert_non_null(p[i] = hl_malloc(24));
+    for (size_t i = 0; i < n; i++) hl_free(p[i]);
+    hoardlab_stats(&s1);
+    hl_free(p);
+    print_message("batches: %zu blocks, %llu refills, %llu flushes\n", n,
+                  (unsigned long long)(s1.cpu_refills - s0.cpu_refills),
+                  (unsigned long long)(s1.cpu_flushes - s0.cpu_flushes));
+    assert_true(s1.cpu_refills - s0.cpu_refills >= 1);
+    assert_true(s1.cpu_flushes - s0.cpu_flushes >= 1);
+}
+
 int main(void)
 {
     if (__rseq_size == 0) {
@@ -175,6 +244,8 @@ int main(void)
         cmocka_unit_test(flush),
         cmocka_unit_test(no_twice),
         cmocka_unit_test(shared_by_cpu),
+        cmocka_unit_test(cache_fork),
+        cmocka_unit_test(cache_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
-/* test_heappaths.c — the heap strategies' malloc and free (src/core/heappaths.c, heappaths.h)
+/* test_heappaths.c — the heap rows' malloc and free (src/core/heaps/heappaths.c, heappaths.h)
  * called directly with hooks of the test's own (a refill and an after-free policy that count
- * their calls), under ownership with a heap per thread; each test uses size classes no other
- * code here allocates, so the heap's counts are the test's:
+ * their calls, installed as heap.h's hl_heap_refill and hl_heap_after_free), under
+ * ownership with a heap per thread; each test uses size classes no other code here
+ * allocates, so the heap's counts are the test's:
  *   fast_paths      malloc takes a block of the thread's heap, u rises by the class size and
  *                   a by the superblock the refill brought; free puts it back, u as before
  *   one_refill      the fullest superblock serves until full: cap + 1 blocks take exactly
@@ -51,17 +52,17 @@ static void fast_paths(void **state)
     size_t u = acct(h, 3000)->u, a = acct(h, 3000)->a, size = hl_class_size(hl_class_of(3000));
     uint32_t empty = h->nempty;
     refills = 0;
-    void *p = hl_heap_malloc_fast(3000, refill, true);
+    void *p = hl_heap_malloc_fast(3000, true);
     assert_non_null(p);
     assert_ptr_equal(owner(p), h);
     assert_int_equal(refills + (empty - h->nempty), 1);  /* no superblock of the class yet */
     assert_int_equal(acct(h, 3000)->u, u + size);
     assert_int_equal(acct(h, 3000)->a, a + hl_sb_bytes(hl_sb_of(p)));
-    void *q = hl_heap_malloc_fast(3000, refill, true);
+    void *q = hl_heap_malloc_fast(3000, true);
     assert_int_equal(refills + (empty - h->nempty), 1);
     assert_ptr_equal(hl_sb_of(q), hl_sb_of(p));
-    hl_heap_free_fast(q, after, true);
-    hl_heap_free_fast(p, after, true);
+    hl_heap_free_fast(q, true);
+    hl_heap_free_fast(p, true);
     assert_int_equal(acct(h, 3000)->u, u);
     check(h);
 }
@@ -77,13 +78,13 @@ static void one_refill(void **state)
     uint32_t empty = h->nempty;
     refills = 0;
     for (uint32_t i = 0; i <= cap; i++)
-        assert_non_null(p[i] = hl_heap_malloc_fast(1500, refill, true));
+        assert_non_null(p[i] = hl_heap_malloc_fast(1500, true));
     assert_int_equal(refills + (empty - h->nempty), 2);  /* new, or empty ones recycled */
     for (uint32_t i = 1; i < cap; i++) assert_ptr_equal(hl_sb_of(p[i]), hl_sb_of(p[0]));
     assert_ptr_not_equal(hl_sb_of(p[cap]), hl_sb_of(p[0]));
     assert_int_equal(h->cls[c].acct->u, u + (cap + 1) * hl_class_size(c));
     assert_int_equal(h->cls[c].acct->a, a + 2 * hl_sb_bytes(hl_sb_of(p[0])));
-    for (uint32_t i = 0; i <= cap; i++) hl_heap_free_fast(p[i], after, true);
+    for (uint32_t i = 0; i <= cap; i++) hl_heap_free_fast(p[i], true);
     assert_int_equal(h->cls[c].acct->u, u);
     assert_int_equal(h->cls[c].acct->a, a + 2 * hl_sb_bytes(hl_sb_of(p[0])));
     check(h);
@@ -98,13 +99,13 @@ static void general_paths(void **state)
     size_t u = h->cls[c].acct->u;
     uint32_t empty = h->nempty;
     refills = afters = 0;
-    void *p = hl_heap_malloc_general(c, refill), *q = hl_heap_malloc_general(c, refill);
+    void *p = hl_heap_malloc_general(c), *q = hl_heap_malloc_general(c);
     assert_int_equal(refills + (empty - h->nempty), 1);
     assert_ptr_equal(owner(p), h);
     assert_ptr_equal(hl_sb_of(q), hl_sb_of(p));
     assert_int_equal(h->cls[c].acct->u, u + 2 * hl_class_size(c));
-    hl_heap_free_general(p, after);
-    hl_heap_free_general(q, after);
+    hl_heap_free_general(p);
+    hl_heap_free_general(q);
     assert_int_equal(afters, 2);
     assert_int_equal(h->cls[c].acct->u, u);
     check(h);
@@ -115,7 +116,7 @@ struct other { void *p; struct hl_heap *h; pthread_barrier_t freed; };
 static void *malloc_and_wait(void *arg)
 {
     struct other *o = arg;
-    o->p = hl_heap_malloc_fast(700, refill, true);
+    o->p = hl_heap_malloc_fast(700, true);
     o->h = hl_heap_mine();
     pthread_barrier_wait(&o->freed);                     /* handed over */
     pthread_barrier_wait(&o->freed);                     /* main freed it */
@@ -134,7 +135,7 @@ static void remote_to_owner(void **state)
     assert_ptr_equal(owner(o.p), o.h);
     size_t u = acct(o.h, 700)->u;
     uint64_t remote = hl_me.ctr.remote_frees;
-    hl_heap_free_fast(o.p, after, true);
+    hl_heap_free_fast(o.p, true);
     assert_int_equal(acct(o.h, 700)->u, u - hl_class_size(hl_class_of(700)));
     assert_int_equal(hl_me.ctr.remote_frees - remote, 1);
     pthread_barrier_wait(&o.freed);
@@ -159,7 +160,7 @@ static void heaps_stats(void **state)
     (void)state;
     struct hoardlab_stats s0 = { 0 }, s1 = { 0 }, want = { 0 };
     hl_heaps_stats(&s0);
-    void *p = hl_heap_malloc_fast(5000, refill, true);
+    void *p = hl_heap_malloc_fast(5000, true);
     hl_heaps_stats(&s1);
     hl_heaps_foreach(sum_heap, &want);
     assert_int_equal(s1.heaps_free_bytes, want.heaps_free_bytes);
@@ -170,7 +171,7 @@ static void heaps_stats(void **state)
     assert_int_equal(s1.sb_live - s0.sb_live, 1);        /* p's superblock, new or recycled */
     assert_int_equal(s1.sb_live_used_bytes - s0.sb_live_used_bytes,
                      hl_class_size(hl_class_of(5000)));
-    hl_heap_free_fast(p, after, true);
+    hl_heap_free_fast(p, true);
 }
 
 int main(void)
@@ -182,6 +183,8 @@ int main(void)
     setenv("HOARD_CACHE", "none", 1);
     hl_init();
     hl_free(hl_malloc(1));                               /* the main thread's heap */
+    hl_heap_refill = refill;                             /* the row's hooks, the test's own */
+    hl_heap_after_free = after;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fast_paths),
         cmocka_unit_test(one_refill),

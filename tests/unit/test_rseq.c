@@ -1,5 +1,5 @@
-/* test_rseq.c — the per-CPU cache's critical sections (src/core/cache/rseq.h) and the cache itself
- * (cache = cpu, src/core/cache/cpucache.c):
+/* test_rseq.c — the per-CPU cache's critical sections (src/core/cache/rseq.h; the cache itself,
+ * cache = cpu, is test_cpucache.c's):
  *   migrate  four threads (more than CPUs: they preempt one another on a CPU's stack) push
  *            and pop blocks of their own on per-CPU stacks while another moves them from
  *            CPU to CPU with sched_setaffinity as fast as it can; afterwards
@@ -12,10 +12,6 @@
  *   bypass   a thread whose rseq area reads cpu_id -1 or -2 (not registered, registration
  *            failed) finds the bypass slabs 4 GiB up: no push or pop succeeds; the last CPU's
  *            slab is the last below them;
- *   fork     under cache = cpu, a child forked while the caches hold blocks mallocs and frees
- *            through them; the parent goes on; the gauge tlab_bytes (bytes held in caches) sees them;
- *   batches  more blocks than every CPU's stack of the class holds, malloc'd and freed: the
- *            statistics cpu_refills and cpu_flushes count the batches.
  * Runs with HOARD_STRATEGY=hoard HOARD_CACHE=cpu (tests/unit/meson.build). Without rseq
  * (__rseq_size == 0) each test is skipped. */
 #include <setjmp.h>
@@ -269,70 +265,6 @@ static void sections_bypass(void **state)
     assert_int_equal(at, 0);
 }
 
-/* ---- the cache under fork ----------------------------------------------------------------- */
-
-static uint64_t cache_bytes(void)
-{
-    struct hoardlab_stats s;
-    hoardlab_stats(&s);
-    return s.tlab_bytes;
-}
-
-static void cache_fork(void **state)
-{
-    (void)state;
-    skip_without_rseq();
-    enum { N = 500 };
-    void *p[N];
-    for (int i = 0; i < N; i++) p[i] = hl_malloc(24);
-    uint64_t before = cache_bytes();
-    for (int i = 0; i < N; i++) hl_free(p[i]);
-    assert_true(cache_bytes() > before);                 /* the frees went to a cache */
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int bad = 0;
-        for (int r = 0; r < 50; r++) {
-            for (int i = 0; i < N; i++) {
-                p[i] = hl_malloc(24);
-                if (!p[i]) bad = 1;
-                else memset(p[i], r, 24);
-            }
-            for (int i = 0; i < N; i++) hl_free(p[i]);
-        }
-        _exit(bad);
-    }
-    for (int i = 0; i < N; i++) p[i] = hl_malloc(24);
-    for (int i = 0; i < N; i++) hl_free(p[i]);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
-/* ---- batches ----------------------------------------------------------------------------- */
-
-static void cache_batches(void **state)
-{
-    (void)state;
-    skip_without_rseq();
-    unsigned c = hl_class_of(24);
-    size_t limit = hl_cfg.cpu_cache_bytes / hl_class_size(c);
-    size_t n = (size_t)(get_nprocs_conf() + 1) * limit + 1;     /* fills every CPU's stack */
-    void **p = hl_malloc(n * sizeof *p);
-    assert_non_null(p);
-    struct hoardlab_stats s0, s1;
-    hoardlab_stats(&s0);
-    for (size_t i = 0; i < n; i++) assert_non_null(p[i] = hl_malloc(24));
-    for (size_t i = 0; i < n; i++) hl_free(p[i]);
-    hoardlab_stats(&s1);
-    hl_free(p);
-    print_message("batches: %zu blocks, %llu refills, %llu flushes\n", n,
-                  (unsigned long long)(s1.cpu_refills - s0.cpu_refills),
-                  (unsigned long long)(s1.cpu_flushes - s0.cpu_flushes));
-    assert_true(s1.cpu_refills - s0.cpu_refills >= 1);
-    assert_true(s1.cpu_flushes - s0.cpu_flushes >= 1);
-}
-
 int main(void)
 {
     hl_free(hl_malloc(1));               /* init, with HOARD_CACHE=cpu from the test's env */
@@ -340,8 +272,6 @@ int main(void)
         cmocka_unit_test(sections_migrate),
         cmocka_unit_test(sections_signal),
         cmocka_unit_test(sections_bypass),
-        cmocka_unit_test(cache_fork),
-        cmocka_unit_test(cache_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,5 @@
-/* fronts.c — the one table of front caches (fronts.h): the value of `cache` each serves and
+/* fronts.c — a heap row's start (fronts.h): its policy installed in the heap paths, built
+ * once in heaps/, and the one table of front caches: the value of `cache` each serves and
  * its start, which builds nothing (each front built its fast paths once, in its own file)
  * but chooses the build that counting and stats_batch ask for and keeps the row. A new front
  * is a line here, its own file beside tlab.c and cpucache.c, and a value of `cache`. */
@@ -14,9 +15,23 @@ static const struct front {
     { HL_CACHE_CPU, hl_cpu_cache_start },                 /* per CPU on rseq (cpucache.h) */
 };
 
-void hl_fronts_start(hl_refill_fn refill, hl_after_free_fn after, const struct hl_paths *own)
+/* The row's hooks and floor installed, its heaps made, its own paths (plain, or sharded
+ * with free_lists = sharded) installed: the counted ones, which the front falls back to. */
+static const struct hl_paths *start_row(const struct hl_heap_policy *policy)
 {
-    const struct hl_cache_row row = { refill, after, own->malloc, own->free };
+    hl_heap_refill = policy->refill;
+    hl_heap_after_free = policy->after_free;
+    hl_heap_floor = policy->floor;
+    hl_heaps_init(policy->global_heap, false);
+    if (!hl_sb_sharded) return &hl_active->counted;
+    hl_paths = hl_sharded_start();
+    return &hl_sharded_paths[1];
+}
+
+void hl_fronts_start(const struct hl_heap_policy *policy)
+{
+    const struct hl_paths *own = start_row(policy);
+    const struct hl_cache_row row = { policy->refill, policy->after_free, own->malloc, own->free };
     for (size_t i = 0; i < sizeof fronts / sizeof fronts[0]; i++)
         if (fronts[i].cache == hl_cfg.cache) hl_paths = fronts[i].start(&row);
 }

@@ -7,6 +7,7 @@
 
 unsigned hl_heap_groups;
 size_t (*hl_heap_floor)(const struct hl_heap *h, size_t a);
+hl_refill_fn hl_heap_refill;
 hl_after_free_fn hl_heap_after_free;
 void (*hl_heap_observer)(const struct hl_heap *h, const struct hl_sb *sb, unsigned from,
                          unsigned to);

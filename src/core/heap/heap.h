@@ -264,9 +264,20 @@ typedef void (*hl_after_free_fn)(struct hl_heap *h, struct hl_sb *sb);
 extern void (*hl_heap_observer)(const struct hl_heap *h, const struct hl_sb *sb, unsigned from,
                                 unsigned to);
 
-/* The active strategy's after-free policy, for frees collected from other threads
- * (remote_free = list | queue: remote.h), which reach a heap outside any free call. */
+/* The active row's hooks, which the heap paths built once (heappaths.c, sharded.c) and the
+ * frees collected from other threads (remote.h), outside any free call, call. */
+extern hl_refill_fn hl_heap_refill;
 extern hl_after_free_fn hl_heap_after_free;
+
+/* All a heap row (ownership, hoard and its rows) adds to the paths, the fronts and the heap
+ * selection of heaps/ and cache/: its hooks, and whether it has a global heap (heap 0). The
+ * row's init hands it to fronts.h's hl_fronts_start. */
+struct hl_heap_policy {
+    hl_refill_fn refill;
+    hl_after_free_fn after_free;
+    size_t (*floor)(const struct hl_heap *h, size_t a);   /* hl_heap_floor; NULL: none */
+    bool global_heap;
+};
 
 /* ---- heap.c: checks build ---------------------------------------------------------------- */
 

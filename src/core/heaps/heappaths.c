@@ -27,7 +27,7 @@ void *hl_heaps_refill_from_os(struct hl_heap *h, unsigned c)
 
 /* ---- malloc and free to the owner: the general paths (heap.h has the fast ones) ----------- */
 
-void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill)
+HL_COLD void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c)
 {
     h->collect_in = HL_COLLECT_EVERY;
     if (hl_remote_mode) {
@@ -35,7 +35,7 @@ void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill)
         if (hl_remote_mode >= HL_REMOTE_QUEUE) hl_remote_flush();   /* queue, batch */
     }
     void *p = hl_heap_alloc_sb(h, c);
-    if (!p) p = refill(h, c);
+    if (!p) p = hl_heap_refill(h, c);
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, -1);
     hl_heap_unlock(h);
     /* No lock held: the purge thread may start here (purge.h says why a free may not). */
@@ -43,20 +43,20 @@ void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill)
     return hl_likely(p != NULL) ? hl_stats_malloc(p, hl_class_size(c)) : NULL;
 }
 
-void *hl_heap_malloc_general(unsigned c, hl_refill_fn refill)
+HL_COLD void *hl_heap_malloc_general(unsigned c)
 {
     struct hl_heap *h = hl_heap_mine();
     hl_heap_lock(h);
-    return hl_heap_malloc_retry(h, c, refill);
+    return hl_heap_malloc_retry(h, c);
 }
 
-void hl_heap_free_retry(struct hl_heap *h, void *p, hl_after_free_fn after)
+HL_COLD void hl_heap_free_retry(struct hl_heap *h, void *p)
 {
     hl_heap_unlock(h);
-    hl_heap_free_general(p, after);
+    hl_heap_free_general(p);
 }
 
-void *hl_heap_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p)
+HL_COLD void *hl_heap_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p)
 {
     size_t size = sb->size;
     hl_heap_regroup(h, sb);
@@ -65,7 +65,7 @@ void *hl_heap_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p)
     return hl_stats_malloc(p, size);
 }
 
-void hl_heap_free_general(void *p, hl_after_free_fn after)
+HL_COLD void hl_heap_free_general(void *p)
 {
     struct hl_sb *sb = hl_sb_of(p);
     p = hl_sb_block(sb, p);
@@ -79,21 +79,30 @@ void hl_heap_free_general(void *p, hl_after_free_fn after)
     hl_heap_count_remote(h);
     size_t size = sb->size;
     hl_heap_free(h, sb, p);
-    after(h, sb);
+    hl_heap_after_free(h, sb);
     hl_heap_unlock(h);
     hl_stats_free(size);
 }
 
-void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_after_free_fn after)
+HL_COLD void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size)
 {
     if (hl_heap_must_regroup(sb)) hl_heap_regroup(h, sb);
     else hl_heap_to_front(h, sb);
     /* The policies act only below the floor or on an empty superblock (heap.h). */
-    if (hl_heap_policy_due(h, sb)) after(h, sb);
+    if (hl_heap_policy_due(h, sb)) hl_heap_after_free(h, sb);
     if (hl_remote_pending(h)) hl_remote_collect(h);
     hl_heap_unlock(h);
     hl_stats_free(size);
 }
+
+/* ---- the heap rows' paths, built once for every row (a row adds only its policy) ---------- */
+
+/* HL_MALLOC_PAIR defines hl_heap_row_malloc, hl_heap_row_malloc_entry,
+ * hl_heap_row_malloc_uncounted, hl_heap_row_malloc_uncounted_entry */
+HL_MALLOC_PAIR(, hl_heap_row_malloc, hl_heap_malloc_fast)
+/* HL_FREE_PAIR defines hl_heap_row_free, hl_heap_row_free_entry, hl_heap_row_free_uncounted,
+ * hl_heap_row_free_uncounted_entry */
+HL_FREE_PAIR(, hl_heap_row_free, hl_heap_free_fast)
 
 void *hl_heaps_memalign(size_t align, size_t size)
 {

@@ -18,13 +18,14 @@
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 
-void *hl_heap_malloc_general(unsigned c, hl_refill_fn refill);
+/* The general paths, which call the row's hooks (heap.h: hl_heap_refill, hl_heap_after_free). */
+void *hl_heap_malloc_general(unsigned c);
 /* The general path for h, locked by a fast path that cannot go on. */
-void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill);
-void hl_heap_free_retry(struct hl_heap *h, void *p, hl_after_free_fn after);
+void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c);
+void hl_heap_free_retry(struct hl_heap *h, void *p);
 void *hl_heap_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p);
-void hl_heap_free_general(void *p, hl_after_free_fn after);
-void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size, hl_after_free_fn after);
+void hl_heap_free_general(void *p);
+void hl_heap_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size);
 
 /* Lock h if it is free at once, counting the acquisition when counted (stats.h). */
 static inline __attribute__((always_inline)) bool hl_heap_trylock(struct hl_heap *h, bool counted)
@@ -35,25 +36,21 @@ static inline __attribute__((always_inline)) bool hl_heap_trylock(struct hl_heap
 }
 
 /* The fast paths take `counted` last (stats.h: built twice by HL_MALLOC_PAIR, HL_FREE_PAIR). */
-static inline __attribute__((always_inline)) void *hl_heap_malloc_fast(size_t size,
-                                                                       hl_refill_fn refill,
-                                                                       bool counted)
+static inline __attribute__((always_inline)) void *hl_heap_malloc_fast(size_t size, bool counted)
 {
     unsigned c = hl_class_of(size);
     struct hl_heap *h = hl_me.heap;
     if (hl_unlikely(HL_INVARIANT_CHECKS || !h || !hl_heap_trylock(h, counted)))
-        return hl_heap_malloc_general(c, refill);
+        return hl_heap_malloc_general(c);
     struct hl_heap_class *k = &h->cls[c];
-    if (hl_unlikely(!k->groups || --h->collect_in == 0)) return hl_heap_malloc_retry(h, c, refill);
+    if (hl_unlikely(!k->groups || --h->collect_in == 0)) return hl_heap_malloc_retry(h, c);
     struct hl_sb *sb = k->list[63 - __builtin_clzll(k->groups)];   /* the fullest group */
     void *p = hl_heap_take_block(h, sb);
     if (hl_unlikely(sb->used >= sb->group_hi)) return hl_heap_malloc_finish(h, sb, p);
     return hl_release_count_if(counted, &h->lock, p, sb->size, false);
 }
 
-static inline __attribute__((always_inline)) void hl_heap_free_fast(void *p,
-                                                                    hl_after_free_fn after,
-                                                                    bool counted)
+static inline __attribute__((always_inline)) void hl_heap_free_fast(void *p, bool counted)
 {
     struct hl_sb *sb = hl_sb_of(p);
     struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_acquire);
@@ -65,11 +62,11 @@ static inline __attribute__((always_inline)) void hl_heap_free_fast(void *p,
     if (hl_unlikely(HL_INVARIANT_CHECKS || !mine ||
                     atomic_load_explicit(&sb->interior, memory_order_relaxed) ||
                     !hl_heap_trylock(h, counted))) {
-        hl_heap_free_general(p, after);
+        hl_heap_free_general(p);
         return;
     }
     if (hl_unlikely(atomic_load_explicit(&sb->owner, memory_order_relaxed) != h)) {
-        hl_heap_free_retry(h, p, after);    /* it moved while we locked: the general path */
+        hl_heap_free_retry(h, p);    /* it moved while we locked: the general path */
         return;
     }
     if (counted && h != mine) HL_COUNT(remote_frees, 1);
@@ -79,7 +76,7 @@ static inline __attribute__((always_inline)) void hl_heap_free_fast(void *p,
     if (hl_unlikely(hl_heap_must_regroup(sb) || k->list[sb->list] != sb ||
                     k->acct->u < k->acct->u_floor ||
                     (sb->used == 0 && hl_cfg.release_empty))) {
-        hl_heap_free_finish(h, sb, size, after);
+        hl_heap_free_finish(h, sb, size);
         return;
     }
     hl_release_count_if(counted, &h->lock, NULL, size, true);
@@ -93,6 +90,9 @@ void  *hl_heaps_malloc(size_t size);
 void  *hl_heaps_refill_from_os(struct hl_heap *h, unsigned c);   /* an hl_refill_fn */
 void  *hl_heaps_memalign(size_t align, size_t size);   /* inside a block of the row's malloc */
 size_t hl_heaps_usable_size(const void *p);
+/* The heap rows' malloc and free (ownership, hoard and its rows), built once (stats.h's four
+ * builds each); a row names them in its struct hl_strategy with HL_ROW_PATHS. */
+HL_DECLARE_PAIR(hl_heap_row_malloc, hl_heap_row_free)
 /* The members every heap strategy's row shares; a row adds name, summary, init, malloc and
  * free (and defaults). */
 #define HL_HEAP_ROW                                                                           \

@@ -64,24 +64,24 @@ void *hl_sharded_alloc(struct hl_heap *h, unsigned c, hl_refill_fn refill)
     return p;
 }
 
-void *hl_sharded_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill)
+static HL_COLD void *malloc_retry(struct hl_heap *h, unsigned c)
 {
     h->collect_in = HL_COLLECT_EVERY;
     if (hl_remote_pending(h)) hl_remote_collect(h);     /* the other superblocks' thread_free */
-    void *p = hl_sharded_alloc(h, c, refill);
+    void *p = hl_sharded_alloc(h, c, hl_heap_refill);
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, -1);
     hl_heap_unlock(h);
     return hl_likely(p != NULL) ? hl_stats_malloc(p, hl_class_size(c)) : NULL;
 }
 
-void *hl_sharded_malloc_general(unsigned c, hl_refill_fn refill)
+static HL_COLD void *malloc_general(unsigned c)
 {
     struct hl_heap *h = hl_heap_mine();
     hl_heap_lock(h);
-    return hl_sharded_malloc_retry(h, c, refill);
+    return malloc_retry(h, c);
 }
 
-void *hl_sharded_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p)
+static HL_COLD void *malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p)
 {
     size_t size = sb->size;
     hl_heap_regroup(h, sb);
@@ -90,17 +90,86 @@ void *hl_sharded_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p)
     return hl_stats_malloc(p, size);
 }
 
-void hl_sharded_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size,
-                            hl_after_free_fn after)
+static HL_COLD void free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size)
 {
     if (hl_heap_must_regroup(sb)) hl_heap_regroup(h, sb);
-    if (hl_heap_policy_due(h, sb)) after(h, sb);         /* (may give sb away: heap.c) */
+    if (hl_heap_policy_due(h, sb)) hl_heap_after_free(h, sb);   /* (may give sb away) */
     if (hl_remote_pending(h)) hl_remote_collect(h);
     hl_heap_unlock(h);
     hl_stats_free(size);
 }
 
-const struct hl_paths *hl_sharded_start(const struct hl_paths paths[2])
+/* malloc: a block off the current superblock's free_head, under the heap's lock taken at once;
+ * anything else (no current superblock, free_head empty, the collection countdown, the lock
+ * busy) goes to the slow half. Takes `counted` last (stats.h's HL_MALLOC_PAIR). */
+static inline __attribute__((always_inline)) void *sharded_malloc(size_t size, bool counted)
 {
-    return &paths[hl_cfg.counting != 0];
+    unsigned c = hl_class_of(size);
+    struct hl_heap *h = hl_me.heap;
+    if (hl_unlikely(HL_INVARIANT_CHECKS || !h || !hl_heap_trylock(h, counted)))
+        return malloc_general(c);
+    struct hl_heap_class *k = &h->cls[c];
+    struct hl_sb *sb = *hl_heap_cur(k);
+    if (hl_unlikely(!sb)) return malloc_retry(h, c);
+    void *p = sb->free_head;
+    if (hl_unlikely(!p || --h->collect_in == 0)) return malloc_retry(h, c);
+    sb->free_head = *(void **)p;
+    k->acct->u += sb->size;
+    if (hl_unlikely(++sb->used == 1)) h->nempty--;      /* as heap.h's hl_heap_take_block */
+    if (hl_unlikely(sb->used >= sb->group_hi)) return malloc_finish(h, sb, p);
+    return hl_release_count_if(counted, &h->lock, p, sb->size, false);
+}
+
+/* free: another heap's block onto its superblock's thread_free (remote.h); the owner's onto
+ * local_free under its heap's lock taken at once, else the general path (heappaths.c, whose
+ * hl_heap_free pushes onto local_free too). */
+static inline __attribute__((always_inline)) void sharded_free(void *p, bool counted)
+{
+    struct hl_sb *sb = hl_sb_of(p);
+    struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_acquire);
+    struct hl_heap *mine = hl_me.heap;
+    if (hl_unlikely(h != mine) && mine) {                /* thread_free */
+        hl_remote_free(sb, hl_sb_block(sb, p));
+        return;
+    }
+    if (hl_unlikely(HL_INVARIANT_CHECKS || !mine ||
+                    atomic_load_explicit(&sb->interior, memory_order_relaxed) ||
+                    !hl_heap_trylock(h, counted))) {
+        hl_heap_free_general(p);
+        return;
+    }
+    if (hl_unlikely(atomic_load_explicit(&sb->owner, memory_order_relaxed) != h)) {
+        hl_heap_free_retry(h, p);    /* it moved while we locked: the general path */
+        return;
+    }
+    size_t size = sb->size;
+    struct hl_account *ac = h->cls[sb->cls].acct;
+    hl_sb_push_local(sb, p);
+    ac->u -= size;
+    if (hl_unlikely(sb->used == 0)) h->nempty++;
+    /* as heappaths.h's free: the policy is due below the floor, or on an empty superblock
+     * with release_empty */
+    if (hl_unlikely(hl_heap_must_regroup(sb) || ac->u < ac->u_floor ||
+                    (sb->used == 0 && hl_cfg.release_empty))) {
+        free_finish(h, sb, size);
+        return;
+    }
+    hl_release_count_if(counted, &h->lock, NULL, size, true);
+}
+
+/* HL_MALLOC_PAIR defines sharded_malloc_path, sharded_malloc_path_entry,
+ * sharded_malloc_path_uncounted, sharded_malloc_path_uncounted_entry */
+HL_MALLOC_PAIR(static, sharded_malloc_path, sharded_malloc)
+/* HL_FREE_PAIR defines sharded_free_path, sharded_free_path_entry, sharded_free_path_uncounted,
+ * sharded_free_path_uncounted_entry */
+HL_FREE_PAIR(static, sharded_free_path, sharded_free)
+
+const struct hl_paths hl_sharded_paths[2] = {
+    HL_PATHS(sharded_malloc_path_uncounted, sharded_free_path_uncounted),
+    HL_PATHS(sharded_malloc_path, sharded_free_path),
+};
+
+const struct hl_paths *hl_sharded_start(void)
+{
+    return &hl_sharded_paths[hl_cfg.counting != 0];
 }

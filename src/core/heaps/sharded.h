@@ -41,92 +41,16 @@
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 
-/* The slow halves (sharded.c). */
-void *hl_sharded_malloc_general(unsigned c, hl_refill_fn refill);
-void *hl_sharded_malloc_retry(struct hl_heap *h, unsigned c, hl_refill_fn refill);
-void *hl_sharded_malloc_finish(struct hl_heap *h, struct hl_sb *sb, void *p);
-void hl_sharded_free_finish(struct hl_heap *h, struct hl_sb *sb, size_t size,
-                            hl_after_free_fn after);
 /* A block of class c from h (locked): the current superblock's free_head, its local_free
  * swapped in, its thread_free taken, a carved one; else the next current superblock by
  * Hoard's rule, or refill's. NULL when the OS refuses. The slow path's and the TLAB's refill. */
 void *hl_sharded_alloc(struct hl_heap *h, unsigned c, hl_refill_fn refill);
 
-/* malloc: a block off the current superblock's free_head, under the heap's lock taken at once;
- * anything else (no current superblock, free_head empty, the collection countdown, the lock
- * busy) goes to the slow half. Takes `counted` last (stats.h's HL_MALLOC_PAIR). */
-static inline __attribute__((always_inline)) void *hl_sharded_malloc(size_t size,
-                                                                     hl_refill_fn refill,
-                                                                     bool counted)
-{
-    unsigned c = hl_class_of(size);
-    struct hl_heap *h = hl_me.heap;
-    if (hl_unlikely(HL_INVARIANT_CHECKS || !h || !hl_heap_trylock(h, counted)))
-        return hl_sharded_malloc_general(c, refill);
-    struct hl_heap_class *k = &h->cls[c];
-    struct hl_sb *sb = *hl_heap_cur(k);
-    if (hl_unlikely(!sb)) return hl_sharded_malloc_retry(h, c, refill);
-    void *p = sb->free_head;
-    if (hl_unlikely(!p || --h->collect_in == 0)) return hl_sharded_malloc_retry(h, c, refill);
-    sb->free_head = *(void **)p;
-    k->acct->u += sb->size;
-    if (hl_unlikely(++sb->used == 1)) h->nempty--;      /* as heap.h's hl_heap_take_block */
-    if (hl_unlikely(sb->used >= sb->group_hi)) return hl_sharded_malloc_finish(h, sb, p);
-    return hl_release_count_if(counted, &h->lock, p, sb->size, false);
-}
-
-/* free: another heap's block onto its superblock's thread_free (remote.h); the owner's onto
- * local_free under its heap's lock taken at once, else the general path (heappaths.c, whose
- * hl_heap_free pushes onto local_free too). */
-static inline __attribute__((always_inline)) void hl_sharded_free(void *p,
-                                                                  hl_after_free_fn after,
-                                                                  bool counted)
-{
-    struct hl_sb *sb = hl_sb_of(p);
-    struct hl_heap *h = atomic_load_explicit(&sb->owner, memory_order_acquire);
-    struct hl_heap *mine = hl_me.heap;
-    if (hl_unlikely(h != mine) && mine) {                /* thread_free */
-        hl_remote_free(sb, hl_sb_block(sb, p));
-        return;
-    }
-    if (hl_unlikely(HL_INVARIANT_CHECKS || !mine ||
-                    atomic_load_explicit(&sb->interior, memory_order_relaxed) ||
-                    !hl_heap_trylock(h, counted))) {
-        hl_heap_free_general(p, after);
-        return;
-    }
-    if (hl_unlikely(atomic_load_explicit(&sb->owner, memory_order_relaxed) != h)) {
-        hl_heap_free_retry(h, p, after);    /* it moved while we locked: the general path */
-        return;
-    }
-    size_t size = sb->size;
-    struct hl_account *ac = h->cls[sb->cls].acct;
-    hl_sb_push_local(sb, p);
-    ac->u -= size;
-    if (hl_unlikely(sb->used == 0)) h->nempty++;
-    /* as heappaths.h's free: the policy is due below the floor, or on an empty superblock
-     * with release_empty */
-    if (hl_unlikely(hl_heap_must_regroup(sb) || ac->u < ac->u_floor ||
-                    (sb->used == 0 && hl_cfg.release_empty))) {
-        hl_sharded_free_finish(h, sb, size, after);
-        return;
-    }
-    hl_release_count_if(counted, &h->lock, NULL, size, true);
-}
-
-/* A heap row's sharded paths: HL_SHARDED_PATHS(name, refill, after) builds name_malloc and
- * name_free (counted and uncounted, stats.h) and name_paths[2] (uncounted, counted); the
- * row's init, after hl_heaps_init and with free_lists = sharded, installs them with
- * hl_paths = hl_sharded_start(name_paths), and puts the TLAB's in front with tlab = on (whose
- * plain paths are name_malloc and name_free). */
-#define HL_SHARDED_PATHS(name, refill, after)                                                 \
-    HL_MALLOC_PAIR(static, name##_malloc, hl_sharded_malloc, refill)                          \
-    HL_FREE_PAIR(static, name##_free, hl_sharded_free, after)                                 \
-    static const struct hl_paths name##_paths[2] = {                                          \
-        HL_PATHS(name##_malloc_uncounted, name##_free_uncounted),                             \
-        HL_PATHS(name##_malloc, name##_free),                                                 \
-    };
-const struct hl_paths *hl_sharded_start(const struct hl_paths paths[2]);
+/* The sharded paths of every heap row (sharded.c), uncounted and counted, which fronts.c's
+ * hl_fronts_start installs with free_lists = sharded; hl_sharded_start: the one of them that
+ * `counting` asks for. */
+extern const struct hl_paths hl_sharded_paths[2];
+const struct hl_paths *hl_sharded_start(void);
 
 #pragma GCC visibility pop
 
