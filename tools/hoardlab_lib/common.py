@@ -255,19 +255,19 @@ def did_you_mean(word, known):
     return "; did you mean %r?" % close[0] if close else ""
 
 
-def name_problem(base, strategies):
-    """None if `base` names an allocator: a production allocator, preload:PATH, one of
-    `strategies` (the build's, hlconfig_strategies) or a composed row; else the one-line
-    message, with the closest name and every valid one. Every command that checks a name
-    (run, sweep, attribute, heapmap, config) asks this."""
+def name_problem(base, strategies, production=True):
+    """None if `base` names an allocator: one of `strategies` (the build's,
+    hlconfig_strategies), a composed row, or (with `production`) a production allocator or
+    preload:PATH; else the one-line message, with the closest name and every valid one. Every
+    command that checks a name (run, sweep, attribute, heapmap, config) asks this."""
     rows = list(composed_rows())
-    if allocator_kind(base) != "hoardlab" or base in strategies or base in rows:
+    if base in strategies or base in rows or (production and allocator_kind(base) != "hoardlab"):
         return None
-    return "unknown strategy or allocator %r%s (strategies: %s; composed rows: %s; " \
-           "production: %s)" % (base, did_you_mean(base, list(strategies) + rows +
-                                                   list(PRODUCTION)),
-                                ", ".join(strategies), ", ".join(rows) or "none",
-                                ", ".join(PRODUCTION))
+    known = list(strategies) + rows + (list(PRODUCTION) if production else [])
+    return "unknown %s %r%s (strategies: %s; composed rows: %s%s)" % (
+        "strategy or allocator" if production else "strategy", base, did_you_mean(base, known),
+        ", ".join(strategies), ", ".join(rows) or "none",
+        "; production: " + ", ".join(PRODUCTION) if production else "")
 
 
 def expected_strategy(base, knobs=None):

@@ -46,9 +46,8 @@ import random
 import re
 
 from . import load, programs
-from .common import (ToolError, allocator_kind, composed_rows, name_problem,
-                     parse_allocator_spec, cores, knob_key, parse_bool, parse_key_values,
-                     split_commas)
+from .common import (ToolError, allocator_kind, name_problem, parse_allocator_spec, cores,
+                     knob_key, parse_bool, parse_key_values, split_commas)
 
 SWEEP_KEYS = {"name", "description", "strategies", "threads", "repetitions", "scale", "seed",
               "workload_seed", "baseline", "timeout", "pin", "cost", "busy_threshold",
@@ -254,10 +253,9 @@ class Sweep:
             return list(strategies)
         names = [] if strat in ("", "none") else split_list(strat)
         for n in names:         # a strategy or a composed row (all: the strategies only)
-            if strategies is not None and n not in strategies and n not in composed_rows():
-                raise self.error_at("sweep", "strategies", name_problem(n, strategies) or
-                                    "%r is a production allocator: name it in [allocators]"
-                                    % n)
+            if strategies is not None and name_problem(n, strategies, production=False):
+                raise self.error_at("sweep", "strategies",
+                                    name_problem(n, strategies, production=False))
         return names
 
     def _allocator(self, label, spec, strategies):
