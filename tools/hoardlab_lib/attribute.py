@@ -28,7 +28,7 @@ import re
 import subprocess
 
 from . import check, fmt as F, tidy, verdicts as V
-from .common import ToolError, allocator_env, parse_allocator_spec, require
+from .common import ToolError, allocator_env, parse_allocator_spec, require, row_config
 
 EFFECTIVE = re.compile(r"^(?:hoardlab: )?(\w+)\s*=\s*(.*?)\s*\((\w+)\)\s*$")
 # Keys that say which configuration runs rather than how it allocates.
@@ -157,8 +157,9 @@ def plan(bdir, base_spec, target_spec, order=None, strategies=None):
     t, tk = parse_allocator_spec(target_spec)
     for spec, (s, k) in ((base_spec, (b, bk)), (target_spec, (t, tk))):
         check.allocator(bdir, s, k, strategies or [], "attribute %s" % spec)
-    if strategies is not None and b not in strategies:
-        raise ToolError("attribute: the base must be a hoardlab strategy (%s)" % base_spec)
+    if strategies is not None and b not in strategies and not row_config(b):
+        raise ToolError("attribute: the base must be a hoardlab strategy or composed row (%s)"
+                        % base_spec)
     diff = differing(effective(bdir, b, bk), effective(bdir, t, tk))
     if not diff:
         raise ToolError("attribute: %s and %s have the same effective configuration"

@@ -7,8 +7,8 @@ import json
 import re
 import subprocess
 
-from .common import ToolError, allocator_kind, knob_key, production_library, require
-from .sweep import did_you_mean
+from .common import (ToolError, allocator_kind, did_you_mean, knob_env_name, knob_key,
+                     name_problem, production_library, require, row_config)
 
 _cache = {}
 
@@ -47,11 +47,20 @@ def workloads(bdir):
 
 
 def knob_problem(bdir, base, knobs):
-    """None if hlconfig accepts strategy `base` with `knobs` at start-up, else (knob, message)
-    with the message of the start-up check (value out of range, key acting nowhere, ...)."""
-    argv = [require(bdir, "hlconfig"), "--check", "strategy=" + base]
-    argv += ["%s=%s" % kv for kv in knobs.items()]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    """None if hlconfig accepts strategy or composed row `base` with `knobs` at start-up,
+    else (knob, message) with the message of the start-up check (value out of range, key
+    acting nowhere, ...). A composed row is its file with the knobs as HOARD_<KEY> (which win),
+    alone in the environment, as --check puts a strategy's, and read by --effective (which
+    starts the configuration exactly as a preloaded program would)."""
+    row = row_config(base)
+    if row:
+        argv, env = [require(bdir, "hlconfig"), "--effective"], {"HOARD_CONFIG": row}
+        env.update((knob_env_name(k), str(v)) for k, v in knobs.items())
+    else:
+        argv = [require(bdir, "hlconfig"), "--check", "strategy=" + base]
+        argv += ["%s=%s" % kv for kv in knobs.items()]
+        env = None
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
     if p.returncode == 0:
         return None
     msg = (p.stderr or p.stdout).strip().splitlines()
@@ -69,9 +78,9 @@ def allocator(bdir, base, knobs, strategies, where):
         production_library(base)
     if kind != "hoardlab":
         return
-    if base not in strategies:
-        raise ToolError("%s: unknown strategy or allocator %r%s" % (
-            where, base, did_you_mean(base, strategies)))
+    bad = name_problem(base, strategies)
+    if bad:
+        raise ToolError("%s: %s" % (where, bad))
     keys = config_keys(bdir)
     for k in knobs:
         if k not in keys:
@@ -88,9 +97,8 @@ def sweep(sw, runs, bdir, strategies):
     for label, base, knobs in sw.allocators:
         if allocator_kind(base) == "production":
             production_library(base)
-        elif allocator_kind(base) == "hoardlab" and base not in strategies:
-            raise sw.error_at("allocators", label, "unknown strategy or allocator %r%s"
-                              % (base, did_you_mean(base, strategies)))
+        elif name_problem(base, strategies):
+            raise sw.error_at("allocators", label, name_problem(base, strategies))
     for origin, knob in sw.knob_origins():
         if knob not in keys:
             raise sw.error_at(*origin, "unknown knob %r%s" % (knob, did_you_mean(knob, keys)))

@@ -27,9 +27,9 @@ def parse_run(sub):
                        "after `--`.")
     s.add_argument("workload")
     s.add_argument("-a", "--allocator", default="hoard",
-                   help="strategy or production allocator, with knobs: "
-                   "'hoard:heap_select=cpu:tlab=on' (as cost -a), or 'concurrent, padding=on' "
-                   "(default hoard)")
+                   help="strategy, composed row or production allocator (`strategies` "
+                   "lists them), with knobs: 'hoard:heap_select=cpu:tlab=on' (as cost -a), "
+                   "'mimalloc-like:purge_delay=100', or 'concurrent, padding=on' (default hoard)")
     s.add_argument("-k", "--knob", action="append", help="knob override key=value (repeatable)")
     s.add_argument("-p", "--param", action="append",
                    help="workload parameter name=value, passed as --name value")
@@ -176,7 +176,8 @@ def parse_heapmap(sub):
 
 
 def parse_strategies(sub):
-    s = sub.add_parser("strategies", help="list strategies and production allocators")
+    s = sub.add_parser("strategies", help="list strategies, composed rows and production "
+                       "allocators")
     s.set_defaults(func=commands.cmd_strategies)
 
 
@@ -190,7 +191,8 @@ def parse_config(sub):
     g.add_argument("--classes", action="store_true", help="size classes (with -a)")
     g.add_argument("--stats", action="store_true", help="the statistics: name, from (thread or "
                    "total), across (how processes combine: sum, largest, max), help")
-    s.add_argument("-a", "--allocator", help="strategy with knobs: 'hoard, empty_fraction=1/8'")
+    s.add_argument("-a", "--allocator", help="strategy or composed row with knobs: 'hoard, "
+                   "empty_fraction=1/8'")
     s.set_defaults(func=commands.cmd_config)
 
 

@@ -199,17 +199,24 @@ def cmd_heapmap(a):
 
 def cmd_strategies(a):
     bdir = build_dir(a.build_dir)
+    strategies, rows = common.hlconfig_strategies(bdir), common.composed_rows()
+    width = max(len(n) for n in [s for s, _ in strategies] + list(rows) +
+                list(common.PRODUCTION))
     print("hoardlab strategies (LD_PRELOAD=%s, HOARD_STRATEGY=name):"
           % common.artifact(bdir, "lib"))
-    for name, summary in common.hlconfig_strategies(bdir):
-        print("  %-12s %s" % (name, summary))
+    for name, summary in strategies:
+        print("  %-*s %s" % (width, name, summary))
+    print("composed rows (the same library, HOARD_CONFIG=%s/NAME.ini; docs/rows.md):"
+          % os.path.relpath(common.ROWS_DIR, REPO))
+    for name, (_, account) in rows.items():
+        print("  %-*s %s" % (width, name, account))
     print("production allocators (LD_PRELOAD of the library shown):")
     for name in common.PRODUCTION:
         try:
             lib = common.production_library(name)
-            print("  %-12s %s" % (name, lib or "no preload (the C library's malloc)"))
+            print("  %-*s %s" % (width, name, lib or "no preload (the C library's malloc)"))
         except ToolError as e:
-            print("  %-12s MISSING: %s" % (name, e))
+            print("  %-*s MISSING: %s" % (width, name, e))
     return 0
 
 
@@ -221,6 +228,9 @@ def cmd_config(a):
     env = None
     if a.allocator:
         base, knobs = common.parse_allocator_spec(a.allocator)
+        bad = common.name_problem(base, [n for n, _ in common.hlconfig_strategies(bdir)])
+        if bad:
+            raise ToolError("-a %s: %s" % (a.allocator, bad))
         env = common.allocator_env(base, knobs, bdir)
         env.pop("LD_PRELOAD", None)
     return subprocess.run([hlconfig, flag], env=env).returncode

@@ -2,11 +2,17 @@
 on/off values that specs, sweep files and the command line share.
 
 An allocator of a sweep is either a hoardlab strategy with knob overrides (run with
-LD_PRELOAD=libhoardlab.so, HOARD_STRATEGY and HOARD_<KNOB>) or a production allocator
-preloaded from its library: a Debian package's, for mimalloc3 the one the PyPI wheel
-cmeel-mimalloc installs, for snmalloc the one tools/install-deps builds (glibc = no preload).
+LD_PRELOAD=libhoardlab.so, HOARD_STRATEGY and HOARD_<KNOB>), a composed row with knob overrides
+(a named configuration file configs/rows/NAME.ini, run with LD_PRELOAD=libhoardlab.so,
+HOARD_CONFIG=that file and HOARD_<KNOB>), or a production allocator preloaded from its library:
+a Debian package's, for mimalloc3 the one the PyPI wheel cmeel-mimalloc installs, for snmalloc
+the one tools/install-deps builds (glibc = no preload). The names are resolved here and only
+here: allocator_kind, row_config, name_problem, selection_env.
 """
+import configparser
+import difflib
 import glob
+import re
 import hashlib
 import importlib.metadata as md
 import json
@@ -43,6 +49,11 @@ SOURCE_BUILT = {"snmalloc": ("snmalloc-sys (crates.io)", SNMALLOC_VERSION, SNMAL
 # install-deps builds it again with 38 bits (valgrind's clients stay below 128 GiB), which runs
 # only under valgrind; only the pagemap's set-up differs between the two builds' code.
 CALLGRIND_LIBRARY = {"snmalloc": "libsnmallocshim-callgrind.so"}
+# Composed rows: configs/rows/NAME.ini, each a valid HOARD_CONFIG file that sets the testbed's
+# elements the way a production allocator assembles its own (docs/rows.md); its first line is a
+# comment, the row's one-line account. The folder is the list: no name is written anywhere else.
+ROWS_DIR = os.path.join(REPO, "configs", "rows")
+ROW_NAME = re.compile(r"[a-z0-9][a-z0-9._+-]*$")
 LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
             "/usr/lib", "/lib/x86_64-linux-gnu"]
 
@@ -203,11 +214,80 @@ def parse_allocator_spec(spec):
 
 
 def allocator_kind(base):
+    """production, preload, or hoardlab (a strategy or a composed row: libhoardlab runs it, and
+    knobs apply to it)."""
     if base in PRODUCTION:
         return "production"
     if base.startswith("preload:"):
         return "preload"
     return "hoardlab"
+
+
+def composed_rows():
+    """{name: (path, account)} of every composed row, by name: configs/rows/NAME.ini, whose
+    first line is a comment giving its one-line account ('; per-thread heaps ...'). A file
+    whose name cannot be an allocator's (upper case, a ':' or ',', a production allocator's
+    name) or that opens without its account is a ToolError, so no row goes unlisted."""
+    rows = {}
+    for path in sorted(glob.glob(os.path.join(ROWS_DIR, "*.ini"))):
+        name = os.path.basename(path)[:-len(".ini")]
+        if not ROW_NAME.match(name) or name in PRODUCTION:
+            raise ToolError("%s: %r cannot name a composed row (lower-case letters, digits and "
+                            ". _ + -, not a production allocator's name)" % (path, name))
+        with open(path) as f:
+            first = f.readline().strip()
+        if not first.startswith(";") or not first.lstrip("; ").strip():
+            raise ToolError("%s:1: a composed row opens with its one-line account, a comment "
+                            "('; what it assembles')" % path)
+        rows[name] = (path, first.lstrip("; ").strip())
+    return rows
+
+
+def row_config(name):
+    """The configuration file of composed row `name`, or None if it is not one."""
+    row = composed_rows().get(name)
+    return row[0] if row else None
+
+
+def did_you_mean(word, known):
+    """'; did you mean X?' for the closest of `known`, or ''."""
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return "; did you mean %r?" % close[0] if close else ""
+
+
+def name_problem(base, strategies, production=True):
+    """None if `base` names an allocator: one of `strategies` (the build's,
+    hlconfig_strategies), a composed row, or (with `production`) a production allocator or
+    preload:PATH; else the one-line message, with the closest name and every valid one. Every
+    command that checks a name (run, sweep, attribute, heapmap, config) asks this."""
+    rows = list(composed_rows())
+    if base in strategies or base in rows or (production and allocator_kind(base) != "hoardlab"):
+        return None
+    known = list(strategies) + rows + (list(PRODUCTION) if production else [])
+    return "unknown %s %r%s (strategies: %s; composed rows: %s%s)" % (
+        "strategy or allocator" if production else "strategy", base, did_you_mean(base, known),
+        ", ".join(strategies), ", ".join(rows) or "none",
+        "; production: " + ", ".join(PRODUCTION) if production else "")
+
+
+def expected_strategy(base, knobs=None):
+    """The strategy a run of hoardlab allocator `base` reports (hlbench's record, HOARD_STATS):
+    a `strategy` knob's, else a composed row's file's ([allocator] strategy), else `base`."""
+    if knobs and knobs.get("strategy"):
+        return knobs["strategy"]
+    path = row_config(base)
+    if not path:
+        return base
+    cp = configparser.ConfigParser(inline_comment_prefixes=(";", "#"))
+    cp.read(path)
+    return cp.get("allocator", "strategy", fallback=None) or "hoard"
+
+
+def selection_env(base):
+    """The variables that make libhoardlab run `base`, a strategy or a composed row:
+    HOARD_STRATEGY=base, or HOARD_CONFIG=the row's file (which names its strategy)."""
+    path = row_config(base)
+    return {"HOARD_CONFIG": path} if path else {"HOARD_STRATEGY": base}
 
 
 def allocator_env(base, knobs, bdir, environ=None):
@@ -229,7 +309,7 @@ def allocator_env(base, knobs, bdir, environ=None):
         env["LD_PRELOAD"] = os.path.abspath(base.split(":", 1)[1])
     else:
         env["LD_PRELOAD"] = require(bdir, "lib")
-        env["HOARD_STRATEGY"] = base
+        env.update(selection_env(base))
         for k, v in knobs.items():
             env[knob_env_name(k)] = str(v)
     return env

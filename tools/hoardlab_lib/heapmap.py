@@ -369,11 +369,14 @@ def run(bdir, allocator, workload, out_dir, threads=THREADS, params=None, interv
     Says what it does as it goes (on stderr) unless quiet; the log kept at most LOG_CAP."""
     say = (lambda msg: None) if quiet else (lambda msg: common.log("heapmap: " + msg))
     base, knobs = common.parse_allocator_spec(allocator)
-    if base not in HEAP_STRATEGIES:
-        raise ToolError("heapmap -a %s: the heap log is kept by the heap strategies only: %s"
-                        % (allocator, ", ".join(HEAP_STRATEGIES)))
+    only = ToolError("heapmap -a %s: the heap log is kept by the heap strategies only: %s"
+                     % (allocator, ", ".join(HEAP_STRATEGIES)))
+    if common.allocator_kind(base) != "hoardlab":
+        raise only
     check.allocator(bdir, base, knobs, [n for n, _ in common.hlconfig_strategies(bdir)],
                     "heapmap -a %s" % allocator)
+    if common.expected_strategy(base, knobs) not in HEAP_STRATEGIES:   # a row: its file's
+        raise only
     os.makedirs(out_dir, exist_ok=True)
     stem = os.path.join(out_dir, plotkit.fname("heapmap-%s-%s-%dt" % (allocator, workload,
                                                                       threads)))

@@ -41,13 +41,12 @@ Format (documented in docs/tool.md):
     command = sqlite3 db < {repo}/configs/programs/queries.sql
 """
 import configparser
-import difflib
 import itertools
 import random
 import re
 
 from . import load, programs
-from .common import (ToolError, PRODUCTION, allocator_kind, parse_allocator_spec, cores,
+from .common import (ToolError, allocator_kind, name_problem, parse_allocator_spec, cores,
                      knob_key, parse_bool, parse_key_values, split_commas)
 
 SWEEP_KEYS = {"name", "description", "strategies", "threads", "repetitions", "scale", "seed",
@@ -55,12 +54,6 @@ SWEEP_KEYS = {"name", "description", "strategies", "threads", "repetitions", "sc
               "quiet_wait", "redo", "extra_time", "calibrate"}
 WORKLOAD_KEYS = {"workload", "threads", "repetitions", "scale", "knobs", "allocators",
                  "timeout", "pin", "workload_seed"}
-
-
-def did_you_mean(word, known):
-    """'; did you mean X?' for the closest of `known`, or ''."""
-    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
-    return "; did you mean %r?" % close[0] if close else ""
 
 
 def split_list(text):
@@ -259,10 +252,10 @@ class Sweep:
                                   "(run tools/hoardlab build)")
             return list(strategies)
         names = [] if strat in ("", "none") else split_list(strat)
-        for n in names:
-            if strategies is not None and n not in strategies:
-                raise self.error_at("sweep", "strategies", "unknown strategy %r%s (known: %s)"
-                                    % (n, did_you_mean(n, strategies), ", ".join(strategies)))
+        for n in names:         # a strategy or a composed row (all: the strategies only)
+            if strategies is not None and name_problem(n, strategies, production=False):
+                raise self.error_at("sweep", "strategies",
+                                    name_problem(n, strategies, production=False))
         return names
 
     def _allocator(self, label, spec, strategies):
@@ -272,11 +265,8 @@ class Sweep:
         if kind == "production" and knobs:
             raise self.error_at("allocators", label, "%s is a production allocator; knobs do "
                                 "not apply" % base)
-        if kind == "hoardlab" and strategies is not None and base not in strategies:
-            raise self.error_at("allocators", label, "unknown strategy or allocator %r%s "
-                                "(strategies: %s; production: %s)"
-                                % (base, did_you_mean(base, list(strategies) + list(PRODUCTION)),
-                                   ", ".join(strategies), ", ".join(PRODUCTION)))
+        if strategies is not None and name_problem(base, strategies):
+            raise self.error_at("allocators", label, name_problem(base, strategies))
         return label, base, knobs
 
     def _read_allocators(self, cp, strategies):

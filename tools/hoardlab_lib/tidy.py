@@ -212,12 +212,13 @@ def rows_for(run, result, sweep_name, order, bdir=None, series=None):
                         "os_bytes": r.get("os_bytes"), "rss_kb": r.get("rss_kb"),
                     })
             # An allocator that did not load is not a measurement of that allocator.
-            if row["status"] == "ok" and run["kind"] == "hoardlab" and \
-                    rec.get("strategy") != run["base"]:
+            expected = common.expected_strategy(run["base"], run["knobs"]) \
+                if run["kind"] == "hoardlab" else None
+            if row["status"] == "ok" and expected and rec.get("strategy") != expected:
                 row["status"] = "not-loaded"
                 row["error"] = ("hlbench reports strategy %r, expected %r: libhoardlab.so "
                                 "was not loaded or chose another strategy"
-                                % (rec.get("strategy"), run["base"]))
+                                % (rec.get("strategy"), expected))
         rows.append(row)
     return rows, rounds
 

@@ -4,8 +4,8 @@ import os
 import signal
 import time
 
-from ..common import (LIB_DIRS, ToolError, allocator_env, allocator_kind, require,
-                      sha256_file)
+from ..common import (LIB_DIRS, ToolError, allocator_env, allocator_kind, expected_strategy,
+                      require, sha256_file)
 from .proc import (Proc, aggregate_stats, exit_text, first_difference, free_port, listening,
                    read_stats)
 from .spec import FIXED_ENV, PRELOAD_IGNORED, STOP_GRACE, TAIL, fill
@@ -112,10 +112,11 @@ def execute(spec, base, knobs, threads, bdir, scratch, work, timeout, reference=
         if not recs:
             return _fail(res, "not-loaded", "no HOARD_STATS record: libhoardlab.so was not "
                          "loaded in any process that exited normally"), None
-        if found != [base]:
+        expected = expected_strategy(base, knobs)     # a composed row's: its file's
+        if found != [expected]:
             return _fail(res, "not-loaded", "HOARD_STATS records name strategy %s, expected "
-                         "%s" % (", ".join(found), base)), None
-        rec["strategy"] = base
+                         "%s" % (", ".join(found), expected)), None
+        rec["strategy"] = expected
         rec["hoardlab"] = aggregate_stats(recs, bdir)
     res["records"] = [rec]
     if reference is not None and digest != reference["sha256"]:
