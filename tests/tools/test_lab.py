@@ -361,8 +361,7 @@ def test_a_hang_in_the_smoke_run_stops_the_grade_at_once(tmp_path, monkeypatch):
     hang = {"kind": "hang", "line": "mine appears to deadlock; a lock not released? (...)",
             "command": "HOARD_CHECKS=on ..."}
     gradecmd, called = stub_grade(monkeypatch, hang, None)
-    with pytest.raises(ToolError, match="mine appears to deadlock; a lock not released"):
-        gradecmd.cmd_grade(grade_args(tmp_path))
+    assert gradecmd.cmd_grade(grade_args(tmp_path)) == 1     # a failure; 2 is a wrong argument
     assert called == []
 
 

@@ -120,15 +120,21 @@ def smoke_all(bdir, strategies):
         r = smoke.run(bdir, s)
         if r:
             log("grade: %s\n  to see it again: %s" % (r["line"], r["command"]))
-            if r["kind"] == "hang":
-                raise ToolError("grade: stopped: %s" % r["line"])
             seen[s] = r
+            if r["kind"] == "hang":
+                break
     return seen
 
 
 def grade(a, bdir, strategies):
-    """The grade proper, after the checks of its arguments; returns the exit status."""
+    """The grade proper, after the checks of its arguments; returns the exit status: 1 when
+    a strategy is incorrect (a hang in its smoke run stops the grade there), 2 is the CLI's
+    for a wrong argument (ToolError)."""
     seen = smoke_all(bdir, strategies)
+    hung = [r for r in seen.values() if r["kind"] == "hang"]
+    if hung:
+        log("grade: stopped: %s" % hung[0]["line"])
+        return 1
     extra = {"strategies": strategies, "correctness": {}, "cost": {}, "cost_why": {},
              "diagnose": {s: r["command"] for s, r in seen.items()}}
     for s, r in seen.items():        # the smoke run's finding, the first correctness row
