@@ -119,7 +119,8 @@ def smoke_all(bdir, strategies):
         log("grade: smoke run of %s (a few seconds, checks = on)" % s)
         r = smoke.run(bdir, s)
         if r:
-            log("grade: %s\n  to see it again: %s" % (r["line"], r["command"]))
+            log("grade: %s%s\n  to see it again: %s" % (
+                "stopped: " if r["kind"] == "hang" else "", r["line"], r["command"]))
             seen[s] = r
             if r["kind"] == "hang":
                 break
@@ -131,10 +132,8 @@ def grade(a, bdir, strategies):
     a strategy is incorrect (a hang in its smoke run stops the grade there), 2 is the CLI's
     for a wrong argument (ToolError)."""
     seen = smoke_all(bdir, strategies)
-    hung = [r for r in seen.values() if r["kind"] == "hang"]
-    if hung:
-        log("grade: stopped: %s" % hung[0]["line"])
-        return 1
+    if any(r["kind"] == "hang" for r in seen.values()):
+        return 1                    # smoke_all said so, in one line
     extra = {"strategies": strategies, "correctness": {}, "cost": {}, "cost_why": {},
              "diagnose": {s: r["command"] for s, r in seen.items()}}
     for s, r in seen.items():        # the smoke run's finding, the first correctness row
