@@ -401,6 +401,11 @@ def test_a_hang_in_the_smoke_run_stops_the_grade_at_once(tmp_path, monkeypatch):
     gradecmd, called = stub_grade(monkeypatch, hang, None)
     assert gradecmd.cmd_grade(grade_args(tmp_path)) == 1     # a failure; 2 is a wrong argument
     assert called == []
+    (out,) = os.listdir(tmp_path / "results")      # its page, headed as any failed grade's
+    text = (tmp_path / "results" / out / "grade-mine.md").read_text()
+    assert "Correctness failed — measurements below are void" in text.split("## 1.")[0]
+    assert "mine appears to deadlock" in text and "`HOARD_CHECKS=on ...`" in text
+    assert "| fuzzer | – | not run | the smoke run hung: not waited for |" in text
 
 
 def test_a_crash_in_the_smoke_run_is_a_failed_row_and_the_command_to_see_it(tmp_path,
