@@ -14,7 +14,7 @@ THREADS = (1, 2, 8, 32, 64)
 KIB = 1024
 
 
-def runs(cpu_cache=4 * KIB, cpu_speed=1.0, with_cpu=True):
+def runs(cpu_cache=4 * KIB, cpu_speed=1.0, with_cpu=True, reps=3):
     """Three repetitions of oversub and migrate per front. `thread` (hoard2026) holds 64 KiB
     per thread in its caches and runs 100 M ops/s; `cpu` (cache = cpu) holds cpu_cache per
     CPU (2) at cpu_speed x thread's throughput; `cpu-heaps` no cache; tcmalloc 16 KiB a
@@ -29,7 +29,7 @@ def runs(cpu_cache=4 * KIB, cpu_speed=1.0, with_cpu=True):
     for wl in ("oversub", "migrate"):
         for v, strategy, knobs, cache, speed in fronts_:
             for t in THREADS:
-                for rep in range(3):
+                for rep in range(reps):
                     i += 1
                     rows.append({
                         "sweep": "fronts", "index": i, "repetition": rep, "allocator": v,
@@ -69,6 +69,17 @@ def test_section_tables_and_target_met(tmp_path):
     # no development target judged, no issue named (the section states ratios only)
     assert "target" not in text and "issue" not in text and "MISMATCH" not in text
     assert "`cpu-heaps` 0.6" in text and "(slower)" in text
+
+
+def test_a_ratio_of_single_runs_decides_no_direction(tmp_path):
+    """One repetition a group: the versus lines state their ratios without an interval and
+    say so, as fmt.direction does, never faster or slower."""
+    text = "\n".join(fronts.fronts_section(through_csv(runs(reps=1), tmp_path), "thread"))
+    versus = [ln for ln in text.splitlines() if ln.startswith("- oversub t=64: ")]
+    assert versus and all("throughput (one run, no interval)" in ln for ln in versus), versus
+    assert not any(w in ln for ln in versus for w in ("(faster)", "(slower)", "noise"))
+    cpu = [ln for ln in text.splitlines() if ln.startswith("- `cache = cpu` against")][0]
+    assert cpu.endswith("(one run, no interval)"), cpu
 
 
 def test_cpu_cache_bigger_or_slower_is_a_ratio_not_a_mismatch(tmp_path):

@@ -316,6 +316,44 @@ def test_a_skipped_test_is_not_run_and_a_crash_or_a_timeout_says_so(tmp_path):
     assert correct.status_of(got, ["rel-x-mine"])[0] == "fail"          # asked, never ran
 
 
+def test_the_fuzzer_replay_runs_before_timeouts_stop_meson(tmp_path, monkeypatch):
+    """A strategy that hands out a block twice sends its conformance tests into timeouts, and
+    meson is stopped after two: the corpus replay, which names the block in seconds, runs in a
+    meson test of its own first, so its row shows its own FAIL, not 'meson stopped before it'."""
+    names = ["api-mine", "api-mine-uncounted", "lab-mine", "rel-stress-mine",
+             "rel-fuzz-malloc-corpus-mine"]
+    monkeypatch.setattr(correct, "introspect_tests", lambda b: [
+        {"name": n, "env": {"HOARD_STRATEGY": "mine"}, "cmd": ["/t"]} for n in names])
+    monkeypatch.setattr(correct.subprocess, "run", lambda *a, **k: ninja_ok())
+    (tmp_path / "meson-logs").mkdir()
+
+    def fake_meson(argv, echo=True):      # runs the named tests in order; stops at 2 timeouts
+        logbase = argv[argv.index("--logbase") + 1]
+        lines, timeouts = [], 0
+        for n in sorted(a for a in argv if a in names):
+            if n.startswith("rel-fuzz"):
+                r = ("FAIL", "malloc(40) = 0x10 overlaps live block 0x10", 1)
+            else:
+                r = ("TIMEOUT", "", -15)
+                timeouts += 1
+            lines.append({"name": "hoardlab:x / " + n, "result": r[0], "stdout": r[1],
+                          "returncode": r[2]})
+            if timeouts >= 2:
+                break
+        (tmp_path / "meson-logs" / (logbase + ".json")).write_text(
+            "\n".join(json.dumps(x) for x in lines) + "\n")
+        return 1, "", []
+    monkeypatch.setattr(correct, "meson_stopping", fake_meson)
+    got = correct.run(str(tmp_path), "mine", quick=True, short=True)
+    assert got["fuzzer"]["status"] == "fail"
+    assert "overlaps live block" in got["fuzzer"]["message"], got["fuzzer"]
+    assert got["conformance"]["status"] == "fail" and got["tsan"]["status"] == "not run"
+
+
+def ninja_ok():
+    return subprocess.CompletedProcess([], 0)
+
+
 def test_cost_says_why_it_is_missing():
     from hoardlab_lib.lab import gradecmd
     assert gradecmd.cost_reason("callgrind failed (exit -11): /b/harness/hlcost 8 local\n"
@@ -361,9 +399,13 @@ def test_a_hang_in_the_smoke_run_stops_the_grade_at_once(tmp_path, monkeypatch):
     hang = {"kind": "hang", "line": "mine appears to deadlock; a lock not released? (...)",
             "command": "HOARD_CHECKS=on ..."}
     gradecmd, called = stub_grade(monkeypatch, hang, None)
-    with pytest.raises(ToolError, match="mine appears to deadlock; a lock not released"):
-        gradecmd.cmd_grade(grade_args(tmp_path))
+    assert gradecmd.cmd_grade(grade_args(tmp_path)) == 1     # a failure; 2 is a wrong argument
     assert called == []
+    (out,) = os.listdir(tmp_path / "results")      # its page, headed as any failed grade's
+    text = (tmp_path / "results" / out / "grade-mine.md").read_text()
+    assert "Correctness failed — measurements below are void" in text.split("## 1.")[0]
+    assert "mine appears to deadlock" in text and "`HOARD_CHECKS=on ...`" in text
+    assert "| fuzzer | – | not run | the smoke run hung: not waited for |" in text
 
 
 def test_a_crash_in_the_smoke_run_is_a_failed_row_and_the_command_to_see_it(tmp_path,

@@ -157,6 +157,13 @@ def test_a_known_loop_passes_only_as_listed():
     assert layers.stale(three, known) == [("loop", ["a", "b"])]
     # the loop untied: the entry must go
     assert layers.stale({("a", "b"): ["x"]}, known) == [("loop", ["a", "b"])]
+    # the output names what the entry says, never an internal issue number
+    known["upward"] = {("b", "a"): (35, "the hook table moves up")}
+    text = layers.check(two, known, layers.TOOLS)[1]
+    assert "known loop (why): a -> b -> a" in text
+    text = layers.check({("a", "b"): ["x"]}, {"loops": {}, "upward": {("a", "b"): (35, "w")}})[1]
+    assert "known upward: a -> b: x (w)" in text
+    assert not re.search(r"issues? \d", text + layers.check(two, known, layers.TOOLS)[1])
 
 
 def write(root, rel, text):

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import REPO, needs_built
-from hoardlab_lib import calibrate, execute, load, sweep, tidy
+from hoardlab_lib import calibrate, cost, execute, load, sweep, tidy
 
 TOOL = os.path.join(REPO, "tools", "hoardlab")
 BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
@@ -294,7 +294,7 @@ def test_the_estimate_of_time_left_counts_what_may_be_added(monkeypatch):
     import io
     prog = execute.Progress(10, stream=io.StringIO(), quiet=True)
     ex = execute.Execution("t", "b", "h", POLICY, None, prog)
-    assert prog.pending == ex.may_add_s
+    assert prog.pending == ex.pending_s
     prog.all, prog.by_wl, prog.remaining = [2.0] * 4, {"w": [2.0] * 4}, {"w": 6}
     ex.done, ex.waiter.ran_s, ex.redo_left = 4, 8.0, 3
     ex.rows = [{"load.busy": 1, "record": 0, "elapsed_s": 2.0}]
@@ -312,3 +312,60 @@ def test_the_estimate_of_time_left_counts_what_may_be_added(monkeypatch):
     assert 99 < prog.left() <= 100
     ex2.deadline = execute.time.monotonic() - 1
     assert prog.left() == 12
+
+
+def test_the_time_before_a_run_is_counted_as_waiting(monkeypatch):
+    prog = execute.Progress(1, quiet=True)
+    ex = execute.Execution("t", "b", "h", POLICY, None, prog)
+    clock = iter([10.0, 13.5])          # the look and wait before the run: 3.5 s
+    monkeypatch.setattr(execute.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(ex.waiter, "before", lambda done, last: {"before_cpus": 0.0,
+                                                                "waited_s": 3.5})
+    monkeypatch.setattr(execute.runner, "run_one", lambda run, b, h: {"elapsed_s": 1.0})
+    monkeypatch.setattr(execute.load, "during", lambda probe, policy: {"during_cpus": 0.0})
+    monkeypatch.setattr(execute.load, "Probe", lambda: None)
+    ex.run_one({})
+    assert ex.wait_s == 3.5
+
+
+def test_the_estimate_of_time_left_counts_the_quiet_waits_and_the_callgrind_step():
+    import io
+    prog = execute.Progress(10, stream=io.StringIO(), quiet=True)
+    ex = execute.Execution("t", "b", "h", POLICY, None, prog)
+    prog.all, prog.by_wl, prog.remaining = [2.0] * 4, {"w": [2.0] * 4}, {"w": 6}
+    ex.done, ex.waiter.ran_s, ex.redo_left = 4, 8.0, 0
+    ex.waiter.saw(1.3)                   # busy so far: no repetitions counted (never quiet)
+    assert prog.left() == 12             # 6 runs of 2 s, nothing waited yet
+    # 4 s waited before the 4 runs so far: 1 s before each of the 6 left
+    ex.wait_s = ex.waiter.waited_s = 4.0
+    assert prog.left() == 12 + 6
+    # bounded as the waiter bounds them: never more in all than the runs' time + quiet_wait
+    ex.wait_s = ex.waiter.waited_s = 20.0
+    cap = 8 + 12 + POLICY.quiet_wait - 20
+    assert prog.left() == 12 + min(30, max(0, cap))
+    # a load taken as one that does not stop: a look per run, no more waiting
+    ex.waiter.busy_streak_s = load.GIVE_UP_AFTER * POLICY.quiet_wait
+    assert prog.left() == pytest.approx(12 + 6 * load.WINDOW_S)
+    # the callgrind step after the runs
+    ex.wait_s = 0.0
+    prog.after_s = cost.estimate_s(["serial", "hoard"])
+    assert prog.after_s == 2 * (len(cost.CASES) + 1) * cost.RUN_S
+    assert prog.left() == pytest.approx(12 + prog.after_s)
+
+
+@needs_built("harness/hlbench", "src/hlconfig", "src/libhoardlab.so")
+def test_a_sweep_with_cost_tells_its_progress_line_of_the_callgrind_step(tmp_path,
+                                                                          monkeypatch):
+    from hoardlab_lib import orchestrate
+    seen = {}
+
+    def stop(sw, runs, order, bdir, hlbench, policy, prog, outdir, seed):
+        seen["after_s"] = prog.after_s
+        raise KeyboardInterrupt
+    monkeypatch.setattr(orchestrate, "execute_runs", stop)
+    monkeypatch.setattr(orchestrate, "cost_allocators", lambda sw, b: ["serial", "hoard"])
+    path = tmp_path / "busy.ini"
+    path.write_text(SWEEP.replace("[sweep]\n", "[sweep]\ncost = yes\ncalibrate = no\n"))
+    with pytest.raises(KeyboardInterrupt):
+        orchestrate.run_sweep(str(path), BDIR, root=str(tmp_path), seed=1, quiet=True)
+    assert seen["after_s"] == cost.estimate_s(["serial", "hoard"]) > 0

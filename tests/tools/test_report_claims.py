@@ -2,8 +2,10 @@
 small remote-free sweep on a busy machine (hoard2026's `batch` against `lock`, an interval
 that contains 1) reads as a ratio and its direction -- within noise --, never "target (issue
 24): at least 3x — MISMATCH". Synthetic rows, the whole report written."""
+import os
 import re
 
+from conftest import REPO
 from hoardlab_lib import report
 
 _ids = iter(range(10 ** 6))
@@ -45,3 +47,24 @@ def test_a_remote_free_sweep_states_ratios_not_targets(tmp_path):
     assert mi3.endswith("— within noise"), mi3
     held = next(ln for ln in text.splitlines() if ln.startswith("- blowup-prodcons at t=2"))
     assert held.endswith("— more"), held
+
+
+def test_no_string_of_tools_names_an_internal_issue():
+    """What the tool prints, writes to a report or shows in --help (any string literal of
+    tools/, docstrings too) names no internal issue number: a reader has no issue tracker.
+    Hoard's own pull requests (#88) are the paper's history, not ours, and stay."""
+    import ast
+    found = []
+    for root, _, files in os.walk(os.path.join(REPO, "tools")):
+        for name in files:
+            path = os.path.join(root, name)
+            if not (name.endswith(".py") or name == "hoardlab"):
+                continue
+            with open(path) as f:
+                tree = ast.parse(f.read(), path)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                        re.search(r"\bissues? \d", node.value, re.I):
+                    found.append("%s:%d: %s" % (os.path.relpath(path, REPO), node.lineno,
+                                                node.value.strip()[:80]))
+    assert not found, "\n".join(found)

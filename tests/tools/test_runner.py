@@ -170,6 +170,34 @@ def test_test_strategy_stops_at_a_failed_smoke_run(monkeypatch, capsys):
     assert "mine appears to deadlock; a lock not released?" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("behaviour, words", [
+    ("hang", "mine appears to deadlock; a lock not released?"),
+    ("overlap", "mine: hoardlab handed out 0x7f0000001000 twice"),
+])
+@pytest.mark.parametrize("command", ["test", "grade"])
+def test_a_strategy_that_hangs_or_hands_out_twice_exits_1_with_one_line(
+        tmp_path, monkeypatch, capsys, command, behaviour, words):
+    """Through the CLI, as a student runs it: exit 1 (a failure), not 2 (the CLI's status for
+    a wrong argument), and the diagnosis on one line."""
+    from hoardlab_lib.lab import correct, gradecmd
+    bdir = fake_build(tmp_path, monkeypatch, behaviour)
+    real = smoke.run
+    monkeypatch.setattr(smoke, "run", lambda b, s: real(b, s, timeout=1.0))
+    monkeypatch.setattr(selftest, "do_build", lambda *a, **k: None)
+    monkeypatch.setattr(selftest, "introspect_tests", lambda b: [
+        {"name": "api-mine", "env": {"HOARD_STRATEGY": "mine"}, "cmd": ["/t"]}])
+    monkeypatch.setattr(selftest, "meson_stopping", lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(gradecmd, "hlconfig_strategies", lambda b: [("mine", "x")])
+    monkeypatch.setattr(correct, "run", lambda b, s, quick, short: {})
+    argv = {"test": ["test", "--strategy", "mine"],
+            "grade": ["grade", "mine", "--quick", "--no-build", "--no-cost",
+                      "--results", str(tmp_path / "results")]}[command]
+    assert cli.main(argv + ["--build-dir", bdir]) == 1
+    out = capsys.readouterr()
+    lines = [ln for ln in (out.out + out.err).splitlines() if words in ln]
+    assert len(lines) == 1, out                         # said once
+
+
 FAKE_MESON = r"""
 import signal, sys, time
 def term(*a):

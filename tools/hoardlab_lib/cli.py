@@ -202,7 +202,8 @@ def parse_layers(sub):
                        "a loop (objects and headers), and that no modules of tools/ import "
                        "each other in a loop; exit 1 on an upward edge or a loop not known")
     s.add_argument("--strict", action="store_true",
-                   help="allow nothing: also fail on the known loops (issues 26 and 35's target)")
+                   help="allow nothing: also fail on the known loops and upward edges "
+                   "(layers/known.py)")
     add_no_build(s)
     s.set_defaults(func=commands.cmd_layers)
 

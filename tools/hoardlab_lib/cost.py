@@ -178,6 +178,15 @@ def valgrind_version():
     return p.stdout.strip() or None
 
 
+RUN_S = 0.3     # wall seconds per callgrind run at 2 jobs (the references: 55 runs, 15.4 s)
+
+
+def estimate_s(names, cases=CASES):
+    """Seconds `run` may take for `names`: each at every case, and a strategy's first case
+    once more uncounted (counted for every name: an upper bound), for the progress line."""
+    return len(names) * (len(cases) + 1) * RUN_S
+
+
 def run(bdir, names=None, pairs=PAIRS, jobs=2, cases=CASES):
     """Every allocator at every case (size, mode); a strategy's first case also split."""
     check(bdir)

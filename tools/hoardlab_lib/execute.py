@@ -19,15 +19,18 @@ TIMING_VERDICTS = ("fast", "scalable", "false_sharing")
 
 class Progress(runner.Progress):
     """runner.Progress whose estimate of the time left also counts what may still be added
-    (`pending`, set by Execution: Execution.may_add_s), so that it is an upper bound rather
-    than a figure that stays put while added runs keep coming."""
+    and the waits for a quiet machine before the runs left (`pending`, set by Execution:
+    Execution.pending_s), and the step after the runs (`after_s`: the callgrind step), so
+    that it is an upper bound rather than a figure that stays put while added runs keep
+    coming."""
     pending = None
+    after_s = 0.0
 
     def left(self):
         base = super().left()
-        if base is None or self.pending is None:
+        if base is None:
             return base
-        return base + self.pending(base)
+        return base + (self.pending(base) if self.pending else 0.0) + self.after_s
 
 
 class Execution:
@@ -47,7 +50,28 @@ class Execution:
         self.last = None        # others' CPUs during the run before
         self.deadline = None    # when adding repetitions stops (repeat_undecided), monotonic
         self.stopped = None     # why repetitions stopped (busy_throughout, busy_round)
-        prog.pending = self.may_add_s
+        self.wait_s = 0.0       # wall time spent before the runs, looking and waiting
+        prog.pending = self.pending_s
+
+    def pending_s(self, planned_left):
+        """Seconds beyond `planned_left` (the runs queued): what may be added, and the
+        waits before the runs left."""
+        return self.may_add_s(planned_left) + self.waits_left_s(planned_left)
+
+    def waits_left_s(self, planned_left):
+        """The waits before the runs left: the mean wait per run so far, for each run left,
+        bounded as load.Waiter bounds them (never more in all than the runs' own time plus
+        one quiet_wait); beside a load taken as one that does not stop, a look per run."""
+        if not self.done:
+            return 0.0
+        runs_left = sum(self.prog.remaining.values())
+        rate = self.wait_s / self.done
+        if self.waiter.persistent():
+            rate = min(rate, load.WINDOW_S)
+            return rate * runs_left
+        allowance = self.waiter.ran_s + planned_left + self.policy.quiet_wait - \
+            self.waiter.waited_s
+        return min(rate * runs_left, max(0.0, allowance))
 
     def may_add_s(self, planned_left):
         """Seconds beyond the `planned_left` of the runs already queued that this execution
@@ -73,7 +97,9 @@ class Execution:
 
     def run_one(self, run):
         """Wait for a quiet moment, run, and return the result with its `load`."""
+        t0 = time.monotonic()
         before = self.waiter.before(self.done, self.last)
+        self.wait_s += time.monotonic() - t0
         probe = load.Probe()
         res = runner.run_one(run, self.bdir, self.hlbench)
         res["load"] = dict(before, **load.during(probe, self.policy))

@@ -1,4 +1,4 @@
-"""The other load on the machine, seen per run, and waited out before it (issue 38).
+"""The other load on the machine, seen per run, and waited out before it.
 
 Other processes' CPU use over an interval is the machine's busy time in /proc/stat (all
 CPUs, every process, no root needed) minus what this process and its finished children

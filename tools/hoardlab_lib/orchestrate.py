@@ -84,6 +84,7 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
     log("sweep %s: %d runs, shuffle seed %d -> %s" % (sw.name, len(runs), seed, outdir))
     prog = execute.Progress(len(order), quiet=quiet)
     prog.plan(order)
+    prog.after_s = costmod.estimate_s(cost_names) if cost_names else 0.0
     t0 = time.time()
     try:
         ex, interrupted = execute_runs(sw, runs, order, bdir, hlbench, policy, prog, outdir,

@@ -1,6 +1,6 @@
 """`hoardlab soak`: the integrity stress (tests/reliability/stress.c, built as
 <build>/tests/reliability/rel_stress) under every strategy, again and again with other knob
-values, until the time is up (issue 29).
+values, until the time is up.
 
 Round 0 runs each strategy with its defaults; every later round gives each strategy a new
 combination of the knobs in KNOBS that act under it (asked of the built hlconfig, so config.h's

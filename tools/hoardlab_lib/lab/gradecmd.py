@@ -119,22 +119,32 @@ def smoke_all(bdir, strategies):
         log("grade: smoke run of %s (a few seconds, checks = on)" % s)
         r = smoke.run(bdir, s)
         if r:
-            log("grade: %s\n  to see it again: %s" % (r["line"], r["command"]))
-            if r["kind"] == "hang":
-                raise ToolError("grade: stopped: %s" % r["line"])
+            log("grade: %s%s\n  to see it again: %s" % (
+                "stopped: " if r["kind"] == "hang" else "", r["line"], r["command"]))
             seen[s] = r
+            if r["kind"] == "hang":
+                break
     return seen
 
 
 def grade(a, bdir, strategies):
-    """The grade proper, after the checks of its arguments; returns the exit status."""
+    """The grade proper, after the checks of its arguments; returns the exit status: 1 when
+    a strategy is incorrect (a hang in its smoke run stops the grade there: its page, and
+    nothing else), 2 is the CLI's for a wrong argument (ToolError)."""
     seen = smoke_all(bdir, strategies)
+    hung = [s for s, r in seen.items() if r["kind"] == "hang"]
+    if hung:                # the grade stops: only the hung strategy's page, no test waited for
+        strategies = hung
     extra = {"strategies": strategies, "correctness": {}, "cost": {}, "cost_why": {},
              "diagnose": {s: r["command"] for s, r in seen.items()}}
     for s, r in seen.items():        # the smoke run's finding, the first correctness row
         extra["correctness"][s] = {"smoke": {"status": "fail", "tests": 1, "message": r["line"],
                                              "names": ["smoke run"]}}
-    if not a.no_tests:
+    for s in hung:
+        extra["correctness"][s].update({k: {"status": "not run", "tests": 0, "message":
+                                            "the smoke run hung: not waited for"}
+                                        for k, _ in correct.KINDS})
+    if not a.no_tests and not hung:
         for s in strategies:
             log("grade: %s's tests (meson test%s)" % (
                 s, ", timeouts cut to %g of theirs: the smoke run failed" % correct.SHORT_TIMEOUTS

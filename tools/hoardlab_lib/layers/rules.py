@@ -116,7 +116,7 @@ def cycle_through(comp, edges, tree=SRC):
 
 
 def loops(edges, known=None, tree=SRC):
-    """[(files in use order, closing at the first; allowed: (issue, why) or None)]."""
+    """[(files in use order, closing at the first; allowed: known.py's entry or None)]."""
     known = known or {}
     return [(cycle_through(c, edges, tree), known.get(c)) for c in components(edges, tree)]
 
@@ -136,26 +136,23 @@ def check(edges, known=EMPTY, tree=SRC):
     found = loops(edges, known["loops"], tree)
     new = [w for w, why in found if why is None]
     old = stale(edges, known, tree)
-    issues = sorted({n for n, _ in list(known["loops"].values()) + list(known["upward"].values())})
     size = "%s: %d files, %d use edges (objects and headers), %d pointing upward" % (
         tree.name, len({u for u, _ in edges} | {d for _, d in edges}), len(edges), len(bad))
     if tree.layers is None:
         size = "%s: %d modules, %d import edges" % (
             tree.name, len({u for u, _ in edges} | {d for _, d in edges}), len(edges))
-    lines = ["%s, %d loops (%d known%s)" % (
-        size, len(found), len(found) - len(new),
-        ": issue " + ", ".join(map(str, issues)) if issues else "")]
+    lines = ["%s, %d loops (%d known)" % (size, len(found), len(found) - len(new))]
     for user, nu, definer, nd, syms in bad:
         lines.append("  upward: %s (%s) -> %s (%s): %s" % (
             user, nu or "no layer", definer, nd or "no layer", ", ".join(syms[:4])))
-    for (user, definer), (issue, _) in sorted(known["upward"].items()):
+    for (user, definer), (_, why) in sorted(known["upward"].items()):
         if (user, definer) in edges:
-            lines.append("  known upward (issue %d): %s -> %s: %s" % (
-                issue, user, definer, ", ".join(edges[(user, definer)][:4])))
+            lines.append("  known upward: %s -> %s: %s (%s)" % (
+                user, definer, ", ".join(edges[(user, definer)][:4]), why))
     for walk, why in found:
         hops = ["%s -> %s (%s)" % (a, b, ", ".join(edges[(a, b)][:2]))
                 for a, b in zip(walk, walk[1:])]
-        lines.append("  %s: %s" % ("known loop (issue %d)" % why[0] if why else "LOOP",
+        lines.append("  %s: %s" % ("known loop (%s)" % why[1] if why else "LOOP",
                                    " -> ".join(walk)))
         lines.extend("      " + h for h in hops)
     for kind, what in old:

@@ -25,7 +25,7 @@ free port; when it accepts connections, `command` (the client) runs under glibc,
 `verify`, then `stop` (default SIGTERM to the server). The run's CPU, peak RSS, exit status
 and statistics are the server's; wall_s is the client's time.
 
-Memory over time (issue 28): hlrun -i samples the measured command's process tree (the
+Memory over time: hlrun -i samples the measured command's process tree (the
 server's in server mode) every SERIES_INTERVAL_S, summing each process's smaps_rollup; the
 record's `series` holds the samples in hlbench's form (tidy.py: series.csv and the
 series.* columns), with no held_bytes (hoardlab's A is per process, in the statistics).

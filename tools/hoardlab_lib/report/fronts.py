@@ -114,7 +114,9 @@ def cpu_cache_line(rows):
 
 
 def _versus(rows, base, w, t):
-    """One line per other variant: its throughput and cache bytes over base's at t."""
+    """One line per other variant: its throughput and cache bytes over base's at t, each
+    with its interval and the direction it decides (fmt.direction: a ratio of groups
+    measured once decides none)."""
     out = []
     b = V.spread_where(rows, "throughput", variant=base, workload_label=w, threads=t)
     bm = V.spread_where(rows, _cache, variant=base, workload_label=w, threads=t)
@@ -123,7 +125,7 @@ def _versus(rows, base, w, t):
         if v == base or not x or not b:
             continue
         q = V.ratio(x, b)
-        word = V.decided(V.check(q, ">", 1.0), "faster", "slower")
+        word = F.direction(q, "faster", "slower")      # one run: no interval, no direction
         line = "- %s t=%d: `%s` %sx `%s`'s throughput (%s)" % (w, t, v, F.iv(q), base, word)
         m = V.spread_where(rows, _cache, variant=v, workload_label=w, threads=t)
         qm = V.ratio(m, bm)

@@ -1,4 +1,4 @@
-"""The report section of the Hoard history sweep (configs/sweeps/hoard-history.ini, issue 27):
+"""The report section of the Hoard history sweep (configs/sweeps/hoard-history.ini):
 each pull request Hoard merged after #88 that makes a claim, paraphrased, beside what this
 machine measured for the knob that models it, with a verdict by the report's noise rule; and,
 when the sweep ran the steps from `hoard` to `hoard202607`, the attribution of that difference

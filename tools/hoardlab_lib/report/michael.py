@@ -1,4 +1,4 @@
-"""The report section of the Michael sweep (configs/sweeps/michael.ini, issue 11): Michael's
+"""The report section of the Michael sweep (configs/sweeps/michael.ini): Michael's
 lock-free allocator (PLDI 2004) against hoard, ownership (the class of Ptmalloc) and glibc
 (the paper's libc malloc), with the other production allocators beside them. Table 1
 (contention-free speedup over glibc), Figure 8 (a)-(h) (speedup over contention-free glibc

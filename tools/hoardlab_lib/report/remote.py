@@ -7,7 +7,7 @@ noise): no development target is judged here, since no paper states one."""
 from .. import fmt as F, verdicts as V
 
 # By the sweep's workload label: xfree-deep is xfree with batches of thousands of blocks and
-# ~100 in flight (issue 34), a row of its own.
+# ~100 in flight, a row of its own.
 WORKLOADS = ("xfree", "xfree-deep", "larson", "prodcons")
 BLOWUP = ("blowup-prodcons", "blowup-roundrobin")
 
