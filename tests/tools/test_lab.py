@@ -34,7 +34,8 @@ def test_new_writes_the_strategy_its_test_and_its_name(tmp_path, origin):
         "src/strategies/mine.c", "tests/strategies/lab_mine.c", "meson_options.txt"]
     src = open(files[0]).read()
     assert "hl_strategy_mine" in src and ".name = \"mine\"" in src and "@" not in src
-    assert "HL_MALLOC_PAIR(static, mine_malloc" in src
+    assert ("HL_MALLOC_PAIR(static, mine_malloc" in src if origin == "serial"
+            else "mine_policy = {" in src)       # a heap row is its policy (heap.h)
     assert "\"mine\"" in open(files[1]).read()
     listed = build.listed_strategies(files[2])
     assert listed[-1] == "mine" and listed[:-1] == build.listed_strategies()
