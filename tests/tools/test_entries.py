@@ -93,3 +93,15 @@ def test_the_hooks_table_names_every_function_pointer():
             for name in declared_pointers(f.read()) - table:
                 missing.setdefault(os.path.basename(path), []).append(name)
     assert not missing, "docs/architecture.md's Hooks table does not name: %s" % missing
+
+
+# --- line length: a comment a reader can see whole ------------------------------------------
+
+def test_no_source_line_over_120_characters():
+    long_lines = []
+    for path in sorted(glob.glob(os.path.join(REPO, "src", "**", "*.[ch]"), recursive=True)):
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                if len(line.rstrip("\n")) > 120:
+                    long_lines.append("%s:%d" % (os.path.relpath(path, REPO), n))
+    assert not long_lines, "lines over 120 characters: %s" % long_lines

@@ -11,9 +11,9 @@
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 
-/* Starts a heap row with its policy (hooks, heaps, its plain or sharded paths) and puts the front that `cache` names in front of it (hl_paths = the
- * front's paths, built for the row's counting and stats_batch); the row's own paths stay
- * installed with cache = none. */
+/* Starts a heap row with its policy (hooks, heaps, its plain or sharded paths) and puts the
+ * front that `cache` names in front of it (hl_paths = the front's paths, built for the row's
+ * counting and stats_batch); the row's own paths stay installed with cache = none. */
 void hl_fronts_start(const struct hl_heap_policy *policy);
 
 /* A heap row's members with a front (or none): a thread's exit gives its TLAB back first,
