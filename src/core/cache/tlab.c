@@ -515,6 +515,30 @@ void hl_tlab_thread_exit(void)
     hl_lock_release(&reg_lock);
 }
 
+/* hoardlab_collect: the calling thread's bins given back as at its exit, but kept (its next
+ * malloc refills), each limit back at its start (tlab_adaptive's growth undone). */
+void hl_tlab_flush(void)
+{
+    if (!own_bins()) return;
+    struct hl_tlab *t = mine();
+    struct hl_tlab_bin *bin = hl_me.tlab_bins;
+    struct hl_heap *h = heap_now();
+    struct tlab_spare *spare = tlab_spares(bin);
+    for (unsigned c = 0; c < hl_classes->count; c++) {
+        void *chain = bin[c].head, *more = spare[c].head;
+        see(bin, c);
+        bin[c].head = spare[c].head = NULL;
+        HL_OWN_SET(bin[c].room, (int32_t)limit[c]);
+        __atomic_store_n(&bin[c].limit, limit[c], __ATOMIC_RELAXED);
+        HL_OWN_SET(spare[c].seen, bin[c].room);
+        if (chain) give_back(h, chain);
+        if (more) give_back(h, more);
+    }
+    t->budget = hl_cfg.tlab_budget;
+    t->limit_bytes = limit_bytes;
+    t->slow = 0;
+}
+
 size_t hl_tlab_bytes(void)
 {
     size_t bytes = 0;

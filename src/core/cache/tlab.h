@@ -193,6 +193,9 @@ void hl_tlab_collect(struct hl_heap *h);
  * row's hl_heap_after_free), then its bins to the pool. Later calls of that thread (TLS
  * teardown) bypass the TLAB. */
 void hl_tlab_thread_exit(void);
+/* hoardlab_collect: every block of the calling thread's TLAB given back as at its exit, its
+ * bins kept, their limits back at their start (tlab_adaptive). Nothing without bins. */
+void hl_tlab_flush(void);
 size_t hl_tlab_bytes(void);             /* free bytes in every live thread's TLAB */
 /* What U has not seen of the bins (Accounting above), in bytes: stats.c's
  * hl_stats_unseen_fn. */
