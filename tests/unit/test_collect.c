@@ -5,6 +5,7 @@
  *     (purge = free with a purge_delay of a minute, retain as large as the burst, purge = off)
  *     -- parked_bytes 0 after it, purged_bytes up by what was parked, and the memory held
  *     (RSS less LazyFree) down by at least half of it;
+ *   - ownership's empty superblocks, which stay in their heap, are given back in place;
  *   - the calling thread's TLAB is given back (its tlab bytes 0), its bins still usable;
  *   - the large objects' cached mappings are unmapped;
  *   - called while other threads allocate and free, nothing is lost or corrupted (the heaps'
@@ -40,6 +41,8 @@ static long held_kb(void)
     if (!rss || !lazy) return -1;
     return strtol(rss + 5, NULL, 10) - strtol(lazy + 10, NULL, 10);
 }
+
+static void check_heap(struct hl_heap *h, void *arg) { (void)arg; hl_heap_check(h, -1); }
 
 static bool heap_row(void) { return hl_heap_nshards > 0; }   /* hoard's rows: a global heap */
 
@@ -116,11 +119,36 @@ static void parked_superblocks_are_purged(void **state)
     /* their pages (all but the header's) left the resident set: at least half of them,
      * whatever else the process touched meanwhile */
     if (held0 >= 0 && held1 >= 0)
-        assert_true(held0 - held1 >= (long)(empty0 * hl_sb_size / 1024 / 2));
+        assert_true(held0 - held1 >= (long)(empty0 * (hl_sb_size - HL_PAGE) / 1024 / 2));
     /* and they come back in use: the next burst reuses them, no block lost */
     in_thread(burst_and_drain, NULL);
     hoardlab_collect();
     assert_int_equal(unpurged_empty(), 0);
+}
+
+/* ownership (and private) never move an empty superblock out of its heap: collect gives its
+ * pages back in place. */
+static void heap_empties_are_given_back(void **state)
+{
+    (void)state;
+    struct hoardlab_stats s;
+    in_thread(burst_and_drain, NULL);
+    hoardlab_stats(&s);
+    uint64_t empty = s.heaps_empty_bytes;
+    printf("# empty superblocks in the thread / processor heaps after the drain: %llu bytes\n",
+           (unsigned long long)empty);
+    if (!empty || empty < (uint64_t)NSB / 2 * hl_sb_size) skip();   /* (hoard's moved them on) */
+    long held0 = held_kb();
+    size_t got = hoardlab_collect();
+    long held1 = held_kb();
+    printf("# after hoardlab_collect: %zu bytes given back; held %ld -> %ld KiB\n", got, held0,
+           held1);
+    assert_true(got >= empty);
+    /* at least half of their pages after the header's (with 8 KiB superblocks, half of S) */
+    long pages_kb = (long)(empty / hl_sb_size * (hl_sb_size - HL_PAGE) / 1024);
+    if (held0 >= 0 && held1 >= 0) assert_true(held0 - held1 >= pages_kb / 2);
+    in_thread(burst_and_drain, NULL);            /* reused: formatted, carved anew */
+    hl_heaps_foreach(check_heap, NULL);
 }
 
 static void my_tlab_is_given_back(void **state)
@@ -179,8 +207,6 @@ static void *churn(void *arg)
     for (unsigned k = 0; k < K; k++) hl_free(v[k]);
     return NULL;
 }
-static void check_heap(struct hl_heap *h, void *arg) { (void)arg; hl_heap_check(h, -1); }
-
 static void collect_while_others_allocate(void **state)
 {
     (void)state;
@@ -203,6 +229,7 @@ int main(void)
     hl_free(hl_malloc(1));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parked_superblocks_are_purged),
+        cmocka_unit_test(heap_empties_are_given_back),
         cmocka_unit_test(my_tlab_is_given_back),
         cmocka_unit_test(large_cache_is_unmapped),
         cmocka_unit_test(collect_while_others_allocate),
