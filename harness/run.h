@@ -15,7 +15,7 @@
 #include <stdatomic.h>
 #include "sample.h"
 
-#define HB_MAX_PARAMS 16
+#define HB_MAX_PARAMS 24
 
 enum hb_kind { HB_INT, HB_REAL, HB_STR };
 

@@ -127,6 +127,52 @@ const char *hb_hoardlab_strategy(void)
     return fn ? fn() : NULL;
 }
 
+/* ---- the allocator's explicit collect ------------------------------------------------------ */
+
+static size_t (*collect_hl)(void);                       /* hoardlab's: the bytes */
+static void (*collect_void)(void);                       /* gperftools' */
+static void (*collect_bool)(bool);                       /* mimalloc's */
+static int (*collect_ctl)(const char *, void *, size_t *, void *, size_t);   /* jemalloc's */
+static int (*collect_trim)(size_t);                      /* glibc's */
+
+const char *hb_collect_find(void)
+{
+    void *f;
+    if ((f = dlsym(RTLD_DEFAULT, "hoardlab_collect"))) {
+        *(void **)&collect_hl = f;
+        return "hoardlab_collect";
+    }
+    if ((f = dlsym(RTLD_DEFAULT, "mi_collect"))) {
+        *(void **)&collect_bool = f;
+        return "mi_collect";
+    }
+    if ((f = dlsym(RTLD_DEFAULT, "mallctl"))) {
+        *(void **)&collect_ctl = f;
+        return "mallctl(arena.4096.purge)";
+    }
+    if ((f = dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory"))) {
+        *(void **)&collect_void = f;
+        return "MallocExtension_ReleaseFreeMemory";
+    }
+    Dl_info where;
+    void *m = dlsym(RTLD_DEFAULT, "malloc");
+    if ((f = dlsym(RTLD_DEFAULT, "malloc_trim")) && m && dladdr(m, &where) && where.dli_fname &&
+        strstr(where.dli_fname, "libc.so")) {
+        *(void **)&collect_trim = f;
+        return "malloc_trim";
+    }
+    return NULL;
+}
+
+void hb_collect(void)
+{
+    if (collect_hl) collect_hl();
+    else if (collect_void) collect_void();
+    else if (collect_bool) collect_bool(true);
+    else if (collect_ctl) collect_ctl("arena.4096.purge", NULL, NULL, NULL, 0);   /* all arenas */
+    else if (collect_trim) collect_trim(0);
+}
+
 /* ---- signals -------------------------------------------------------------------------------- */
 
 void hb_on_sigusr1(void (*handler)(int), struct sigaction *old)

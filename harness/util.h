@@ -34,6 +34,13 @@ void hb_hoardlab_reset_peaks(void);
  * TLABs, tcmalloc's thread caches), now; -1 when the allocator does not say. */
 long long hb_cache_bytes(void);
 const char *hb_hoardlab_strategy(void); /* the active strategy's name, NULL without it */
+/* The allocator's explicit call to give free memory back now, found with dlsym: hoardlab's
+ * hoardlab_collect, mimalloc's mi_collect(true), jemalloc's mallctl("arena.<all>.purge"),
+ * gperftools' MallocExtension_ReleaseFreeMemory, glibc's malloc_trim(0) (only when malloc is
+ * glibc's). hb_collect_find looks once, before the threads start, and returns the call's
+ * name (NULL: the allocator has none); hb_collect then makes it (nothing if none). */
+const char *hb_collect_find(void);
+void hb_collect(void);
 
 /* Install handler for SIGUSR1 (SA_RESTART), keeping the old action in *old; hb_fail() if the
  * system refuses. The workload restores *old with sigaction when it ends. */

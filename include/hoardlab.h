@@ -7,6 +7,7 @@
 #ifndef HOARDLAB_H
 #define HOARDLAB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Every statistic, declared once: X(name, from, across, help). The same list expands into the
@@ -64,10 +65,10 @@
     X(cas_free_retries, thread, sum,                                                              \
       "of cas_retries, those made by free")                                                       \
     X(tlab_sb_hits, thread, sum,                                                                  \
-      "frees the TLAB's superblock cache served without reading the superblock's header "        \
-      "(tlab_sb_cache; counted builds)")                                                          \
+      "frees of blocks of a superblock the TLAB's heap no longer owns that the TLAB's "           \
+      "superblock cache let into a bin (tlab_sb_cache)")                                          \
     X(tlab_sb_fills, thread, sum,                                                                 \
-      "entries of the TLAB's superblock cache filled by a free that read the header")             \
+      "entries of the TLAB's superblock cache filled by a refill or a flush of a bin")            \
     X(cpu_refills, thread, sum,                                                                   \
       "cache = cpu: batches taken from a heap into an empty CPU stack (by malloc)")               \
     X(cpu_flushes, thread, sum,                                                                   \
@@ -136,6 +137,23 @@ void hoardlab_stats(struct hoardlab_stats *out);
 
 /* Forget the peaks (in_use_peak, os_bytes_peak) so the next phase is measured on its own. */
 void hoardlab_stats_reset_peaks(void);
+
+/* Give back to the OS, now, everything the allocator holds free that it can give back, as
+ * jemalloc's mallctl("arena.<all>.purge") and mimalloc's mi_collect(true) do: a program that
+ * has just finished a burst says so. From any thread, at any time; it waits for the locks it
+ * takes (one at a time), so it is not for a signal handler. It
+ *   - gives the calling thread's TLAB back to the heaps (cache = thread; other threads' TLABs
+ *     and the per-CPU caches of cache = cpu are left as they are);
+ *   - purges every empty superblock of the heap rows (private, ownership, hoard, hoard2026,
+ *     hoard202607): those parked in hoard's global heap whatever purge, retain, decay_ms
+ *     and purge_delay say (under purge = off too, where nothing parks otherwise), with
+ *     MADV_DONTNEED (re-advising those an earlier MADV_FREE purged), counted in purged_bytes;
+ *     and the empty ones the thread / processor heaps keep, formatted afresh in place;
+ *   - unmaps the cached large mappings (large_reuse).
+ * Pages given back stay reserved and counted in os_bytes (A); RSS drops. serial, concurrent
+ * and lockfree have nothing of the second kind to give. Returns the bytes given back (of
+ * superblocks newly purged and cached large mappings; 0 before the library started). */
+size_t hoardlab_collect(void);
 
 /* Name of the active strategy, e.g. "hoard". */
 const char *hoardlab_strategy(void);

@@ -27,6 +27,13 @@
  * (extra.spike_ops_per_s) is what keeping or returning the memory costs the next burst. The
  * run then lasts longer than `seconds`.
  *
+ * With `collect`, each thread asks the allocator to give back what it can right after its
+ * share of the drain's frees, before its drain counts as ended (the checkpoints' origin): the
+ * allocator's explicit call if it has one (hb_collect_find: hoardlab_collect, mimalloc's
+ * mi_collect, jemalloc's arena purge, gperftools' ReleaseFreeMemory, glibc's malloc_trim),
+ * nothing otherwise; extra.collect_call names it (null: none), extra.collect_s_max is the
+ * longest call.
+ *
  * A step is one loop of a thread: its allocations, then the frees of every block whose
  * lifetime (counted in the thread's steps) has ended.
  *
@@ -80,6 +87,10 @@ const struct hb_param hb_phased_params[] = {
                                                  "(whole ms, ascending, at most 8; '' none)" },
     { "next_burst",  HB_INT,  "0",       false, "1: the drain lasts until the last checkpoint, "
                                                  "then a second spike (the next burst)" },
+    { "collect",     HB_INT,  "0",       false, "1: each thread asks the allocator to give "
+                                                 "memory back right after its drain's frees "
+                                                 "(hoardlab_collect, mi_collect, jemalloc's "
+                                                 "arena purge, ...; none: nothing)" },
     { NULL, 0, NULL, false, NULL },
 };
 
@@ -118,6 +129,10 @@ struct phased {
     bool cp_hl[CHECKPOINTS_MAX];
     bool cp_read[CHECKPOINTS_MAX];
     double drained_s;               /* the last thread's end of its drain, -1: none */
+    const char *collect;            /* `collect`: the allocator's call (hb_collect_find), or
+                                     * NULL: none, or not asked for */
+    bool collect_asked;
+    double *collect_s;              /* a thread's time in it, -1: not called */
     _Atomic unsigned long long ops_in[PHASES];
     double t0;
     uint64_t salt;
@@ -305,6 +320,11 @@ static void phased_thread(struct hb_run *r, int i, void *arg)
                 if (phase < DRAIN && now >= DRAIN) {     /* reached (or skipped) the drain */
                     if (now == DRAIN) {
                         drain_now(P, L, &g, &live, &ops);
+                        if (P->collect) {               /* the program says it drained */
+                            double t = hb_now();
+                            hb_collect();
+                            P->collect_s[i] = hb_now() - t;
+                        }
                         P->drained_at[i] = hb_now() - P->t0;
                     }
                     atomic_fetch_add_explicit(&P->drained, 1, memory_order_release);
@@ -475,6 +495,15 @@ static void checkpoints_record(struct phased *P)
             else hb_json_null(j, key);
         }
     }
+    if (P->collect_asked) {         /* the call made after the drain, and its longest */
+        double most = -1;
+        for (int i = 0; i < P->r->threads; i++)
+            if (P->collect_s[i] > most) most = P->collect_s[i];
+        if (P->collect) hb_json_str(j, "collect_call", P->collect);
+        else hb_json_null(j, "collect_call");
+        if (most >= 0) hb_json_real(j, "collect_s_max", most);
+        else hb_json_null(j, "collect_s_max");
+    }
     static const struct { const char *key; int phase; } rate[] = {
         { "spike_ops_per_s", SPIKE }, { "next_burst_ops_per_s", BURST } };
     for (size_t k = 0; k < sizeof rate / sizeof rate[0]; k++) {
@@ -515,8 +544,12 @@ int hb_phased(struct hb_run *r)
     double want = mean_life * spike * 2 + 1024;
     size_t cap = want < (double)(1 << 20) ? (size_t)want : (size_t)1 << 20;
     if (!(P.lane = aligned_alloc(64, sizeof *P.lane * (size_t)r->threads)) ||
-        !(P.drained_at = calloc((size_t)r->threads, sizeof *P.drained_at)))
+        !(P.drained_at = calloc((size_t)r->threads, sizeof *P.drained_at)) ||
+        !(P.collect_s = malloc((size_t)r->threads * sizeof *P.collect_s)))
         hb_fail("out of memory");
+    for (int i = 0; i < r->threads; i++) P.collect_s[i] = -1;
+    P.collect_asked = hb_int(r, "collect") != 0;
+    if (P.collect_asked) P.collect = hb_collect_find();   /* before the threads */
     memset(P.lane, 0, sizeof *P.lane * (size_t)r->threads);
     for (int i = 0; i < r->threads; i++) {
         P.lane[i].cap = cap;
@@ -541,6 +574,7 @@ int hb_phased(struct hb_run *r)
     }
     free(P.lane);
     free(P.drained_at);
+    free(P.collect_s);
     free(P.learned);
     return 0;
 }

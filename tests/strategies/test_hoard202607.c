@@ -166,29 +166,49 @@ static struct hl_tlab_sbc *sbc_entry(void *p)
                                    hl_tlab_sbc_mask));
 }
 
+/* The cache is filled by the bins' slow paths (a refill fills the entry of the superblock
+ * whose block it hands out) and read only by a free that the owner test sends off the fast
+ * path: a block of a superblock that moved to another heap, which the entry lets into the
+ * bin. The move is played by changing the TLAB's heap under the free (the fast path compares
+ * the two), restored at once. */
 static void tlab_sb_cache(void **state)
 {
     (void)state;
     if (!hl_cfg.tlab) skip();
-    void *keep = hl_malloc(40), *p = hl_malloc(40), *r = hl_malloc(40);
+    void *keep = hl_malloc(40);          /* this thread's bins exist */
+    unsigned c = hl_class_of(40);
+    enum { N = 4096 };
+    static void *v[N];
+    int m = 0;
+    while (hl_me.tlab_bins[c].head && m < N - 1) v[m++] = hl_malloc(40);   /* empty the bin */
+    assert_null(hl_me.tlab_bins[c].head);
     struct hoardlab_stats s0, s1;
     hoardlab_stats(&s0);
-    hl_free(p);                          /* fills the entry (a miss) */
-    hl_free(r);                          /* same superblock: a hit */
-    hoardlab_stats(&s1);
+    void *p = v[m++] = hl_malloc(40);    /* a refill: fills p's superblock's entry */
     if (!hl_cfg.tlab_sb_cache) {
         assert_int_equal(sbc_entry(p)->sb, 0);
+    } else {
+        assert_int_equal(sbc_entry(p)->sb, (uintptr_t)hl_sb_of(p));
+        assert_int_equal(sbc_entry(p)->slot, hl_sb_of(p)->tlab_slot);
+    }
+    struct hl_tlab *t = hl_tlab_of(hl_me.tlab_bins);
+    struct hl_heap *h = t->heap;
+    size_t had = my_tlab_bytes();
+    t->heap = (struct hl_heap *)hl_me.tlab_bins;        /* no heap's: p's owner is not it */
+    hl_free(p);
+    t->heap = h;
+    v[--m] = NULL;
+    hoardlab_stats(&s1);
+    if (hl_cfg.tlab_sb_cache) {
+        assert_int_equal(my_tlab_bytes(), had + hl_class_size(c));     /* into the bin */
+        if (hl_cfg.counting) assert_int_equal(s1.tlab_sb_hits - s0.tlab_sb_hits, 1);
+    } else {
         assert_int_equal(s1.tlab_sb_hits, s0.tlab_sb_hits);
-        hl_free(keep);
-        return;
     }
-    assert_int_equal(sbc_entry(p)->sb, (uintptr_t)hl_sb_of(p));
-    if (hl_cfg.counting) {
-        assert_int_equal(s1.tlab_sb_fills - s0.tlab_sb_fills, 1);
-        assert_int_equal(s1.tlab_sb_hits - s0.tlab_sb_hits, 1);
-    }
-    /* An entry filled, then memalign makes its superblock interior: the inner pointer's free
-     * must find the bypass bin (hl_sb_generation moved), not the entry's class bin. The
+    for (int i = 0; i < m; i++) hl_free(v[i]);
+    /* memalign makes a superblock interior: the inner pointer's free must find the bypass
+     * bin (the header's tlab_slot; an entry read off the fast path is dropped, since
+     * hl_sb_generation moved), not the class's bin. The
      * block memalign carves is the one just freed (the bin's head); one that happens to be
      * aligned is kept and another tried. */
     void *held[64];

@@ -166,8 +166,9 @@
     "(half), or up to 64 (batch: Hoard #111)")                                                 \
   X(tlab_sb_cache,   tlab,         INT,   "0",        0, 64, NULL,                             \
     HL_TLAB_ROWS " if tlab=on",                                                                \
-    "hoard tlab: entries (0 = off, or a power of two) of a direct-mapped cache of superblocks " \
-    "whose blocks free pushes without reading the superblock's header (Hoard #95, #123: 16)")  \
+    "hoard tlab: entries (0 = off, or a power of two) of a direct-mapped cache of the "        \
+    "superblocks the bins refilled from, whose blocks enter the TLAB after the superblock "    \
+    "moved to another heap (Hoard #95, #123: 16; kept off the fast path)")                    \
   X(remote_queue_cap, heaps,       INT,   "0",        0, 1 << 20, NULL,                        \
     "ownership, " HL_HOARD_ROWS " if remote_free=queue",                                       \
     "remote_free=queue: blocks an owner heap's inbox may hold uncollected; a free that finds " \

@@ -56,7 +56,8 @@ static uint32_t limit_of(size_t budget, unsigned c)
     return n > INT32_MAX ? INT32_MAX : (uint32_t)n;          /* room is signed */
 }
 
-static hl_tlab_free_fn free_other_batch;
+static hl_tlab_free_fn free_other_batch, free_other_sbc;
+static hl_tlab_free_fn *free_other_uncached;     /* hl_tlab_free_other without the cache */
 
 /* After the heaps, with tlab = on: the limits from tlab_budget; true when the fast paths
  * leave U to the bins. */
@@ -82,6 +83,10 @@ static bool init(void)
     remote_direct = hl_remote_mode && hl_cfg.tlab_foreign != HL_FOREIGN_ADOPT;
     hl_tlab_free_other = remote_direct && hl_remote_mode == HL_REMOTE_BATCH ? free_other_batch
                                                                              : hl_tlab_free_slow;
+    if (ways) {
+        free_other_uncached = hl_tlab_free_other;
+        hl_tlab_free_other = free_other_sbc;
+    }
 #ifdef HL_STATS
     u_by_bins = hl_cfg.counting && hl_cfg.stats_batch > 0;
 #endif
@@ -103,6 +108,35 @@ static void sbc_reset(struct hl_tlab *t, uint64_t gen)
 static struct hl_tlab *mine(void) { return hl_tlab_of(hl_me.tlab_bins); }
 /* The calling thread has bins of its own (NULL: before its first slow call, interpose.c's ready). */
 static bool own_bins(void) { return hl_me.tlab_bins && hl_me.tlab_bins != none; }
+
+/* The superblock cache (tlab.h): sb's entry in t. */
+static struct hl_tlab_sbc *sbc_entry(struct hl_tlab *t, const struct hl_sb *sb)
+{
+    return (struct hl_tlab_sbc *)((char *)t->sbc +
+                                  (((uintptr_t)sb >> hl_tlab_sbc_shift) & hl_tlab_sbc_mask));
+}
+/* The entries are good if the generation has not moved since they were filed; else they are
+ * dropped (and filed under the new one). The acquire: a slot read after it is no older. */
+static bool sbc_current(struct hl_tlab *t)
+{
+    uint64_t gen = atomic_load_explicit(&hl_sb_generation, memory_order_acquire);
+    if (hl_likely(t->sbc_gen == gen)) return true;
+    sbc_reset(t, gen);
+    return false;
+}
+/* A refill or a flush of the calling thread's bins used sb, which the TLAB's heap owned: its
+ * entry now (tlab_sb_cache > 0). Filed under the generation read before the slot, so a
+ * change after it drops the entry at its next use. */
+static void sbc_fill(struct hl_sb *sb)
+{
+    struct hl_tlab *t = mine();
+    sbc_current(t);
+    struct hl_tlab_sbc *e = sbc_entry(t, sb);
+    if (e->sb == (uintptr_t)sb) return;
+    e->sb = (uintptr_t)sb;
+    e->slot = HL_WORD_LOAD(sb->tlab_slot);
+    HL_COUNT(tlab_sb_fills, 1);
+}
 
 /* What a bin's slow paths keep out of the fast paths' way, one per class, after the bins
  * (tlab_spares):
@@ -140,6 +174,33 @@ static void move(struct hl_tlab_bin *bins, unsigned c, int32_t n)
 {
     HL_OWN_ADD(bins[c].room, n);
     HL_OWN_ADD(tlab_spares(bins)[c].seen, n);
+}
+
+/* hl_tlab_free_other with tlab_sb_cache: p, a block of sb, whose owner is not the TLAB's heap,
+ * into its bin if sb's entry e is good and the bin has room (the slow half's count); false:
+ * the free goes on as without the cache. */
+static __attribute__((noinline)) bool sbc_push(void *p, struct hl_sb *sb, struct hl_tlab_sbc *e)
+{
+    if (!own_bins() || !sbc_current(mine())) return false;
+    struct hl_tlab_bin *bins = hl_me.tlab_bins, *b = hl_tlab_bin_at(bins, e->slot);
+    if (b->room <= 0) return false;      /* full, or the bypass bin: the slow half decides */
+    unsigned c = (unsigned)(b - bins);
+    see(bins, c);
+    *(void **)p = b->head;
+    b->head = p;
+    move(bins, c, -1);
+    HL_COUNT(tlab_sb_hits, 1);
+    hl_stats_free(sb->size);
+    return true;
+}
+/* The lookup first, before any test of the thread's bins: the shared array's entries are all
+ * empty (never written), and a miss, the common case of a block of another heap, costs the
+ * remote free no more than the lookup (tools/hoardlab cost's remote column). */
+static void free_other_sbc(void *p, struct hl_sb *sb)
+{
+    struct hl_tlab_sbc *e = sbc_entry(mine(), sb);
+    if (hl_unlikely(e->sb == (uintptr_t)sb) && sbc_push(p, sb, e)) return;
+    free_other_uncached(p, sb);
 }
 
 /* A run of n blocks of sb, head .. tail, that h's inbox returned (a superblock's collected
@@ -326,6 +387,7 @@ __attribute__((noinline)) void *hl_tlab_malloc_slow(size_t size)
         b->head = *(void **)first;
         spare->head = NULL;
         move(hl_me.tlab_bins, c, 1);
+        if (hl_cfg.tlab_sb_cache) sbc_fill(hl_sb_of(first));
         return hl_stats_malloc(first, hl_class_size(c));
     }
     if (hl_remote_mode >= HL_REMOTE_QUEUE) hl_remote_flush();  /* the sender's slow path */
@@ -351,14 +413,8 @@ __attribute__((noinline)) void *hl_tlab_malloc_slow(size_t size)
     if (!(first = b->head)) return NULL;
     b->head = *(void **)first;           /* the caller's block: room + 1 below */
     move(hl_me.tlab_bins, c, -((int32_t)n - 1));
+    if (hl_cfg.tlab_sb_cache) sbc_fill(hl_sb_of(first));
     return hl_stats_malloc(first, hl_class_size(c));
-}
-
-__attribute__((noinline)) void hl_tlab_free_stale(void *p)
-{
-    if (own_bins())
-        sbc_reset(mine(), atomic_load_explicit(&hl_sb_generation, memory_order_acquire));
-    hl_tlab_free_slow(p, hl_sb_of(p));
 }
 
 /* The slow half but for remote frees (hl_tlab_free_slow), out of line so that those save no
@@ -394,6 +450,7 @@ static __attribute__((noinline)) void free_slow(void *p)
         move(hl_me.tlab_bins, sb->cls, (int32_t)k);
         if (hl_cfg.tlab_adaptive) shrink(hl_me.tlab_bins, sb->cls);
         give_back(heap_now(), chain);
+        if (hl_cfg.tlab_sb_cache && owner == mine()->heap) sbc_fill(sb);
     }
     *(void **)p = b->head;
     b->head = p;
@@ -458,6 +515,30 @@ void hl_tlab_thread_exit(void)
     hl_lock_release(&reg_lock);
 }
 
+/* hoardlab_collect: the calling thread's bins given back as at its exit, but kept (its next
+ * malloc refills), each limit back at its start (tlab_adaptive's growth undone). */
+void hl_tlab_flush(void)
+{
+    if (!own_bins()) return;
+    struct hl_tlab *t = mine();
+    struct hl_tlab_bin *bin = hl_me.tlab_bins;
+    struct hl_heap *h = heap_now();
+    struct tlab_spare *spare = tlab_spares(bin);
+    for (unsigned c = 0; c < hl_classes->count; c++) {
+        void *chain = bin[c].head, *more = spare[c].head;
+        see(bin, c);
+        bin[c].head = spare[c].head = NULL;
+        HL_OWN_SET(bin[c].room, (int32_t)limit[c]);
+        __atomic_store_n(&bin[c].limit, limit[c], __ATOMIC_RELAXED);
+        HL_OWN_SET(spare[c].seen, bin[c].room);
+        if (chain) give_back(h, chain);
+        if (more) give_back(h, more);
+    }
+    t->budget = hl_cfg.tlab_budget;
+    t->limit_bytes = limit_bytes;
+    t->slow = 0;
+}
+
 size_t hl_tlab_bytes(void)
 {
     size_t bytes = 0;
@@ -504,30 +585,25 @@ int64_t hl_tlab_unseen(bool mine)
 
 /* The TLAB's fast paths, built once for every row (stats.h's pairs over tlab.h's inline
  * halves): uncounted, counted with U left to the bins, and exact (every call counts U:
- * stats_batch = 0), each with the plain free and with the superblock cache's
- * (tlab_sb_cache > 0). They define tlab_malloc, tlab_malloc_entry, tlab_malloc_uncounted,
+ * stats_batch = 0); tlab_sb_cache does not change them (its work is on the slow halves).
+ * They define tlab_malloc, tlab_malloc_entry, tlab_malloc_uncounted,
  * tlab_malloc_uncounted_entry, tlab_malloc_exact, tlab_malloc_exact_entry, tlab_free,
- * tlab_free_entry, tlab_free_uncounted, tlab_free_uncounted_entry, tlab_free_exact,
- * tlab_free_exact_entry, tlab_free_sbc, tlab_free_sbc_entry, tlab_free_sbc_uncounted,
- * tlab_free_sbc_uncounted_entry, tlab_free_sbc_exact and tlab_free_sbc_exact_entry. */
+ * tlab_free_entry, tlab_free_uncounted, tlab_free_uncounted_entry, tlab_free_exact and
+ * tlab_free_exact_entry. */
 HL_MALLOC_PAIR(static, tlab_malloc, hl_tlab_malloc, false)
-HL_FREE_PAIR(static, tlab_free, hl_tlab_free, false, false)
+HL_FREE_PAIR(static, tlab_free, hl_tlab_free, false)
 HL_MALLOC_BUILD(static, tlab_malloc_exact, hl_tlab_malloc, true, true)
-HL_FREE_BUILD(static, tlab_free_exact, hl_tlab_free, true, false, true)
-HL_FREE_PAIR(static, tlab_free_sbc, hl_tlab_free, true, false)
-HL_FREE_BUILD(static, tlab_free_sbc_exact, hl_tlab_free, true, true, true)
-static const struct hl_paths paths[6] = {
+HL_FREE_BUILD(static, tlab_free_exact, hl_tlab_free, true, true)
+static const struct hl_paths paths[3] = {
     HL_PATHS(tlab_malloc_uncounted, tlab_free_uncounted),
     HL_PATHS(tlab_malloc, tlab_free), HL_PATHS(tlab_malloc_exact, tlab_free_exact),
-    HL_PATHS(tlab_malloc_uncounted, tlab_free_sbc_uncounted),
-    HL_PATHS(tlab_malloc, tlab_free_sbc), HL_PATHS(tlab_malloc_exact, tlab_free_sbc_exact),
 };
 
 const struct hl_paths *hl_tlab_start(const struct hl_cache_row *behind)
 {
     row = *behind;
     bool u_by_bins = init();
-    return &paths[(hl_cfg.tlab_sb_cache ? 3 : 0) + (!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2)];
+    return &paths[!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2];
 }
 
 /* Fork: in the child only the forking thread lives on; its TLAB stays registered, the other

@@ -57,21 +57,26 @@ struct hl_tlab_bin {
     uint32_t limit;                      /* tlab_budget / class size */
 };
 
-/* The superblock cache (tlab_sb_cache = N ways; Hoard #95, #123): entry
- * (sb / S) mod N holds a superblock whose owner was the TLAB's heap when a free read its
- * header, and its tlab_slot, so the next free into it reads neither. An entry goes stale when
- * the superblock changes class or becomes interior (hl_sb_generation moves: every entry of
- * the TLAB is dropped at its next free), when the TLAB's heap changes (dropped then), or when
- * the superblock moves to another heap: then its blocks enter this TLAB as tlab_foreign =
- * adopt's do (a block in a TLAB is out of its superblock whoever owns it; giving back
- * re-reads the owner), until the entry is replaced. */
+/* The superblock cache (tlab_sb_cache = N ways; Hoard #95, #123), kept by the slow halves
+ * only, so that the pair costs what it costs without it (issue 49: the lookup on every free
+ * cost 10 instructions a pair, tools/hoardlab cost). Entry (sb / S) mod N holds a superblock
+ * the bins last refilled from or flushed into (tlab.c's sbc_fill), and its tlab_slot. The
+ * fast free tests the owner as without the cache; a block whose superblock the TLAB's heap
+ * no longer owns (hoard moved it to the global heap, another heap took it) leaves the fast
+ * path, and there an entry for its superblock lets it into the bin still (sbc_push), as
+ * tlab_foreign = adopt's blocks enter (a block in a TLAB is out of its superblock whoever
+ * owns it; giving back re-reads the owner), where without the cache it goes to the owner.
+ * An entry goes stale when the superblock changes class or becomes interior
+ * (hl_sb_generation moves: the entries are dropped where they are next read or filled) or
+ * when the TLAB's heap changes (dropped then). What the cache no longer does: spare the
+ * free the read of the superblock's header (docs/hoard2026.md says why). */
 struct hl_tlab_sbc {
     uintptr_t sb;                        /* the superblock's address; 0: empty */
     uintptr_t slot;                      /* its tlab_slot when filled */
 };
 #define HL_TLAB_SBC_MAX 64               /* tlab_sb_cache's largest value */
 /* An entry's byte offset is (sb >> hl_tlab_sbc_shift) & hl_tlab_sbc_mask: log2 S - 4 and
- * (tlab_sb_cache - 1) x 16, so the fast path does no scaling. */
+ * (tlab_sb_cache - 1) x 16, so the lookup does no scaling. */
 extern unsigned hl_tlab_sbc_shift;
 extern uintptr_t hl_tlab_sbc_mask;
 
@@ -115,13 +120,11 @@ void *hl_tlab_malloc_slow(size_t size);
 /* The free of p, a block of sb, that the fast path leaves: */
 typedef void hl_tlab_free_fn(void *p, struct hl_sb *sb);
 hl_tlab_free_fn hl_tlab_free_slow;
-/* the same for a block whose superblock the TLAB's heap does not own: under remote_free =
- * batch (tlab_foreign = home) tlab.c's path straight to the remote cache, else
- * hl_tlab_free_slow; set at init (hl_tlab_start). */
+/* the same for a block whose superblock the TLAB's heap does not own: with tlab_sb_cache,
+ * the superblock cache first (an entry lets it into the bin); then under remote_free = batch
+ * (tlab_foreign = home) tlab.c's path straight to the remote cache, else hl_tlab_free_slow;
+ * set at init (hl_tlab_start). */
 extern hl_tlab_free_fn *hl_tlab_free_other;
-/* The superblock cache's free when hl_sb_generation moved: the entries dropped, then the
- * slow half. */
-void hl_tlab_free_stale(void *p);
 
 /* Both fast paths take `exact` and `counted` last (built three ways in tlab.c: uncounted,
  * counted, and counted with exact = true). Counted, they count the call; exact, U as well
@@ -155,47 +158,20 @@ static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size, b
 /* free: into the bin while the block's superblock is the TLAB's heap's and the bin is under
  * its limit (never the bypass bin's, 0); else the slow half: set up the bins, give a batch
  * back, or the row's own free (a block of another heap, a memalign'd inner pointer, a thread
- * without a TLAB), a block of another heap through hl_tlab_free_other. No validation: p must be what
+ * without a TLAB), a block of another heap through hl_tlab_free_other (which, with
+ * tlab_sb_cache, looks in the superblock cache first). No validation: p must be what
  * malloc returned (C's rule). A thread's heap, not hl_me.heap: a thread without bins
- * (teardown, tlab = off) fails the owner test and never writes the shared array (nor its
- * superblock cache). With sbc (tlab_sb_cache > 0) a hit in the superblock cache gives the
- * bin without reading sb's header; a miss that passes the owner test fills the entry. */
-static inline __attribute__((always_inline)) void hl_tlab_free(void *p, bool sbc, bool exact,
-                                                               bool counted)
+ * (teardown, tlab = off) fails the owner test and never writes the shared array. */
+static inline __attribute__((always_inline)) void hl_tlab_free(void *p, bool exact, bool counted)
 {
     struct hl_sb *sb = hl_sb_of(p);
     struct hl_tlab_bin *bins = hl_me.tlab_bins;
-    struct hl_tlab *t = hl_tlab_of(bins);
-    struct hl_tlab_sbc *e = NULL;
-    uint64_t gen = 0;
-    uintptr_t slot;
-    if (sbc) {
-        /* acquire: a filled entry's slot is no older than the generation it is filed under */
-        gen = atomic_load_explicit(&hl_sb_generation, memory_order_acquire);
-        e = (struct hl_tlab_sbc *)((char *)t->sbc +
-                                   (((uintptr_t)sb >> hl_tlab_sbc_shift) & hl_tlab_sbc_mask));
-        if (hl_likely(e->sb == (uintptr_t)sb && t->sbc_gen == gen)) {
-            HL_COUNT_IF(counted, tlab_sb_hits, 1);
-            slot = e->slot;
-            goto push;
-        }
-        if (hl_unlikely(t->sbc_gen != gen)) {
-            hl_tlab_free_stale(p);                      /* drops the entries first */
-            return;
-        }
-    }
-    if (hl_unlikely(atomic_load_explicit(&sb->owner, memory_order_relaxed) != t->heap)) {
+    if (hl_unlikely(atomic_load_explicit(&sb->owner, memory_order_relaxed) !=
+                    hl_tlab_of(bins)->heap)) {
         hl_tlab_free_other(p, sb);
         return;
     }
-    slot = HL_WORD_LOAD(sb->tlab_slot);
-    if (sbc) {
-        e->sb = (uintptr_t)sb;
-        e->slot = slot;
-        HL_COUNT_IF(counted, tlab_sb_fills, 1);
-    }
-push:;
-    struct hl_tlab_bin *b = hl_tlab_bin_at(bins, slot);
+    struct hl_tlab_bin *b = hl_tlab_bin_at(bins, HL_WORD_LOAD(sb->tlab_slot));
     if (hl_likely(HL_OWN_ADD(b->room, -1) >= 0)) {
         *(void **)p = b->head;
         b->head = p;
@@ -217,6 +193,9 @@ void hl_tlab_collect(struct hl_heap *h);
  * row's hl_heap_after_free), then its bins to the pool. Later calls of that thread (TLS
  * teardown) bypass the TLAB. */
 void hl_tlab_thread_exit(void);
+/* hoardlab_collect: every block of the calling thread's TLAB given back as at its exit, its
+ * bins kept, their limits back at their start (tlab_adaptive). Nothing without bins. */
+void hl_tlab_flush(void);
 size_t hl_tlab_bytes(void);             /* free bytes in every live thread's TLAB */
 /* What U has not seen of the bins (Accounting above), in bytes: stats.c's
  * hl_stats_unseen_fn. */

@@ -380,3 +380,49 @@ void hl_purge_fork(int phase)
         atomic_store_explicit(&resting_until, 0, memory_order_relaxed);
     }
 }
+
+/* ---- hoardlab_collect: every parked superblock purged now ---------------------------------- */
+
+/* hoardlab_collect (api.c): every empty superblock in the global heap's shards (n of them)
+ * purged now, kept or not -- within `retain`, a timed purge not yet due, and under purge =
+ * off, where nothing parks, the empty ones as they are -- and those an earlier MADV_FREE
+ * purged given back for good: MADV_DONTNEED whatever `purge` says, since a program that asks
+ * wants the pages gone from its RSS now (jemalloc's arena.<i>.purge, mimalloc's
+ * mi_collect(true)). Each shard's lock in turn, then `lock` as a parking takes them. The
+ * bytes newly purged (they count in purged_bytes; the re-advised ones already did). */
+size_t hl_purge_all(struct hl_heap *const *shards, unsigned n)
+{
+    size_t bytes = 0;
+    for (unsigned k = 0; k < n; k++) {
+        struct hl_heap *g = shards[k];
+        hl_heap_lock(g);
+        for (unsigned c = 0; c < hl_classes->count; c++) {
+            /* (a lone superblock that empties stays in the lowest group: heap.c's set_bounds) */
+            for (unsigned l = 0; l <= HL_LIST_EMPTY; l++)
+            for (struct hl_sb *sb = g->cls[c].list[l]; sb; sb = sb->next) {
+                if (!hl_sb_empty(sb)) continue;
+                if (sb->parked == KEPT) {
+                    if (timed()) {
+                        hl_lock_acquire(&lock);
+                        unlink_kept(sb);
+                        set_due();
+                        hl_lock_release(&lock);
+                    } else {
+                        atomic_fetch_sub_explicit(&retained, hl_sb_size, memory_order_relaxed);
+                    }
+                }
+                if (sb->parked != PURGED) {
+                    sb->parked = PURGED;
+                    atomic_fetch_add_explicit(&purged, hl_sb_size, memory_order_relaxed);
+                    hl_sb_format(sb, sb->cls);
+                    bytes += hl_sb_size;
+                }
+                uintptr_t from = hl_align_up((uintptr_t)sb + HL_SB_HEADER, HL_PAGE);
+                if (from < (uintptr_t)sb + hl_sb_size)
+                    hl_os_madvise((void *)from, (uintptr_t)sb + hl_sb_size - from, MADV_DONTNEED);
+            }
+        }
+        hl_heap_unlock(g);
+    }
+    return bytes;
+}

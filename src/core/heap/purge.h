@@ -56,6 +56,9 @@ static inline void hl_purge_poll(void)
 double hl_purge_decay_curve(double x);
 
 void hl_purge_fork(int phase);           /* fork.c: the timed purges' lock, and the thread */
+/* hoardlab_collect: every empty superblock in the n shards of the global heap purged now with
+ * MADV_DONTNEED, whatever the policy and its timing; the bytes newly purged (purge.c). */
+size_t hl_purge_all(struct hl_heap *const *shards, unsigned n);
 
 #pragma GCC visibility pop
 
