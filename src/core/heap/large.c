@@ -292,8 +292,9 @@ static void live_sub(size_t bytes)
 }
 
 /* Into the cache as its newest mapping (m->size set), the pages of res after its first parked
- * for the purge (purge.c: kept, aged, purged). */
-static void link_map(struct free_map *m, struct resident res)
+ * for the purge (purge.c: kept, aged, purged; cut_high: the pages freed last are at its low
+ * end, so a purge of part of it starts at the high end). */
+static void link_map(struct free_map *m, struct resident res, bool cut_high)
 {
     m->prev = m->newer = NULL;
     struct free_map **head = &cache.bin[bin_of(m->size / HL_PAGE)];
@@ -305,7 +306,7 @@ static void link_map(struct free_map *m, struct resident res)
     publish_cached();
     index_map(m);
     res = within(res, (char *)m + HL_PAGE, (char *)m + m->size);
-    hl_purge_park_range(&m->range, res.lo, (size_t)(res.hi - res.lo));
+    hl_purge_park_range(&m->range, res.lo, (size_t)(res.hi - res.lo), cut_high);
 }
 
 /* A cached mapping for *size bytes (the 2x fit rule above), or NULL; *size becomes its size,
@@ -370,7 +371,7 @@ static struct free_map *evict(size_t bound, struct free_map *victims)
             t->next = victims;
             victims = t;
             o->size -= cut;
-            link_map(o, res);                 /* (within its rest) */
+            link_map(o, res, false);          /* (within its rest) */
             break;
         }
         o->next = victims;
@@ -397,21 +398,37 @@ static void cache_put(char *base, size_t size, struct resident res)
     size_t bound = bound_now();
     struct free_map *m = (struct free_map *)base, *victims = NULL;
     m->size = size;
+    bool cut_high = false;              /* the block is the merged mapping's low end */
     hl_lock_acquire(&cache.lock);
     if (hl_cfg.large_reuse == HL_LARGE_FOLLOW) {          /* merge with cached neighbours */
+        /* ... whose pages that may be resident adjoin the block's (or which have none; a
+         * neighbour's first page is always resident): else the merged mapping's would count
+         * the purged pages between them, and be purged again (kept apart, parked anew). */
         int r = tab_find(by_start, start_of, (uintptr_t)base + size);
         if (r >= 0) {
             struct free_map *right = by_start[r];
-            res = hull(res, unlink_map(right));
-            size += right->size;
+            struct resident w = unlink_map(right);
+            if (!w.lo || !res.lo || (w.lo <= (char *)right + HL_PAGE && res.hi == (char *)right)) {
+                res = hull(res, w);
+                size += right->size;
+                cut_high = true;
+            } else {
+                link_map(right, w, false);
+            }
         }
         int l = tab_find(by_end, end_of, (uintptr_t)base);
         if (l >= 0) {
             struct free_map *left = by_end[l];
-            res = hull(res, unlink_map(left));
-            size += left->size;
-            base = (char *)left;
-            m = left;
+            struct resident w = unlink_map(left);
+            if (!w.lo || !res.lo || (w.hi == base && res.lo <= base + HL_PAGE)) {
+                res = hull(res, w);
+                size += left->size;
+                base = (char *)left;
+                m = left;
+                cut_high = false;
+            } else {
+                link_map(left, w, false);
+            }
         }
         m->size = size;
     }
@@ -419,7 +436,7 @@ static void cache_put(char *base, size_t size, struct resident res)
         m->next = NULL;                 /* unmapped at once, and the bound may have fallen */
         victims = m;
     } else {
-        link_map(m, res);
+        link_map(m, res, cut_high);
     }
     victims = evict(bound, victims);
     hl_lock_release(&cache.lock);

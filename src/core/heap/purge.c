@@ -318,15 +318,17 @@ static void unlink_range(struct hl_purge_range *r)
     atomic_fetch_sub_explicit(&ranges_kept, r->len, memory_order_relaxed);
 }
 
-/* Only the excess goes, from the range's start, when it is less than the range (a cache's
- * mapping merged from many freed blocks is one range, and need not be given back whole for
- * one block beyond `retain`); the rest stays kept, as old as it was. */
+/* Only the excess goes when it is less than the range (a cache's mapping merged from many
+ * freed blocks is one range, and need not be given back whole for one block beyond
+ * `retain`), from the end away from the pages freed last; the rest stays kept, as old as it
+ * was. */
 static void give_back_range(struct hl_purge_range *r, size_t want)
 {
     size_t cut = hl_align_up(want, HL_PAGE);
     char *from = r->from;
     if (cut < r->len) {
-        r->from += cut;
+        if (r->cut_high) from += r->len - cut;
+        else r->from += cut;
         r->len -= cut;
         atomic_fetch_sub_explicit(&ranges_kept, cut, memory_order_relaxed);
     } else {
@@ -338,10 +340,11 @@ static void give_back_range(struct hl_purge_range *r, size_t want)
     hl_os_madvise(from, cut, hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE);
 }
 
-void hl_purge_park_range(struct hl_purge_range *r, char *from, size_t len)
+void hl_purge_park_range(struct hl_purge_range *r, char *from, size_t len, bool cut_high)
 {
     r->parked = 0;
     r->from = from;
+    r->cut_high = cut_high;
     r->len = hl_cfg.purge == HL_PURGE_OFF ? 0 : len;     /* 0: not parked */
     if (!r->len) return;
     hl_lock_acquire(&lock);
