@@ -331,6 +331,43 @@ static void purge_gives_back_cached_pages(void **state)
     hl_cfg = saved;
 }
 
+/* purge = dontneed, purge_delay = 0 (issue 51): the excess over `retain` is purged as the
+ * cache takes a mapping, but the oldest cached mapping's pages go first, so the one just
+ * freed, which the next request of its size takes, keeps its pages. Before, the mapping freed
+ * beyond the budget was purged (none of its pages resident), and the next malloc of its size
+ * faulted them in again. */
+static void purge_takes_the_oldest_first(void **state)
+{
+    (void)state;
+    if (!caching()) skip();
+    struct hl_config saved = hl_cfg;
+    size_t n = 4 * MiB, pages = mapping(n) / HL_PAGE - 1;
+    hl_cfg.purge = HL_PURGE_DONTNEED;
+    hl_cfg.purge_delay = 0;
+    hl_cfg.retain = mapping(n) - HL_PAGE;                 /* one cached mapping's pages */
+    hl_large_flush();
+    unsigned char *a = hl_malloc(n), *spacer = hl_malloc(n), *b = hl_malloc(n);
+    fill(a, 0, n, 3);
+    fill(b, 0, n, 4);
+    const char *abase = (const char *)a - HL_ALIGN, *bbase = (const char *)b - HL_ALIGN;
+    hl_free(a);                                           /* cached, within retain: kept */
+    if (hl_large_cached() < mapping(n)) goto out;         /* follow, large_cache 0: maybe */
+    assert_int_equal(resident_pages(abase + HL_PAGE, pages), pages);
+    hl_free(b);                                           /* beyond retain: a goes, not b */
+    if (hl_large_cached() < 2 * mapping(n)) goto out;
+    assert_int_equal(resident_pages(bbase + HL_PAGE, pages), pages);
+    assert_int_equal(resident_pages(abase + HL_PAGE, pages), 0);
+    unsigned char *q = hl_malloc(n);                      /* the same size: b, resident */
+    assert_ptr_equal(q, b);
+    for (size_t i = HL_PAGE; i < n; i++)                  /* (the first: the cache's record) */
+        if (q[i] != pat(4, i)) fail_msg("byte %zu of the reused block lost", i);
+    hl_free(q);
+out:
+    hl_free(spacer);
+    hl_large_flush();
+    hl_cfg = saved;
+}
+
 static void calloc_clears_a_reused_mapping(void **state)
 {
     (void)state;
@@ -577,6 +614,7 @@ int main(void)
         cmocka_unit_test(unmap_never_caches),
         cmocka_unit_test(threads_share_the_cache),
         cmocka_unit_test(purge_gives_back_cached_pages),
+        cmocka_unit_test(purge_takes_the_oldest_first),
     };
     /* With HOARD_CHECKS=on only the tests that go through the malloc API (the others call
      * hl_large_realloc directly, behind the checks' back). */
@@ -594,6 +632,7 @@ int main(void)
         cmocka_unit_test(bound_follows_the_live_set),
         cmocka_unit_test(unmap_never_caches),
         cmocka_unit_test(purge_gives_back_cached_pages),
+        cmocka_unit_test(purge_takes_the_oldest_first),
     };
     if (hl_cfg.checks) return cmocka_run_group_tests(checked, NULL, NULL);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,11 @@
  *                        runs: the background thread alone purges what parked beyond `retain`
  *                        (waited for up to decay_ms or the delay + 10 s), is no thread of the
  *                        program's (no id), and a forked child, which has none, starts its own.
+ *   large objects        (issue 51) a large block freed into the large objects' cache and taken
+ *                        again at once (the same size) was not given back in between: its
+ *                        cached mapping is purged when due, as a superblock, never as it is
+ *                        freed (before, MADV_FREE at every free beyond `retain`); once due, it
+ *                        is, by a slow path or the thread, and the memory held falls.
  * A thread fills many superblocks and frees them all (release_threshold = 0: every empty one
  * parks at once); the test then sleeps and checks what the policy must have done by the time
  * it measured (the bounds come from the time elapsed, never from how fast anything ran). */
@@ -25,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "hoard.h"
+#include "large.h"
 
 #define SZ 200
 #define NSB 64                           /* superblocks filled */
@@ -365,6 +371,54 @@ static void fork_idle(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* Issue 51: a same-size free -> malloc of a large block under a timed purge takes its
+ * mapping back with its pages, none given back at the free; left cached, the mapping is
+ * purged once it is due (the delay, or decay_ms), and the memory held falls by it. */
+static void large_reuse(void **state)
+{
+    (void)state;
+    double D = (double)(hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay);
+    double slack = 10 + D / 100;
+    size_t n = 4 * hl_cfg.retain + ((size_t)4 << 20);     /* far beyond retain */
+    if (n <= hl_large_threshold) n = hl_large_threshold + 1;
+    hl_large_flush();
+    unsigned char *p = hl_malloc(n);
+    memset(p, 0x3c, n);
+    size_t purged0 = hl_purge_ranges_purged();
+    long held0 = held_kb();
+    double t0 = now_ms();
+    hl_free(p);
+    long held1 = held_kb();
+    size_t purged1 = hl_purge_ranges_purged();
+    unsigned char *q = hl_malloc(n);                       /* the same size: the same mapping */
+    double t1 = now_ms();
+    printf("# a %zu KiB block freed: held %ld -> %ld KiB, %zu KiB of cached mappings purged "
+           "(in %.1f ms; purge %s, %.0f ms)\n", n >> 10, held0, held1,
+           (purged1 - purged0) >> 10, t1 - t0, hl_purges[hl_cfg.purge], D);
+    assert_ptr_equal(q, p);
+    if (t1 - t0 < D / 10) {                                /* (else the machine stalled) */
+        assert_int_equal(purged1, purged0);                /* not purged as it was freed */
+        assert_true(held0 - held1 < (long)(n >> 10) / 2);  /* (MADV_FREE: LazyFree, not held;
+                                                              superblocks due may go) */
+        for (size_t i = HL_PAGE; i < n; i += HL_PAGE)      /* (the first: the cache's record) */
+            assert_int_equal(q[i], 0x3c);                  /* not given back by dontneed */
+    }
+    memset(q, 0x5a, n);
+    long held2 = held_kb();
+    hl_free(q);
+    double t2 = now_ms();
+    sleep_until(t2 + D + slack);                           /* due, and a slow path */
+    hl_purge_tick();
+    double t3 = now_ms();
+    while (hl_purge_ranges_purged() == purged1 && now_ms() < t3 + 10000) usleep(10000);
+    long held3 = held_kb();
+    printf("# %.0f ms after its free: %zu KiB of cached mappings purged; held %ld -> %ld KiB\n",
+           now_ms() - t2, (hl_purge_ranges_purged() - purged1) >> 10, held2, held3);
+    assert_true(hl_purge_ranges_purged() - purged1 >= n - hl_cfg.retain - 2 * HL_PAGE);
+    assert_true(held2 - held3 >= (long)((n - hl_cfg.retain) >> 10) * 3 / 4);
+    hl_large_flush();
+}
+
 int main(void)
 {
     hl_init();
@@ -376,6 +430,7 @@ int main(void)
         cmocka_unit_test(delay),
         cmocka_unit_test(idle),
         cmocka_unit_test(fork_idle),
+        cmocka_unit_test(large_reuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,12 +5,12 @@
  * The order is the order in which locks nest during normal operation, outermost first, so
  * taking them all cannot deadlock against a thread that holds one and waits for another:
  *   the strategy's (heaps, free lists; a strategy orders its own: hl_heaps_fork, hl_sh_fork)
- *   purge      the timed purges' list, taken under a shard's lock (purge.c)
+ *   large      the large objects' cache, taken alone
+ *   purge      the purges' lists, taken under a shard's lock or the large cache's (purge.c)
  *   census     touched from inside strategy locks
  *   checks     taken alone
  *   arena      taken under a heap lock when a superblock is made
  *   meta       taken under the arena's and heap creation's (heapselect.c)
- *   large      taken alone
  *   thread     the registry, taken alone */
 #include <pthread.h>
 #include "hl.h"
@@ -18,7 +18,7 @@
 #include "purge.h"
 
 static void (*const core[])(int phase) = {
-    hl_purge_fork, hl_census_fork, hl_checks_fork, hl_arena_fork, hl_meta_fork, hl_large_fork,
+    hl_large_fork, hl_purge_fork, hl_census_fork, hl_checks_fork, hl_arena_fork, hl_meta_fork,
     hl_thread_fork,
 };
 #define NCORE (sizeof core / sizeof core[0])

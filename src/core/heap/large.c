@@ -50,6 +50,26 @@
  *     hl_large_alloc_dirty does not.
  *   - mremap keeps a mapping's NUMA policy, and the cache is placement-blind (one process, one
  *     policy), so the `numa` key still holds for every large block.
+ *   - purge on (the hoard rows' key; issues 36, 51): a cached mapping's pages after the first
+ *     (where the cache writes its record) are parked with purge.c as a range, as an empty
+ *     superblock parks in the global heap, and taken out again (unparked) before the mapping
+ *     is reused, merged or cut: they are kept, aged and purged by the superblocks' policy and
+ *     clock, in the same `retain` (MADV_FREE, or MADV_DONTNEED under dontneed). So under
+ *     decay or purge_delay > 0 a freed mapping is never purged as it is freed: only once it
+ *     has stayed cached long enough, by a slow path passing by (a large malloc or free, a
+ *     heap's refill) or the purge thread, which a large malloc may start (never a free).
+ *     Under free or dontneed with purge_delay = 0 the excess over `retain` is purged as it
+ *     arises, the oldest cached mappings first, so the one just freed, the first the next
+ *     request of its size takes, keeps its pages. What is parked is the part of the mapping
+ *     that may be resident (struct resident: a freed block's all, a purged one's none, the
+ *     hull of the parts' when merged, each piece's share when cut), so `retain` counts and a
+ *     purge gives back only that; a mapping re-entering the cache (merged, cut) is parked
+ *     afresh, its age starting again. What the cache keeps beyond `retain` is then address
+ *     ranges, a reuse without mmap, not memory: kept resident, they were 32 MiB of what
+ *     phased's drain left held a second later under every purge policy (hoard2026 decay
+ *     100 ms, retain 0: 0.31 of the peak, 0.15 with the purge). Purged as each was freed
+ *     (before issue 51), a program reusing one size ran 2.5x slower under hoard202607: each
+ *     reuse wrote pages given back just before.
  *
  * realloc (under every policy): a block that still fits, wasting at most half, stays. Otherwise
  * a cached mapping of the new size (the 2x rule), if there is one, takes a copy: its pages are
@@ -87,12 +107,12 @@ struct free_map {
     struct free_map *newer, *older;     /* in the whole cache, for evicting the oldest */
     size_t size;                        /* bytes, the whole mapping */
     bool indexed;                       /* in the neighbour tables (follow) */
+    struct hl_purge_range range;        /* purge on: its pages after this one, parked */
 };
 
 static struct {
     hl_lock lock;
     size_t bytes;                       /* in the cache, <= bound_now() after each call */
-    size_t unpurged;                    /* purge on: of those, at most, entered unpurged */
     struct free_map *newest, *oldest;
     struct free_map *bin[NBINS];
 } cache HL_CACHE_ALIGNED;
@@ -176,7 +196,35 @@ static void publish_cached(void)
     atomic_store_explicit(&hl_stats_large_cached, cache.bytes, memory_order_relaxed);
 }
 
-static void unlink_map(struct free_map *m)
+/* purge on: the part of a mapping whose pages may be resident, [lo, hi); none when lo = hi =
+ * NULL. Freed, a block's mapping is all resident; purged, none of it. It follows the pages as
+ * mappings are merged (the hull of the parts') and cut (the part within each piece), so that
+ * a purge gives back only what may still be held, and `retain` counts only that. */
+struct resident { char *lo, *hi; };
+
+static const struct resident NONE_RESIDENT = { NULL, NULL };
+
+static struct resident all_resident(char *base, size_t size)
+{
+    return (struct resident){ base, base + size };
+}
+
+static struct resident within(struct resident r, const char *lo, const char *hi)
+{
+    if (r.lo < lo) r.lo = (char *)lo;
+    if (r.hi > hi) r.hi = (char *)hi;
+    return r.lo < r.hi ? r : NONE_RESIDENT;
+}
+
+static struct resident hull(struct resident a, struct resident b)
+{
+    if (!a.lo) return b;
+    if (!b.lo) return a;
+    return (struct resident){ a.lo < b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi };
+}
+
+/* Out of the cache: what of it may be resident (purge.c may have purged it meanwhile). */
+static struct resident unlink_map(struct free_map *m)
 {
     unindex_map(m);
     if (m->prev) m->prev->next = m->next;
@@ -186,6 +234,8 @@ static void unlink_map(struct free_map *m)
     if (m->older) m->older->newer = m->newer; else cache.oldest = m->newer;
     cache.bytes -= m->size;
     publish_cached();
+    if (hl_purge_unpark_range(&m->range)) return NONE_RESIDENT;
+    return (struct resident){ m->range.from, m->range.from + m->range.len };
 }
 
 /* Bytes in live large mappings, and their recent peak: what `follow`'s bound follows. */
@@ -241,8 +291,10 @@ static void live_sub(size_t bytes)
         concurrent rise won, which is as good */
 }
 
-/* Into the cache as its newest mapping (m->size set). */
-static void link_map(struct free_map *m)
+/* Into the cache as its newest mapping (m->size set), the pages of res after its first parked
+ * for the purge (purge.c: kept, aged, purged; cut_high: the pages freed last are at its low
+ * end, so a purge of part of it starts at the high end). */
+static void link_map(struct free_map *m, struct resident res, bool cut_high)
 {
     m->prev = m->newer = NULL;
     struct free_map **head = &cache.bin[bin_of(m->size / HL_PAGE)];
@@ -253,21 +305,13 @@ static void link_map(struct free_map *m)
     cache.bytes += m->size;
     publish_cached();
     index_map(m);
+    res = within(res, (char *)m + HL_PAGE, (char *)m + m->size);
+    hl_purge_park_range(&m->range, res.lo, (size_t)(res.hi - res.lo), cut_high);
 }
 
-/* Under the lock, after mappings left the cache (taken or evicted): which of its bytes were
- * unpurged is not kept per mapping (they merge and split), so the count only falls to the
- * cache's bytes. It may count more than there are (fewer then enter unpurged), and misses the
- * tail of a taken mapping that follow() puts back (unpurged if the mapping was). */
-static void fit_unpurged(void)
-{
-    if (cache.unpurged <= cache.bytes) return;
-    cache.unpurged = cache.bytes;
-    hl_purge_kept_large(cache.unpurged);
-}
-
-/* A cached mapping for *size bytes (the 2x fit rule above), or NULL; *size becomes its size. */
-static char *cache_take(size_t *size)
+/* A cached mapping for *size bytes (the 2x fit rule above), or NULL; *size becomes its size,
+ * *res what of it may be resident. */
+static char *cache_take(size_t *size, struct resident *res)
 {
     size_t need = *size;
     if (need > bound_now()) return NULL;
@@ -279,8 +323,7 @@ static char *cache_take(size_t *size)
         if (f->size >= need) { m = f; break; }
     for (unsigned b = lo + 1; !m && b <= hi; b++)    /* bins between hold sizes in (need, 2 need) */
         if (cache.bin[b] && cache.bin[b]->size <= 2 * need) m = cache.bin[b];
-    if (m) unlink_map(m);
-    fit_unpurged();
+    *res = m ? unlink_map(m) : NONE_RESIDENT;
     hl_lock_release(&cache.lock);
     if (m) *size = m->size;
     return (char *)m;
@@ -288,8 +331,9 @@ static char *cache_take(size_t *size)
 
 /* `follow`: the cached mapping closest to need bytes: the smallest of at least need (a bin's
  * newest; in need's own bin the first FIRST_BIN_SCAN), else the largest smaller one (to be
- * grown). NULL when the cache is empty; *size becomes its size. */
-static char *cache_take_nearest(size_t *size)
+ * grown). NULL when the cache is empty; *size becomes its size, *res what of it may be
+ * resident. */
+static char *cache_take_nearest(size_t *size, struct resident *res)
 {
     size_t need = *size;
     unsigned lo = bin_of(need / HL_PAGE);
@@ -305,8 +349,7 @@ static char *cache_take_nearest(size_t *size)
     for (unsigned b = lo; !m && !below && b-- > 0;)     /* bins below hold sizes < need */
         if (cache.bin[b]) below = cache.bin[b];
     if (!m) m = below;
-    if (m) unlink_map(m);
-    fit_unpurged();
+    *res = m ? unlink_map(m) : NONE_RESIDENT;
     hl_lock_release(&cache.lock);
     if (m) *size = m->size;
     return (char *)m;
@@ -318,7 +361,7 @@ static struct free_map *evict(size_t bound, struct free_map *victims)
 {
     while (cache.bytes > bound) {
         struct free_map *o = cache.oldest;
-        unlink_map(o);
+        struct resident res = unlink_map(o);
         size_t cut = hl_align_up(cache.bytes + o->size - bound, HL_PAGE);
         if (hl_cfg.large_reuse == HL_LARGE_FOLLOW && cut < o->size) {
             /* follow: only the excess goes, from the oldest mapping's tail; the rest stays
@@ -328,13 +371,12 @@ static struct free_map *evict(size_t bound, struct free_map *victims)
             t->next = victims;
             victims = t;
             o->size -= cut;
-            link_map(o);
+            link_map(o, res, false);          /* (within its rest) */
             break;
         }
         o->next = victims;
         victims = o;
     }
-    fit_unpurged();
     return victims;
 }
 
@@ -348,28 +390,45 @@ static void unmap_all(struct free_map *victims)
 }
 
 /* Keep a free mapping (already HL_OWNER_NONE in the page map), unmapping the oldest ones past
- * the bound after the lock is released. */
-static void cache_put(char *base, size_t size)
+ * the bound after the lock is released. res: what of it may be resident (all of a freed
+ * block's; of a piece of a mapping taken from the cache, its part of the mapping's). */
+static void cache_put(char *base, size_t size, struct resident res)
 {
     if (hl_cfg.large_reuse == HL_LARGE_UNMAP) { hl_os_free(base, size, HL_OS_HELD); return; }
     size_t bound = bound_now();
     struct free_map *m = (struct free_map *)base, *victims = NULL;
     m->size = size;
+    bool cut_high = false;              /* the block is the merged mapping's low end */
     hl_lock_acquire(&cache.lock);
     if (hl_cfg.large_reuse == HL_LARGE_FOLLOW) {          /* merge with cached neighbours */
+        /* ... whose pages that may be resident adjoin the block's (or which have none; a
+         * neighbour's first page is always resident): else the merged mapping's would count
+         * the purged pages between them, and be purged again (kept apart, parked anew). */
         int r = tab_find(by_start, start_of, (uintptr_t)base + size);
         if (r >= 0) {
             struct free_map *right = by_start[r];
-            unlink_map(right);
-            size += right->size;
+            struct resident w = unlink_map(right);
+            if (!w.lo || !res.lo || (w.lo <= (char *)right + HL_PAGE && res.hi == (char *)right)) {
+                res = hull(res, w);
+                size += right->size;
+                cut_high = true;
+            } else {
+                link_map(right, w, false);
+            }
         }
         int l = tab_find(by_end, end_of, (uintptr_t)base);
         if (l >= 0) {
             struct free_map *left = by_end[l];
-            unlink_map(left);
-            size += left->size;
-            base = (char *)left;
-            m = left;
+            struct resident w = unlink_map(left);
+            if (!w.lo || !res.lo || (w.hi == base && res.lo <= base + HL_PAGE)) {
+                res = hull(res, w);
+                size += left->size;
+                base = (char *)left;
+                m = left;
+                cut_high = false;
+            } else {
+                link_map(left, w, false);
+            }
         }
         m->size = size;
     }
@@ -377,7 +436,7 @@ static void cache_put(char *base, size_t size)
         m->next = NULL;                 /* unmapped at once, and the bound may have fallen */
         victims = m;
     } else {
-        link_map(m);
+        link_map(m, res, cut_high);
     }
     victims = evict(bound, victims);
     hl_lock_release(&cache.lock);
@@ -399,15 +458,15 @@ static void cache_fit_bound(void)
 void hl_large_flush(void)
 {
     hl_lock_acquire(&cache.lock);
+    for (struct free_map *m = cache.newest; m; m = m->older) hl_purge_unpark_range(&m->range);
     struct free_map *all = cache.newest;
     cache.newest = cache.oldest = NULL;
     memset(cache.bin, 0, sizeof cache.bin);
     memset(by_start, 0, sizeof by_start);
     memset(by_end, 0, sizeof by_end);
     indexed = 0;
-    cache.bytes = cache.unpurged = 0;
+    cache.bytes = 0;
     publish_cached();
-    hl_purge_kept_large(0);
     hl_lock_release(&cache.lock);
     while (all) {
         struct free_map *v = all;
@@ -457,15 +516,16 @@ static size_t fill_from_cache(char *dest, size_t len)
     size_t filled = 0;
     while (filled < len) {
         size_t got = len - filled;
-        char *m = cache_take_nearest(&got);
+        struct resident res;
+        char *m = cache_take_nearest(&got, &res);
         if (!m) break;
         size_t take = got < len - filled ? got : len - filled;
         if (remap_to(m, take, take, dest + filled) == MAP_FAILED) {
-            cache_put(m, got);
+            cache_put(m, got, res);
             break;
         }
         hl_os_account(HL_OS_HELD, -(ptrdiff_t)take);
-        if (got > take) cache_put(m + take, got - take);
+        if (got > take) cache_put(m + take, got - take, within(res, m + take, m + got));
         filled += take;
     }
     return filled;
@@ -490,14 +550,15 @@ static void *hand_out(char *base, size_t map_size, size_t offset)
 static void *follow(size_t size, size_t need, size_t offset, bool zero)
 {
     size_t got = need;
-    char *base = cache_take_nearest(&got);
+    struct resident res;
+    char *base = cache_take_nearest(&got, &res);
     size_t dirty = size;                                  /* bytes of the block to clear */
     bool new_pages = true;                                /* grown or fresh: A rose */
     if (base && got >= need) new_pages = false;
     if (base && got < need) {
         char *to = remap(base, got, need);
         if (to == MAP_FAILED) {               /* e.g. no address space: keep it, map anew */
-            cache_put(base, got);
+            cache_put(base, got, res);
             base = NULL;
         } else {
             hl_os_account(HL_OS_HELD, (ptrdiff_t)(need - got));
@@ -515,61 +576,40 @@ static void *follow(size_t size, size_t need, size_t offset, bool zero)
     }
     if (zero) memset(base + offset, 0, dirty < size ? dirty : size);
     void *p = hand_out(base, need, offset);
-    if (!p) { cache_put(base, got); return NULL; }
-    if (got > need) cache_put(base + need, got - need);   /* the tail, HL_OWNER_NONE already */
+    if (!p) { cache_put(base, got, all_resident(base, got)); return NULL; }
+    if (got > need)                                       /* the tail, HL_OWNER_NONE already */
+        cache_put(base + need, got - need, within(res, base + need, base + got));
     else if (new_pages) cache_fit_bound();
     return p;
 }
 
 static void *alloc(size_t size, size_t align, bool zero)
 {
+    hl_purge_poll();                             /* a malloc slow path: the purge thread may start */
     if (align < HL_ALIGN) align = HL_ALIGN;
     size_t offset = align;                       /* room for the header, keeping alignment */
     if (size > PTRDIFF_MAX - offset - HL_PAGE) { errno = ENOMEM; return NULL; }
     size_t map_size = hl_align_up(offset + size, HL_PAGE);
     if (align <= HL_PAGE && hl_cfg.large_reuse == HL_LARGE_FOLLOW) return follow(size, map_size, offset, zero);
-    char *base = align <= HL_PAGE ? cache_take(&map_size) : NULL;
+    struct resident res;
+    char *base = align <= HL_PAGE ? cache_take(&map_size, &res) : NULL;
     if (base) {
         if (zero) memset(base + offset, 0, size);
     } else if (!(base = hl_os_alloc(map_size, align, HL_OS_HELD))) {
         return NULL;
     } else if (hl_cfg.large_reuse == HL_LARGE_FOLLOW) {  /* an alignment above a page */
         void *p = hand_out(base, map_size, offset);
-        if (!p) cache_put(base, map_size);
+        if (!p) cache_put(base, map_size, all_resident(base, map_size));
         else cache_fit_bound();
         return p;
     }
     void *p = hand_out(base, map_size, offset);
-    if (!p) cache_put(base, map_size);
+    if (!p) cache_put(base, map_size, all_resident(base, map_size));   /* (it may be) */
     return p;
 }
 
 void *hl_large_alloc(size_t size, size_t align) { return alloc(size, align, true); }
 void *hl_large_alloc_dirty(size_t size, size_t align) { return alloc(size, align, false); }
-
-/* purge on (the hoard rows' key, issue 36): `retain` bytes are kept unpurged for a fast
- * reuse, parked superblocks and cached large mappings together (purge.c counts the cache's
- * unpurged bytes, so superblocks parking later are purged beyond the budget); a freed mapping
- * that does not fit in what the parked superblocks leave of it (counted as it enters: the
- * cache keeps no clock) enters the cache with its pages after the first (where cache_put writes) given back,
- * MADV_DONTNEED under dontneed, else MADV_FREE, at once under every policy. What the cache
- * keeps is then the address range, a reuse without mmap (and under MADV_FREE without a fault,
- * unless the kernel took the pages first), not the memory: kept resident, they were 32 MiB of
- * what phased's drain left held a second later under every purge policy (hoard2026 decay
- * 100 ms, retain 0: 0.31 of the peak, 0.15 with this; docs/hoard2026.md). Purged also within
- * the budget, largebuf under hoard202607 spent 1.25-1.49 s of CPU against 0.89-1.15. */
-static void purge_freed(char *base, size_t size)
-{
-    if (hl_cfg.purge == HL_PURGE_OFF || hl_cfg.large_reuse == HL_LARGE_UNMAP || size <= HL_PAGE)
-        return;
-    hl_lock_acquire(&cache.lock);
-    bool keep = hl_purge_retained() + cache.unpurged + size <= hl_cfg.retain;
-    if (keep) hl_purge_kept_large(cache.unpurged += size);
-    hl_lock_release(&cache.lock);
-    if (!keep)                          /* before cache_put: nobody can take it meanwhile */
-        hl_os_madvise(base + HL_PAGE, size - HL_PAGE,
-                      hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE);
-}
 
 void hl_large_free(void *p)
 {
@@ -577,8 +617,7 @@ void hl_large_free(void *p)
     char *base = (char *)p - h.offset;
     live_sub(h.map_size);
     hl_pagemap_set(base, h.map_size, HL_OWNER_NONE);
-    purge_freed(base, h.map_size);
-    cache_put(base, h.map_size);
+    cache_put(base, h.map_size, all_resident(base, h.map_size));
 }
 
 size_t hl_large_usable(const void *p)
@@ -605,10 +644,11 @@ void *hl_large_realloc(void *p, size_t size)
     char *base = (char *)p - offset;
     if (need <= old && need >= old / 2) return p;          /* fits, wastes at most half */
     size_t got = hl_align_up(HL_ALIGN + size, HL_PAGE);
-    char *to = cache_take(&got);
+    struct resident res;
+    char *to = cache_take(&got, &res);
     if (to) {                                                /* a cached mapping and a copy */
         void *q = hand_out(to, got, HL_ALIGN);
-        if (!q) { cache_put(to, got); return NULL; }         /* p stays as it was */
+        if (!q) { cache_put(to, got, res); return NULL; }    /* p stays as it was */
         memcpy(q, p, size < old - offset ? size : old - offset);
         hl_large_free(p);
         return q;
@@ -617,7 +657,8 @@ void *hl_large_realloc(void *p, size_t size)
         h->map_size = need;
         live_sub(old - need);
         hl_pagemap_set(base + need, old - need, HL_OWNER_NONE);
-        cache_put(base + need, old - need);                  /* a mapping of its own now */
+        cache_put(base + need, old - need, all_resident(base + need, old - need));  /* a
+                                                                     mapping of its own now */
         return p;
     }
     /* Once mremap has moved the block, the page map must take its new range: p is gone, so

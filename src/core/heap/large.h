@@ -29,8 +29,8 @@ size_t hl_large_bound(size_t live, size_t peak);
 size_t hl_large_bound_now(void);        /* hl_large_bound(hl_large_live(), hl_large_peak()) */
 /* The recent peak after a free leaves `live` bytes: 1/256 of the way down to it. */
 size_t hl_large_decay(size_t peak, size_t live);
-/* The cache lock, for the fork handlers: 0 prepare (take it last: nothing is locked while
- * holding it), 1 parent, 2 child. */
+/* The cache lock, for the fork handlers: 0 prepare (take it before purge.c's, which is taken
+ * while holding it: fork.c's order), 1 parent, 2 child. */
 void hl_large_fork(int phase);
 
 #endif

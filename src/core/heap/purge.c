@@ -28,11 +28,31 @@
  *     light load taking 4 superblocks back and parking them again renewed the backlog, and
  *     phased under hoard2026, decay_ms = 1000, kept 0.85 of its peak 5 s after the drain.
  * The last two are timed: their purges fall due with the clock (CLOCK_MONOTONIC_COARSE) and
- * are done by the slow paths that pass by (a superblock parking or leaving the global heap,
- * a heap's refill: hl_purge_tick) and, with purge_thread = on (the default), by a background
+ * are done by the slow paths that pass by (a superblock or a range parking or leaving, a
+ * heap's refill: hl_purge_tick) and, with purge_thread = on (the default), by a background
  * thread (jemalloc's background_thread), since slow paths alone left a program that stops
  * calling them everything it held then: hoard2026's TLABs absorb idle threads' light load,
  * and `decay, decay_ms = 1000` purged nothing in 5 s after a drain (issue 36).
+ *
+ * Ranges (issue 51). The large objects' cache of freed mappings (large.c) parks each mapping
+ * it keeps as a range of pages (all but the first, where the cache writes its record, struct
+ * hl_purge_range), and takes it out again before the mapping is reused, merged or cut. A
+ * range is kept, aged and purged as a parked superblock is: counted in the same `retain`, in
+ * a list of its own in parking order, the excess purged oldest first over both lists (the
+ * older head of the two), at the same times — so under decay or purge_delay never as it
+ * parks, but when it is due, by a slow path passing by (a large malloc or free parks and
+ * takes ranges, a refill ticks) or by the thread. Untimed (free or dontneed with
+ * purge_delay = 0) the excess is purged as it parks, as a superblock's: the oldest ranges
+ * first, the one parking last, so that a mapping freed and taken again at once (the cache
+ * serves its newest first) keeps its pages. (Before, every mapping freed beyond the budget
+ * was purged as it was freed, and the budget, counted as mappings entered, did not come back
+ * as they were taken: largebuf under hoard202607 gave back 285 of its 600 freed mappings'
+ * pages and faulted or re-dirtied them again; a program reusing one size went 3.2 -> 8 s.)
+ * A range is purged with `lock` held, so a take (hl_purge_unpark_range, which takes `lock`)
+ * waits for it to finish before the mapping is written; large.c parks and takes ranges under
+ * its cache's lock, which is therefore taken before `lock`, never after (fork.c's order). A
+ * range is counted by its pages' bytes (len), outside the superblocks' gauges (parked_bytes,
+ * purged_bytes): hl_purge_ranges_kept and hl_purge_ranges_purged.
  *
  * A purged superblock is formatted afresh first (no free list, nothing carved: blocks are
  * carved anew as it is reused), since its free list lived in the pages given back. Its header
@@ -42,13 +62,13 @@
  *
  * Locking. A superblock parks and leaves under its shard's lock. Timed, the superblocks
  * parked unpurged are also in one list in parking order under `lock`, taken under a shard's
- * lock (park, unpark) or a heap's (refill); a due purge holds `lock` and takes the shard of
- * the superblock it purges with a trylock only — a busy shard's superblock waits for the next
- * tick — so no lock is ever waited for in the reverse order. fork.c takes `lock` after every
- * heap's.
+ * lock (park, unpark), a heap's (refill) or the large cache's (ranges); a due purge holds
+ * `lock` and takes the shard of the superblock it purges with a trylock only — a busy shard's
+ * superblock waits for the next tick — so no lock is ever waited for in the reverse order.
+ * fork.c takes `lock` after every heap's and the large cache's.
  *
- * The thread. One per process, for the timed policies only, started lazily (hl_purge_poll)
- * once something parked is left to purge, so a program that never purges never has it. It
+ * The thread. One per process, for the timed policies only, started lazily by the first
+ * malloc slow path (hl_purge_poll: a refill, a large malloc), never by a free. It
  * runs the ticks' code, tick(NULL): holding no shard's lock, it takes them by trylock as any
  * tick does; it sleeps (a condition variable with a deadline) on a mutex of its own, `rest`,
  * never holding another lock, until `due` (plus the coarse clock's step, so that the clock
@@ -75,12 +95,15 @@ enum { DECAY_STEPS = 100 };             /* epochs per decay_ms */
 _Static_assert(offsetof(struct hl_sb, remote) == 2 * HL_CACHE_LINE, "hl_sb grew a line");
 
 static _Atomic size_t retained;          /* bytes of superblocks parked KEPT */
-static _Atomic size_t kept_large;        /* the large objects' cache's unpurged (large.c) */
 static _Atomic size_t purged;            /* bytes of superblocks parked PURGED (a gauge) */
+static _Atomic size_t ranges_kept;       /* bytes of ranges parked KEPT (large.c's cache) */
+static _Atomic size_t ranges_purged;     /* bytes of ranges purged so far (a counter) */
 
 /* Timed purges: all under `lock`, but `due`, read by every tick. */
 static hl_lock lock = HL_LOCK_INIT;
 static struct hl_sb *oldest, *newest;    /* the KEPT superblocks, in parking order */
+/* The KEPT ranges, in parking order: timed or not (untimed, the oldest are purged first). */
+static struct hl_purge_range *oldest_range, *newest_range;
 static _Atomic uint64_t due = UINT64_MAX;    /* the tick before which nothing falls due, ns */
 static uint64_t epoch_start;             /* decay: the current epoch began then (ns) */
 static size_t seen;                      /* decay: counted as growth up to here (the excess, or
@@ -118,12 +141,14 @@ static void give_back(struct hl_sb *sb)
                       hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE);
 }
 
-/* What is kept beyond `retain`: parked superblocks and the large cache's unpurged bytes share
- * it (the cache keeps to what is left of it as a mapping enters: large.c's purge_freed). */
+/* `lock` held, r KEPT: at least `want` bytes of r's pages given back (all: r leaves the list). */
+static void give_back_range(struct hl_purge_range *r, size_t want);
+
+/* What is kept beyond `retain`: parked superblocks and ranges share it. */
 static size_t excess(void)
 {
     size_t kept = atomic_load_explicit(&retained, memory_order_relaxed) +
-                  atomic_load_explicit(&kept_large, memory_order_relaxed);
+                  atomic_load_explicit(&ranges_kept, memory_order_relaxed);
     return kept > hl_cfg.retain ? kept - hl_cfg.retain : 0;
 }
 
@@ -137,12 +162,22 @@ static void unlink_kept(struct hl_sb *sb)
     atomic_fetch_sub_explicit(&retained, hl_sb_size, memory_order_relaxed);
 }
 
-/* `lock` held: purge the oldest KEPT superblocks, those parked before `before`, until the
- * excess is at most `limit`. held: a shard the caller holds (else NULL). */
+/* `lock` held: purge the oldest KEPT superblocks and ranges (the older head of the two
+ * lists each time), those parked before `before`, until the excess is at most `limit`. held:
+ * a shard the caller holds (else NULL). */
 static void purge_oldest(size_t limit, uint64_t before, struct hl_heap *held)
 {
     struct hl_sb *sb = oldest;
-    while (sb && excess() > limit && sb->parked_at <= before) {
+    struct hl_purge_range *r = oldest_range;
+    while (excess() > limit) {
+        if (r && (!sb || r->parked_at <= sb->parked_at)) {
+            if (r->parked_at > before) break;
+            struct hl_purge_range *next = r->next;
+            give_back_range(r, excess() - limit);
+            r = next;
+            continue;
+        }
+        if (!sb || sb->parked_at > before) break;
         struct hl_sb *next = sb->purge_next;
         /* The owner cannot change: sb leaves its shard only through hl_purge_unpark, which
          * waits for `lock`. */
@@ -190,11 +225,13 @@ static void thread_wake(uint64_t at);
 /* `lock` held: when the next purge can fall due, for the ticks (and the thread) to compare. */
 static void set_due(void)
 {
-    uint64_t at = UINT64_MAX;
+    uint64_t at = UINT64_MAX, first = UINT64_MAX;     /* first: the oldest parking */
+    if (oldest) first = oldest->parked_at;
+    if (oldest_range && oldest_range->parked_at < first) first = oldest_range->parked_at;
     if (excess() && hl_cfg.purge == HL_PURGE_DECAY)
         at = epoch_start + ms_ns(hl_cfg.decay_ms) / DECAY_STEPS;
-    else if (excess() && oldest)
-        at = oldest->parked_at + ms_ns(hl_cfg.purge_delay);
+    else if (excess() && first != UINT64_MAX)
+        at = first + ms_ns(hl_cfg.purge_delay);
     atomic_store_explicit(&due, at, memory_order_seq_cst);   /* before the thread's deadline */
     thread_wake(at);
 }
@@ -241,7 +278,7 @@ void hl_purge_park(struct hl_sb *sb)
         return;
     }
     size_t was = atomic_fetch_add_explicit(&retained, hl_sb_size, memory_order_relaxed) +
-                 atomic_load_explicit(&kept_large, memory_order_relaxed);
+                 atomic_load_explicit(&ranges_kept, memory_order_relaxed);
     if (was + hl_sb_size <= hl_cfg.retain) {
         sb->parked = KEPT;
         return;
@@ -270,7 +307,80 @@ void hl_purge_unpark(struct hl_sb *sb)
 
 size_t hl_purge_retained(void) { return atomic_load_explicit(&retained, memory_order_relaxed); }
 size_t hl_purge_purged(void) { return atomic_load_explicit(&purged, memory_order_relaxed); }
-void hl_purge_kept_large(size_t bytes) { atomic_store_explicit(&kept_large, bytes, memory_order_relaxed); }
+
+/* ---- ranges (large.c's cached mappings) ---------------------------------------------------- */
+
+static void unlink_range(struct hl_purge_range *r)
+{
+    if (r->prev) r->prev->next = r->next; else oldest_range = r->next;
+    if (r->next) r->next->prev = r->prev; else newest_range = r->prev;
+    r->next = r->prev = NULL;
+    atomic_fetch_sub_explicit(&ranges_kept, r->len, memory_order_relaxed);
+}
+
+/* Only the excess goes when it is less than the range (a cache's mapping merged from many
+ * freed blocks is one range, and need not be given back whole for one block beyond
+ * `retain`), from the end away from the pages freed last; the rest stays kept, as old as it
+ * was. */
+static void give_back_range(struct hl_purge_range *r, size_t want)
+{
+    size_t cut = hl_align_up(want, HL_PAGE);
+    char *from = r->from;
+    if (cut < r->len) {
+        if (r->cut_high) from += r->len - cut;
+        else r->from += cut;
+        r->len -= cut;
+        atomic_fetch_sub_explicit(&ranges_kept, cut, memory_order_relaxed);
+    } else {
+        cut = r->len;
+        unlink_range(r);
+        r->parked = PURGED;
+    }
+    atomic_fetch_add_explicit(&ranges_purged, cut, memory_order_relaxed);
+    hl_os_madvise(from, cut, hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE);
+}
+
+void hl_purge_park_range(struct hl_purge_range *r, char *from, size_t len, bool cut_high)
+{
+    r->parked = 0;
+    r->from = from;
+    r->cut_high = cut_high;
+    r->len = hl_cfg.purge == HL_PURGE_OFF ? 0 : len;     /* 0: not parked */
+    if (!r->len) return;
+    hl_lock_acquire(&lock);
+    r->parked = KEPT;
+    r->parked_at = now_ns();
+    atomic_fetch_add_explicit(&ranges_kept, len, memory_order_relaxed);
+    r->next = NULL;
+    if ((r->prev = newest_range)) newest_range->next = r;
+    else oldest_range = r;
+    newest_range = r;
+    if (timed()) purge_due(r->parked_at, NULL);          /* what fell due, not r */
+    else purge_oldest(0, UINT64_MAX, NULL);              /* the excess, now: oldest first */
+    hl_lock_release(&lock);
+}
+
+bool hl_purge_unpark_range(struct hl_purge_range *r)
+{
+    if (!r->len) return true;            /* never parked (r->parked is read under `lock`: the
+                                            thread may be purging r) */
+    hl_lock_acquire(&lock);              /* (so a purge of r in progress ends first) */
+    bool was_purged = r->parked == PURGED;
+    if (!was_purged) {
+        unlink_range(r);
+        if (timed()) set_due();
+    }
+    r->parked = 0;
+    hl_lock_release(&lock);
+    if (!was_purged) hl_purge_tick();    /* a slow path passing by */
+    return was_purged;
+}
+
+size_t hl_purge_ranges_kept(void) { return atomic_load_explicit(&ranges_kept, memory_order_relaxed); }
+size_t hl_purge_ranges_purged(void)
+{
+    return atomic_load_explicit(&ranges_purged, memory_order_relaxed);
+}
 
 /* ---- the thread (purge_thread = on) -------------------------------------------------------- */
 

@@ -18,9 +18,30 @@ void hl_purge_park(struct hl_sb *sb);
 void hl_purge_unpark(struct hl_sb *sb);
 size_t hl_purge_retained(void);          /* bytes of parked superblocks kept unpurged */
 size_t hl_purge_purged(void);            /* bytes of parked superblocks purged */
-/* large.c: the bytes its cache of freed large mappings keeps unpurged now, which share `retain`
- * with the parked superblocks (so more parked beyond it are purged). */
-void hl_purge_kept_large(size_t bytes);
+
+/* Parked ranges: large.c's cached free mappings, whose pages that may be resident,
+ * [from, from + len), are kept, aged and purged beside the parked superblocks, by the same
+ * policy and clock, sharing `retain` (purge.c says how). The record lives in the mapping's
+ * first page, which is never purged. Its fields are purge.c's, under its lock, while parked;
+ * a purge of part of the range narrows [from, from + len) (what may still be resident). */
+struct hl_purge_range {
+    struct hl_purge_range *next, *prev;  /* in the list of ranges kept unpurged, oldest first */
+    uint64_t parked_at;                  /* ns, CLOCK_MONOTONIC_COARSE */
+    char *from;                          /* the pages that may be resident */
+    size_t len;                          /* 0: not parked */
+    uint8_t parked;                      /* kept or purged */
+    bool cut_high;                       /* a purge of part of it takes its high end first */
+};
+/* r's pages [from, from + len) enter the cache (its lock held, never purge.c's or a shard's):
+ * kept while `retain` has room, else purged, the oldest ranges first — at once under purge =
+ * free | dontneed with purge_delay = 0, else when due (delay, decay). cut_high: the pages freed
+ * last are at its low end, so a purge of part of it starts at the high end (else the low). */
+void hl_purge_park_range(struct hl_purge_range *r, char *from, size_t len, bool cut_high);
+/* r leaves the cache (its lock held), before anyone writes its pages: true if they were
+ * purged meanwhile (or never parked). Waits for a purge of r in progress. */
+bool hl_purge_unpark_range(struct hl_purge_range *r);
+size_t hl_purge_ranges_kept(void);       /* bytes of parked ranges kept unpurged now */
+size_t hl_purge_ranges_purged(void);     /* bytes of ranges purged so far (a counter) */
 
 /* Timed purges: do what has fallen due. Called by slow paths holding no shard lock (a heap's
  * refill); park and unpark do the same themselves. Not on a fast path: a clock read. */
