@@ -40,7 +40,8 @@ def hoardlab_fields(bdir=None):
 
 
 ROUND_COLUMNS = ["sweep", "index", "allocator", "variant", "workload_label", "workload",
-                 "threads", "repetition", "round", "live_bytes", "os_bytes", "rss_kb"]
+                 "threads", "repetition", "round", "live_bytes", "os_bytes", "rss_kb",
+                 "lazyfree_kb"]
 # series.csv: a run's identifying columns (as rounds.csv has them), the sample's time, then
 # the record's series columns: these first, in this order, any other a record names after them.
 SERIES_ID = ["sweep", "index", "allocator", "variant", "workload_label", "workload", "threads",
@@ -210,6 +211,7 @@ def rows_for(run, result, sweep_name, order, bdir=None, series=None):
                         "threads": run["threads"], "repetition": run["repetition"],
                         "round": r.get("round"), "live_bytes": r.get("live_bytes"),
                         "os_bytes": r.get("os_bytes"), "rss_kb": r.get("rss_kb"),
+                        "lazyfree_kb": r.get("lazyfree_kb"),
                     })
             # An allocator that did not load is not a measurement of that allocator.
             expected = common.expected_strategy(run["base"], run["knobs"]) \
