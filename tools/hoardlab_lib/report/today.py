@@ -1,4 +1,4 @@
-"""Today's allocators (issue 47): the second table of the taxonomy, each production
+"""Today's allocators: the second table of the taxonomy, each production
 allocator's row measured from outside it (verdicts/today.py) beside its Table 7 class as its
 documentation describes it, the mismatches stated.
 

@@ -1,4 +1,4 @@
-"""Today's allocators in Table 7 (issue 47): glibc, jemalloc, tcmalloc, mimalloc 3, snmalloc
+"""Today's allocators in Table 7: glibc, jemalloc, tcmalloc, mimalloc 3, snmalloc
 judged by the same rules as the strategies (rules.py), measured from outside the allocator.
 
 - fast? and scalable?: the same workloads, run under the allocator as workload labels
