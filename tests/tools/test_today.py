@@ -238,3 +238,15 @@ def test_sweep_only_where_named(monkeypatch):
     with pytest.raises(common.ToolError, match="only_where_named"):
         sweepmod.Sweep(SWEEP.replace("glibc, jemalloc\n[allocators]", "glibc, serial\n"
                                      "[allocators]"), ncores=2, strategies=["serial"])
+
+
+def test_a_strategy_shows_the_outside_census_beside_its_own():
+    from hoardlab_lib import verdicts as V
+    rows = [row("h", "census-active-false", 2, 1.0, kind="hoardlab", **{
+        "knob.census": "on", "params.census": 1, "hoardlab.census_false_blocks": 5,
+        "extra.census_false_blocks": 4})]
+    v = V.false_sharing(rows, "h", 2)
+    assert v["value"] == "no"
+    assert "census: census-active-false 5" in v["evidence"]
+    assert "from outside the allocator (harness/census.c, not used): census-active-false 4" \
+        in v["evidence"]
