@@ -98,5 +98,18 @@ void hb_round_record(struct hb_json *j, int round, size_t live_bytes)
     if (hb_hoardlab_stats(&s)) hb_json_uint(j, "os_bytes", s.os_bytes);
     else hb_json_null(j, "os_bytes");
     hb_json_int(j, "rss_kb", hb_rss_kb());
+    struct hb_series_row row;               /* LazyFree: pages freed with MADV_FREE, in Rss */
+    hb_series_read(&row);
+    if (row.v[HB_SER_LAZYFREE] >= 0) hb_json_int(j, "lazyfree_kb", row.v[HB_SER_LAZYFREE]);
+    else hb_json_null(j, "lazyfree_kb");
     hb_json_end(j, '}');
+}
+
+void hb_floor_record(struct hb_json *j)
+{
+    struct hb_series_row row;
+    hb_series_read(&row);
+    long long rss = row.v[HB_SER_RSS] >= 0 ? row.v[HB_SER_RSS] : hb_rss_kb();
+    long long lazy = row.v[HB_SER_LAZYFREE] > 0 ? row.v[HB_SER_LAZYFREE] : 0;
+    hb_json_int(j, "floor_kb", rss - lazy);
 }

@@ -15,7 +15,10 @@ void hb_record_head(struct hb_json *j, const struct hb_run *r);
 void hb_record_write(const struct hb_run *r, const struct hb_json *extra, long rss);
 
 /* One JSON object per round of a blowup workload: live bytes, os bytes (A now, or null),
- * RSS. The caller has opened an array. */
+ * RSS and LazyFree (null without smaps_rollup). The caller has opened an array. */
 void hb_round_record(struct hb_json *j, int round, size_t live_bytes);
+/* "floor_kb": RSS less LazyFree now (before a measured phase: the memory that is not the
+ * phase's), from outside the allocator; blowup of any allocator is read against it. */
+void hb_floor_record(struct hb_json *j);
 
 #endif

@@ -120,4 +120,15 @@ void hb_hist_add(struct hb_hist *h, uint64_t v);
 void hb_hist_merge(struct hb_hist *into, const struct hb_hist *h);
 uint64_t hb_hist_quantile(const struct hb_hist *h, double q);   /* 0 when empty */
 
+/* ---- census.c: the false-sharing census from outside the allocator ------------------------ */
+
+/* One block a workload received: its address and size, the thread it was handed to, and the
+ * ticks (of one counter the workload advances) after its malloc returned and before its free
+ * (UINT64_MAX: never freed in the phase). */
+struct hb_census_block { uintptr_t addr; size_t size; uint64_t from, to; uint32_t holder; };
+/* Blocks handed to a thread while another holder's block was live on a cache line they touch,
+ * and the distinct lines where that happened; -1 when out of memory. */
+int hb_census_count(const struct hb_census_block *b, size_t n, size_t line_size,
+                    unsigned long long *false_blocks, unsigned long long *false_lines);
+
 #endif

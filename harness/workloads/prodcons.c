@@ -214,6 +214,7 @@ static int blowup(struct hb_run *r, bool roundrobin)
         if (!(B.bucket[i] = calloc(K ? K : 1, sizeof(void *)))) hb_fail("out of memory");
     pthread_barrier_init(&B.step, NULL, (unsigned)r->threads);
     hb_json_int(r->extra, "allocating_threads", B.producers);
+    hb_floor_record(r->extra);
     hb_json_arr(r->extra, "rounds");
     hb_begin(r);
     hb_parallel(r, r->threads, blowup_thread, &B);

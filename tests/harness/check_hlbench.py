@@ -185,10 +185,22 @@ def check_record(rec, workload, strategy, fields, hlbench, latency_every=64, sam
                "extra.rounds has %s entries, params.rounds is %s"
                % (len(rounds) if isinstance(rounds, list) else rounds, params["rounds"]))
         for i, r in enumerate(rounds):
-            expect(sorted(r) == ["live_bytes", "os_bytes", "round", "rss_kb"], "round keys %s" % r)
+            expect(sorted(r) == ["lazyfree_kb", "live_bytes", "os_bytes", "round", "rss_kb"],
+                   "round keys %s" % r)
+            expect(r["lazyfree_kb"] is None or is_int(r["lazyfree_kb"]), "lazyfree %r" % r)
             expect(r["round"] == i and is_int(r["live_bytes"]) and r["live_bytes"] > 0, "round %s" % r)
             expect((r["os_bytes"] is None) == (strategy is None), "os_bytes %r" % r["os_bytes"])
             expect(is_int(r["rss_kb"]), "rss_kb %r" % r["rss_kb"])
+        expect(is_int(extra.get("floor_kb")) and extra["floor_kb"] > 0, "floor_kb %r" % extra)
+    if workload in ("active-false", "passive-false"):
+        keys = ("census_false_blocks", "census_false_lines", "census_blocks")
+        if params.get("census"):
+            expect(all(is_int(extra.get(k)) for k in keys) and extra["census_blocks"] ==
+                   rec["threads"] * params["objects"] + (rec["threads"] if workload ==
+                                                         "passive-false" else 0),
+                   "census from outside %r" % extra)
+        else:
+            expect(not any(k in extra for k in keys), "census keys without census: %r" % extra)
     if workload == "xfree":
         expect(extra.get("frees") == rec["ops"] and extra["producers"] == rec["threads"] ==
                extra["consumers"], "xfree extra %r" % extra)
@@ -356,6 +368,16 @@ def mode_run(hlbench, header, args):
         else:
             expect(blocks > 0 and 0 < lines <= blocks,
                    "census found %d blocks on %d lines, expected some" % (blocks, lines))
+    outside = args.get("outside")       # the census from outside the allocator (census.c)
+    if outside:
+        x = recs[0]["extra"]
+        blocks, lines = x["census_false_blocks"], x["census_false_lines"]
+        if outside == "zero":
+            expect(blocks == 0 and lines == 0, "the census from outside found %d blocks on %d "
+                   "lines, expected none" % (blocks, lines))
+        else:
+            expect(blocks > 0 and 0 < lines <= blocks, "the census from outside found %d "
+                   "blocks on %d lines, expected some" % (blocks, lines))
     print("ok: %s" % " ".join(rest))
 
 

@@ -21,6 +21,9 @@ Format (documented in docs/tool.md):
     redo = 0.1               ; share of the planned runs that may be redone when busy
     extra_time = 0           ; seconds of more repetitions for groups within noise
     calibrate = no           ; grow a workload's scale until its shortest run lasts 0.15 s
+    only_where_named = glibc ; production allocators that run only in the workloads whose
+                             ; `allocators` names them, and are left out (no error) when
+                             ; their library is not installed (sw.not_installed)
 
     [allocators]             ; label = base[, knob=value ...]
     concurrent+pad = concurrent, padding=on
@@ -47,11 +50,12 @@ import re
 
 from . import load, programs
 from .common import (ToolError, allocator_kind, name_problem, parse_allocator_spec, cores,
-                     knob_key, parse_bool, parse_key_values, split_commas)
+                     knob_key, parse_bool, parse_key_values, production_library,
+                     split_commas)
 
 SWEEP_KEYS = {"name", "description", "strategies", "threads", "repetitions", "scale", "seed",
               "workload_seed", "baseline", "timeout", "pin", "cost", "busy_threshold",
-              "quiet_wait", "redo", "extra_time", "calibrate"}
+              "quiet_wait", "redo", "extra_time", "calibrate", "only_where_named"}
 WORKLOAD_KEYS = {"workload", "threads", "repetitions", "scale", "knobs", "allocators",
                  "timeout", "pin", "workload_seed"}
 
@@ -282,10 +286,30 @@ class Sweep:
             raise self._error("no allocators (set [sweep] strategies or an [allocators] "
                               "section)")
         self.labels = [a[0] for a in self.allocators]
+        self._read_only_where_named(cp)
+
+    def _read_only_where_named(self, cp):
+        """[sweep] only_where_named: self.named_only (labels), and self.not_installed, those of
+        them whose production library is missing, dropped from the sweep."""
+        self.named_only = split_list(cp["sweep"].get("only_where_named", ""))
+        self.not_installed = []
+        kinds = {a[0]: a[1] for a in self.allocators}
+        for n in self.named_only:
+            if n not in kinds or allocator_kind(kinds[n]) != "production":
+                raise self.error_at("sweep", "only_where_named", "%r is not a production "
+                                    "allocator of [allocators] (%s)" % (n, ", ".join(
+                                        self.labels)))
+            try:
+                production_library(kinds[n])
+            except ToolError:
+                self.not_installed.append(n)
+        self.allocators = [a for a in self.allocators if a[0] not in self.not_installed]
+        self.explicit = [a for a in self.explicit if a[0] not in self.not_installed]
+        self.labels = [a[0] for a in self.allocators]
 
     def _allocator_subset(self, text, where):
         """`allocators = a, b` of [knobs] or a workload: labels of self.allocators."""
-        names = split_list(text)
+        names = [a for a in split_list(text) if a not in getattr(self, "not_installed", ())]
         for a in names:
             if a not in self.labels:
                 raise self._error("%s allocators: %r is not an allocator (%s)"
@@ -362,6 +386,8 @@ class Sweep:
         for wl in self.workloads:
             for label, base, knobs, swept, variant in self.variants():
                 if wl["allocators"] is not None and label not in wl["allocators"]:
+                    continue
+                if label in self.named_only and wl["allocators"] is None:
                     continue
                 k = dict(knobs)
                 if allocator_kind(base) == "hoardlab":

@@ -40,7 +40,8 @@ def hoardlab_fields(bdir=None):
 
 
 ROUND_COLUMNS = ["sweep", "index", "allocator", "variant", "workload_label", "workload",
-                 "threads", "repetition", "round", "live_bytes", "os_bytes", "rss_kb"]
+                 "threads", "repetition", "round", "live_bytes", "os_bytes", "rss_kb",
+                 "lazyfree_kb"]
 # series.csv: a run's identifying columns (as rounds.csv has them), the sample's time, then
 # the record's series columns: these first, in this order, any other a record names after them.
 SERIES_ID = ["sweep", "index", "allocator", "variant", "workload_label", "workload", "threads",
@@ -202,15 +203,9 @@ def rows_for(run, result, sweep_name, order, bdir=None, series=None):
                 row.update(latency_columns(rec["latency"]))
             if isinstance(rlist, list):
                 row["rounds"] = len(rlist)
-                for r in rlist:
-                    rounds.append({
-                        "sweep": sweep_name, "index": run["index"],
-                        "allocator": run["allocator"], "variant": run["variant"],
-                        "workload_label": run["workload_label"], "workload": run["workload"],
-                        "threads": run["threads"], "repetition": run["repetition"],
-                        "round": r.get("round"), "live_bytes": r.get("live_bytes"),
-                        "os_bytes": r.get("os_bytes"), "rss_kb": r.get("rss_kb"),
-                    })
+                ident = {c: base[c] for c in ROUND_COLUMNS[:ROUND_COLUMNS.index("round")]}
+                rounds += [dict(ident, **{c: r.get(c) for c in ROUND_COLUMNS if c not in ident})
+                           for r in rlist]
             # An allocator that did not load is not a measurement of that allocator.
             expected = common.expected_strategy(run["base"], run["knobs"]) \
                 if run["kind"] == "hoardlab" else None

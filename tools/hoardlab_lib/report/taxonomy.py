@@ -1,6 +1,7 @@
 """Hoard's Table 7 decided from the measurements beside the paper's claims, with the evidence
 and the rules."""
 from .. import fmt as F, paper, verdicts as V
+from .today import today_section
 
 
 def follows_cpu(meta):
@@ -19,6 +20,12 @@ def taxonomy_section(rows, rounds, ncores, meta=None):
     tax = V.taxonomy(rows, rounds, ncores, placement=follows_cpu(meta))
     if len({e["strategy"] for e in tax}) < 2:
         return [], tax
+    return strategies_table(rows, ncores, tax) + today_section(rows, rounds, ncores, meta)[0], \
+        tax
+
+
+def strategies_table(rows, ncores, tax):
+    """Table 7 of the strategies, its mismatches, evidence and rules."""
     out = ["## Taxonomy (Hoard Table 7), from measurements", ""]
     if ncores < V.FEW_CORES:
         out += ["This machine has **%d cores**. Speedups can show at most %d-fold, so "
@@ -80,4 +87,4 @@ def taxonomy_section(rows, rounds, ncores, meta=None):
             "operation (medians over the runs), and the census's false-sharing lines (its "
             "census runs of that workload); *none counted* where the records hold no "
             "statistics." % (V.FAST_MIN_RATIO, V.SCALE_YES_GAIN), ""]
-    return out, tax
+    return out

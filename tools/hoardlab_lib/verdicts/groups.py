@@ -18,7 +18,9 @@ def ok(rows):
 
 
 def is_census(r):
-    return truthy(r.get("knob.census", ""))
+    """A census run (not timed): libhoardlab's census (knob census=on), or the census from
+    outside the allocator (the workload parameter census = 1, harness/census.c)."""
+    return truthy(r.get("knob.census", "")) or truthy(r.get("params.census", ""))
 
 
 def timing_rows(rows):
@@ -174,10 +176,20 @@ def memory_of(r):
     return (rss * 1024 if rss is not None else None), "RSS"
 
 
+def outside_bytes(r):
+    """Memory held by the process now from outside the allocator: (RSS less LazyFree) in
+    bytes, of a round (or any row with rss_kb and lazyfree_kb); RSS alone where LazyFree was
+    not recorded; None without RSS."""
+    if r.get("rss_kb") is None:
+        return None
+    return (r["rss_kb"] - (r.get("lazyfree_kb") or 0)) * 1024
+
+
 def round_series(rounds, index):
+    """(memory, live bytes) per round of run `index`: libhoardlab's A where recorded, else
+    RSS less LazyFree (outside_bytes)."""
     rs = sorted((r for r in rounds if r["index"] == index), key=lambda r: r["round"])
-    mem = [(r["os_bytes"] if r.get("os_bytes") is not None else
-            (r["rss_kb"] * 1024 if r.get("rss_kb") is not None else None)) for r in rs]
+    mem = [(r["os_bytes"] if r.get("os_bytes") is not None else outside_bytes(r)) for r in rs]
     live = [r.get("live_bytes") for r in rs]
     return mem, live
 

@@ -150,6 +150,10 @@ def false_sharing(rows, variant, ncores):
         if any(wl_of.get(w) == "passive-false" for w in bad):
             kinds.append("passively induced (passive-false)")
         note = "; ".join(kinds)
+        outside = census_counts(rows, variant, FS_TIMING_WORKLOADS, "extra.census_false_blocks")
+        if outside:     # the census from outside the allocator, of the same runs: shown
+            ev += "; from outside the allocator (harness/census.c, not used): " + ", ".join(
+                "%s %d" % (w, c) for w, c in sorted(outside.items()))
         shared = census_counts(rows, variant, FS_PROGRAM_SHARED)
         if shared:
             ev += "; broad, not used (the program shares lines): " + ", ".join(
