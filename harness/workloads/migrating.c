@@ -32,11 +32,12 @@
  * k mod D of its target once that lane has emptied the slot of round k - D (in its round
  * k - 1), and the target takes it in round k + D - 1. Each wait is for a lane in an earlier
  * round, so none deadlocks, however far apart the lanes run (a bare full/empty flag would
- * let a lane D rounds ahead fill the slot a slower sender needs). Because every lane receives exactly one sender's message a round and takes its
- * decisions from its own random stream, every count (mallocs, frees, blocks sent and kept) is
- * a function of the seed alone, whatever the timing. After the last round each lane drains
- * the messages still in flight (freeing their blocks) and frees its live set: inside the
- * measured phase, so mallocs = frees. ops = mallocs + frees.
+ * let a lane D rounds ahead fill the slot a slower sender needs). Because every lane
+ * receives exactly one sender's message a round and takes its decisions from its own random
+ * stream, every count (mallocs, frees, blocks sent and kept) is a function of the seed
+ * alone, whatever the timing. After the last round each lane drains the messages still in
+ * flight (freeing their blocks) and frees its live set: inside the measured phase, so
+ * mallocs = frees. ops = mallocs + frees.
  *
  * Blocks are stamped with a per-run salt (they change threads) on malloc and checked before
  * every free (harness/blocks.c: all of a block up to 64 bytes, both ends of a larger one). */

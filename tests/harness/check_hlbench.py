@@ -276,8 +276,10 @@ def check_record(rec, workload, strategy, fields, hlbench, latency_every=64, sam
         expect(list(extra) == keys, "migrating-objects extra keys %s" % list(extra))
         expect(all(is_int(extra[k]) and extra[k] >= 0 for k in keys), "extra %r" % extra)
         expect(extra["mallocs"] == extra["frees"] > 0 and
-               rec["ops"] == extra["mallocs"] + extra["frees"], "ops %r, extra %r" % (rec["ops"], extra))
-        expect(0 <= extra["kept"] <= extra["sent"], "kept %r of sent %r" % (extra["kept"], extra["sent"]))
+               rec["ops"] == extra["mallocs"] + extra["frees"],
+               "ops %r, extra %r" % (rec["ops"], extra))
+        expect(0 <= extra["kept"] <= extra["sent"],
+               "kept %r of sent %r" % (extra["kept"], extra["sent"]))
         expect(extra["threads_created"] >= rec["threads"], "threads_created %r" % extra)
         expect(0 < extra["lane_blocks_peak"] <= 2 * params["live"], "lane_blocks_peak %r" % extra)
     if workload == "linux-scalability":
