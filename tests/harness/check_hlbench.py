@@ -280,6 +280,20 @@ def check_record(rec, workload, strategy, fields, hlbench, latency_every=64, sam
         expect(all(extra[k] is None or is_int(extra[k]) for k in cps), "checkpoints %r" % extra)
         expect(isinstance(extra["spike_ops_per_s"], float) and
                extra["next_burst_ops_per_s"] is None, "phased rates %r" % extra)
+    if workload == "migrating-objects":
+        # issue 51: every block allocated in the measured phase is freed in it; blocks handed
+        # on and kept, threads that came and went
+        keys = ["mallocs", "frees", "sent", "kept", "threads_created", "lane_blocks_peak",
+                "lane_bytes_peak", "waits"]
+        expect(list(extra) == keys, "migrating-objects extra keys %s" % list(extra))
+        expect(all(is_int(extra[k]) and extra[k] >= 0 for k in keys), "extra %r" % extra)
+        expect(extra["mallocs"] == extra["frees"] > 0 and
+               rec["ops"] == extra["mallocs"] + extra["frees"],
+               "ops %r, extra %r" % (rec["ops"], extra))
+        expect(0 <= extra["kept"] <= extra["sent"],
+               "kept %r of sent %r" % (extra["kept"], extra["sent"]))
+        expect(extra["threads_created"] >= rec["threads"], "threads_created %r" % extra)
+        expect(0 < extra["lane_blocks_peak"] <= 2 * params["live"], "lane_blocks_peak %r" % extra)
     if workload == "linux-scalability":
         lat = extra.get("latency_ns")
         expect(isinstance(lat, dict) and lat["p50"] <= lat["p99"] <= lat["max"], "latency %r" % lat)
@@ -354,6 +368,11 @@ def mode_run(hlbench, header, args):
         expect(rec["repeat"] == i, "repeat %r, expected %d" % (rec["repeat"], i))
         if "--label" in rest:
             expect(rec["label"] == rest[rest.index("--label") + 1], "label %r" % rec["label"])
+    if workload == "migrating-objects":
+        # the counts are a function of the seed alone (each --repeat run uses the same seed)
+        counts = [(r["ops"], r["extra"]["sent"], r["extra"]["kept"]) for r in recs]
+        expect(len(set(counts)) == 1, "migrating-objects counts differ between runs of one "
+               "seed: %r" % counts)
     if args.get("deadlock") == "expected":
         expect(deadlocked, "expected the watchdog's deadlock record, got %r" % recs[-1]["extra"])
     if workload == "signal-malloc":

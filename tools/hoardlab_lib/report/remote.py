@@ -1,14 +1,14 @@
 """The report section of a remote-free sweep (configs/sweeps/remote-free.ini): every value of
 the `remote_free` knob per strategy, against each other and the production allocators, on
-the workload that isolates remote frees (xfree), on larson and prodcons, and in memory on the
-blowup workloads. The best fast value of hoard and hoard2026 is set beside `lock` and
-mimalloc3 with the ratio's interval and the direction it shows (faster, slower, or within
-noise): no development target is judged here, since no paper states one."""
+the workload that isolates remote frees (xfree), on larson, prodcons and migrating-objects,
+and in memory on the blowup workloads. The best fast value of hoard and hoard2026 is set
+beside `lock` and mimalloc3 with the ratio's interval and the direction it shows (faster,
+slower, or within noise): no development target is judged here, since no paper states one."""
 from .. import fmt as F, verdicts as V
 
 # By the sweep's workload label: xfree-deep is xfree with batches of thousands of blocks and
 # ~100 in flight, a row of its own.
-WORKLOADS = ("xfree", "xfree-deep", "larson", "prodcons")
+WORKLOADS = ("xfree", "xfree-deep", "larson", "prodcons", "migrating-objects")
 BLOWUP = ("blowup-prodcons", "blowup-roundrobin")
 
 
