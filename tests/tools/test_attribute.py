@@ -3,6 +3,7 @@ contributions and the interaction verdict on synthetic results with a known answ
 automatic merging of an element refused alone, and a tiny real run (skipped when the build is
 missing)."""
 import os
+import re
 import subprocess
 import sys
 
@@ -174,3 +175,21 @@ def test_one_element_is_one_path():
     res, total, *_ = A.attribution(p, A.measure_rows(rows, "throughput", "w", 1))
     assert res[0]["verdict"] == "one element: the orders are one path"
     assert res[0]["forward"].med == pytest.approx(2.0) == total.med
+
+
+@pytest.mark.skipif(not BUILT, reason="not built in %s" % BDIR)
+def test_a_combination_a_module_refuses_at_start_is_no_step():
+    """free_lists = sharded needs remote_free = list, a rule superblock.c checks at its init:
+    hlconfig --check runs the whole start, so the plan to a composed row that sets both makes
+    them one element or puts remote_free first (a step with free_lists alone failed in the
+    run itself)."""
+    from hoardlab_lib import check
+    assert check.knob_problem(BDIR, "hoard2026", {"free_lists": "sharded",
+                                                  "remote_free": "lock"}) is not None
+    assert check.knob_problem(BDIR, "hoard2026", {"free_lists": "sharded",
+                                                  "remote_free": "list"}) is None
+    p = tool("hoard2026", "mimalloc-like", "--dry-run", "-w", "threadtest:scale=0.01")
+    assert p.returncode == 0, p.stderr
+    steps = [ln for ln in p.stdout.splitlines()
+             if re.match(r"\s+\d+ [fr]\d+ ", ln) and "free_lists=sharded" in ln]
+    assert steps and all("remote_free=list" in ln for ln in steps), p.stdout
