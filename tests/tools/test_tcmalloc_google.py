@@ -11,13 +11,14 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
 import pytest
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import common, sweep
+from hoardlab_lib import common, cost, sweep
 
 NAME = "tcmalloc-google"
 HLBENCH = os.path.join(BDIR, "harness", "hlbench")
@@ -158,3 +159,15 @@ def test_the_production_fronts_handoff_and_purge_sweeps_list_it():
                          "hoard202607", "lockfree"])
         assert (NAME, NAME, {}) in sw.allocators, name
         assert ("tcmalloc", "tcmalloc", {}) in sw.allocators, name
+
+
+@needs_built("harness/hlcost", "src/hlconfig")
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+def test_cost_counts_it_through_its_fallback_without_rseq():
+    """valgrind has no rseq: `cost` counts TCMalloc's per-thread fallback, whose every malloc
+    takes slow_alloc_small (docs/tool.md says so beside the numbers)."""
+    library()
+    assert NAME in cost.allocators(BDIR)[0]
+    r, = cost.run(BDIR, [NAME], cases=[("64", "local")])
+    assert r["pair"] > 0
+    assert any("slow_alloc_small" in k for k in r["functions"]), sorted(r["functions"])[:20]
