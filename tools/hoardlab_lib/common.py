@@ -6,8 +6,9 @@ LD_PRELOAD=libhoardlab.so, HOARD_STRATEGY and HOARD_<KNOB>), a composed row with
 (a named configuration file configs/rows/NAME.ini, run with LD_PRELOAD=libhoardlab.so,
 HOARD_CONFIG=that file and HOARD_<KNOB>), or a production allocator preloaded from its library:
 a Debian package's, for mimalloc3 the one the PyPI wheel cmeel-mimalloc installs, for snmalloc
-the one tools/install-deps builds (glibc = no preload). The names are resolved here and only
-here: allocator_kind, row_config, name_problem, selection_env.
+and tcmalloc-google (Google's TCMalloc) the one tools/install-deps builds (glibc = no preload).
+The names are resolved here and only here: allocator_kind, row_config, name_problem,
+selection_env.
 """
 import configparser
 import difflib
@@ -31,6 +32,7 @@ PRODUCTION = {
     "mimalloc3": "libmimalloc.so.3",
     "tcmalloc": "libtcmalloc_minimal.so.4",
     "snmalloc": "libsnmallocshim.so",
+    "tcmalloc-google": "libtcmalloc-google.so",
 }
 DEBIAN_PACKAGES = {"jemalloc": "libjemalloc2", "mimalloc": "libmimalloc2.0",
                    "tcmalloc": "libtcmalloc-minimal4"}
@@ -43,7 +45,22 @@ SNMALLOC_DIRS = ["/usr/local/lib/hoardlab/snmalloc-" + SNMALLOC_VERSION,
                  os.path.join(os.environ.get("XDG_CACHE_HOME") or
                               os.path.join(os.path.expanduser("~"), ".cache"),
                               "hoardlab", "snmalloc-" + SNMALLOC_VERSION)]
-SOURCE_BUILT = {"snmalloc": ("snmalloc-sys (crates.io)", SNMALLOC_VERSION, SNMALLOC_DIRS)}
+# Google's TCMalloc (per-CPU caches on rseq, the huge-page-aware page heap), beside gperftools'
+# `tcmalloc`: the sources the crate libtcmalloc-sys vendors, built by install-deps with the C
+# library's entry points (the crate's own build has none); the crate's version is pinned.
+TCMALLOC_GOOGLE_VERSION = "0.1.14"
+TCMALLOC_GOOGLE_DIRS = ["/usr/local/lib/hoardlab/tcmalloc-google-" + TCMALLOC_GOOGLE_VERSION,
+                        os.path.join(os.environ.get("XDG_CACHE_HOME") or
+                                     os.path.join(os.path.expanduser("~"), ".cache"),
+                                     "hoardlab", "tcmalloc-google-" + TCMALLOC_GOOGLE_VERSION)]
+SOURCE_BUILT = {"snmalloc": ("snmalloc-sys (crates.io)", SNMALLOC_VERSION, SNMALLOC_DIRS),
+                "tcmalloc-google": ("libtcmalloc-sys (crates.io)", TCMALLOC_GOOGLE_VERSION,
+                                    TCMALLOC_GOOGLE_DIRS)}
+# What a production allocator needs in its runs' environment beside LD_PRELOAD. Google's
+# TCMalloc registers rseq for each thread itself, which fails (EBUSY) where glibc (2.35 and
+# later; Debian 12's 2.36) has registered it first, and its per-CPU caches are then off:
+# glibc's registration is turned off, as TCMalloc's users do (MongoDB's documentation).
+PRODUCTION_ENV = {"tcmalloc-google": {"GLIBC_TUNABLES": "glibc.pthread.rseq=0"}}
 # What `hoardlab cost` preloads under callgrind instead, beside the production library: snmalloc
 # reserves a pagemap for 48 address bits (256 GiB), past valgrind's 64 GiB mapping limit, so
 # install-deps builds it again with 38 bits (valgrind's clients stay below 128 GiB), which runs
@@ -305,6 +322,8 @@ def allocator_env(base, knobs, bdir, environ=None):
         lib = production_library(base)
         if lib:
             env["LD_PRELOAD"] = lib
+        for k, v in PRODUCTION_ENV.get(base, {}).items():
+            env[k] = env[k] + ":" + v if env.get(k) else v
     elif kind == "preload":
         env["LD_PRELOAD"] = os.path.abspath(base.split(":", 1)[1])
     else:

@@ -25,7 +25,8 @@ ELEMENTS = (
     ("h26-queue", "#98", "bounded lock-free remote-free queue",
      "remote_free=queue;remote_queue_cap=256"),
 )
-PRODUCTION = ("glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc", "snmalloc")
+PRODUCTION = ("glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc", "snmalloc",
+              "tcmalloc-google")
 TIMING = ("larson", "threadtest", "xfree", "migrate")
 BLOWUP = ("blowup-prodcons", "blowup-roundrobin")
 CANNOT = "two cores cannot decide"

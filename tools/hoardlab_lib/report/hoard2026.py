@@ -13,7 +13,8 @@ ELEMENTS = (("hoard", "paper Hoard", "hoard", ""),
             ("hoard-shards", "8 global-heap shards alone", "hoard", "global_shards=8"),
             ("hoard-cpu", "`cpu` heap selection alone", "hoard", "heap_select=cpu"),
             ("hoard2026", "all of them (`hoard2026`)", "hoard2026", ""))
-PRODUCTION = ("glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc", "snmalloc")
+PRODUCTION = ("glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc", "snmalloc",
+              "tcmalloc-google")
 SPEED = ("larson", "threadtest", "linux-scalability", "shbench")   # set beside production
 WORKLOADS = ("larson", "threadtest", "linux-scalability", "realloc-churn", "shbench")
 BLOWUP = ("blowup-prodcons", "blowup-roundrobin")

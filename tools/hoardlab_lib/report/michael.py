@@ -19,7 +19,8 @@ TABLE1 = {
     "larson": {"lockfree": (2.90, 2.95), "hoard": (2.22, 2.37), "ownership": (2.53, 2.67)},
 }
 PAPER_SET = ("lockfree", "hoard", "ownership")      # the paper's allocators besides libc
-PRODUCTION = ("glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc", "snmalloc")
+PRODUCTION = ("glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc", "snmalloc",
+              "tcmalloc-google")
 # Figure 8's panels: (letter, hlbench workload, prodcons work or None).
 FIG8 = (("a", "linux-scalability", None), ("b", "threadtest", None), ("c", "active-false", None),
         ("d", "passive-false", None), ("e", "larson", None), ("f", "prodcons", 500),
