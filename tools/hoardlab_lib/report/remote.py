@@ -54,7 +54,9 @@ def remote_free_section(rows, rounds, ncores=2):
            "`lock`; growth: memory at the last "
            "round over round n/4 (1.00 = flat). Per free: the run's lock acquisitions "
            "(malloc's included) and CAS operations over its frees." % (t, 2 * t, tm), ""]
-    head = ["strategy", "remote_free"] + ["%s ops/s" % w for w in WORKLOADS] + \
+    # the workloads this sweep measured (an older sweep's folder has no migrating-objects)
+    workloads = [w for w in WORKLOADS if any(r["workload_label"] == w for r in okr)]
+    head = ["strategy", "remote_free"] + ["%s ops/s" % w for w in workloads] + \
            ["xfree A/U", "locks/free", "CAS/free"] + ["%s A" % w for w in BLOWUP] + ["growth"]
     rs, best = [], {}
     strategies = sorted({_row(r) for r in keyed})
@@ -67,7 +69,7 @@ def remote_free_section(rows, rounds, ncores=2):
         for v in vals:
             rr = of[v]
             cells = [s, v]
-            for w in WORKLOADS:
+            for w in workloads:
                 x = V.spread_where(rr, "throughput", workload_label=w, threads=t)
                 ref.setdefault(w, x if v == "lock" else None)
                 if w == "xfree" and x:
@@ -97,7 +99,7 @@ def remote_free_section(rows, rounds, ncores=2):
     for v in V.variants(prod):
         rr = [r for r in prod if r["variant"] == v]
         cells = [v, "–"]
-        for w in WORKLOADS:
+        for w in workloads:
             x = V.spread_where(rr, "throughput", workload_label=w, threads=t)
             cells.append(F.pm(x) if x else "–")
         cells += ["–", "–", "–"]
