@@ -459,7 +459,10 @@ static void blowup_bounded(void **state)
            "(live %.2f MiB)\n", hoardlab_strategy(), rr / 1048576.0, pc / 1048576.0,
            LIVE / 1048576.0);
     assert_true(rr <= 2 * LIVE + slack + 2 * hl_sb_size * hl_cfg.global_shards);
-    assert_true(pc <= LIVE / 8);
+    /* The consumer's TLAB may keep the producer's blocks up to its budget (tlab_sb_cache: a
+     * hit lets another heap's block into the bin), which the producer then replaces once:
+     * hoard202607 grew one 256K superblock after round 2 (tlab_sb_cache = 16, 2026-11-28). */
+    assert_true(pc <= LIVE / 8 + slack);
 }
 
 int main(void)
