@@ -203,6 +203,13 @@ void *hl_arena_alloc(size_t size, size_t align, enum hl_os_use use);
 /* Back to the OS; the range is kept for reuse. */
 void hl_arena_free(void *p, size_t size, enum hl_os_use use);
 void hl_arena_fork(int phase);          /* 0 prepare, 1 parent, 2 child */
+/* `hugepages` (config.h): the region a huge page backs; the mode in effect; the number of the
+ * arena's 2 MiB regions on huge pages now (AnonHugePages of its VMAs in /proc/self/smaps; 0
+ * under off); whether the arena's base is region-aligned. */
+#define HL_HUGE_REGION ((size_t)2 << 20)
+int hl_arena_huge_mode(void);
+long hl_arena_huge_regions(void);
+bool hl_arena_huge_aligned(void);
 extern _Atomic uintptr_t hl_arena_base, hl_arena_span;
 static inline bool hl_arena_owns(const void *p)
 {

@@ -122,6 +122,7 @@ void hl_stats_sum(struct hoardlab_stats *out)
     out->large_cached_bytes = atomic_load_explicit(&hl_stats_large_cached,
                                                    memory_order_relaxed);
     out->threads = hl_thread_count();
+    out->huge_regions = (uint64_t)hl_arena_huge_regions();
     if (hl_active->stats) hl_active->stats(out);
     out->counting = (uint64_t)hl_cfg.counting;
     if (!hl_cfg.counting) {             /* the slow paths' part of a count would mislead */
