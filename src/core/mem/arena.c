@@ -237,14 +237,14 @@ static void free_filler(void *p, size_t size, enum hl_os_use use)
     r->idle[use] += (uint32_t)size;
     size_t gone[2] = { 0, 0 };
     bool whole = r->used == 0;
+    struct piece *pc = record();        /* resident while the region's epoch stays this one */
+    *pc = (struct piece){ (uintptr_t)p, NULL, r->epoch, (uint32_t)use };
     if (whole) {
         gone[0] = r->idle[0];
         gone[1] = r->idle[1];
         r->idle[0] = r->idle[1] = 0;
         r->epoch++;
     }
-    struct piece *pc = record();
-    *pc = (struct piece){ (uintptr_t)p, NULL, r->epoch, (uint32_t)use };
     keep(pc, size);
     /* under the lock: no piece of the region (kept or bumped) is handed out meanwhile */
     if (whole)
