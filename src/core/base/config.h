@@ -75,8 +75,9 @@
   X(arena_reserve,   allocator,    SIZE,  "256G",     64 * HL_MB, 64.0 * 1024 * 1024 * HL_MB, NULL, "all", \
     "address space reserved for strategy blocks (no memory until used); halved if refused")    \
   X(hugepages,       allocator,    ENUM,  "off",      0, 0, hl_hugepages_modes, "all",         \
-    "transparent huge pages for the arena (every strategy's superblocks and heap regions; "   \
-    "not large objects): off; madvise: MADV_HUGEPAGE on the arena's range, whose 2 MiB "      \
+    "transparent huge pages for the arena (every strategy's superblocks and heap regions) "   \
+    "and large objects' mappings of 2 MiB or more: off; madvise: MADV_HUGEPAGE on them (the "  \
+    "arena's range at init), whose 2 MiB "                                                     \
     "regions the kernel may then back with huge pages as they are touched (THP never: said "  \
     "once, no effect); filler: madvise, and freed pieces are reused fullest region first and " \
     "a piece's pages go back to the OS only when its whole 2 MiB region is free (they stay in " \

@@ -167,6 +167,7 @@ void *hl_os_mremap(void *p, size_t from, size_t to, void *dest);
 int hl_os_madvise(void *p, size_t size, int advice);
 void hl_os_place(void *p, size_t size); /* NUMA placement by the `numa` key */
 void hl_os_set_numa(int mode);          /* the `numa` key (HL_NUMA_*), from config.c */
+void hl_os_set_huge(int on);            /* `hugepages` != off, from arena.c: advise large maps */
 int hl_nprocs(void);                    /* processors this process may run on: P */
 void hl_os_account(enum hl_os_use use, ptrdiff_t bytes);   /* count bytes in or out */
 size_t hl_os_bytes(void), hl_os_bytes_peak(void);
