@@ -67,6 +67,7 @@ static void huge_init(uintptr_t base, size_t span)
     huge_mode = hl_cfg.hugepages;
     if (huge_mode == HL_HUGE_OFF) return;
     hl_os_set_huge(1);
+    hl_stats_huge_fn = hl_arena_huge_regions;
     if (thp_never())
         hl_say("hugepages = %s: transparent huge pages are off in this kernel "
                "(/sys/kernel/mm/transparent_hugepage/enabled); huge-page coverage will be 0",
