@@ -183,11 +183,12 @@ static void keep(struct piece *pc, size_t size)
     kept[i].top = pc;
 }
 
-void *hl_arena_alloc(size_t size, size_t align, enum hl_os_use use)
+/* filler's hl_arena_alloc (regions set). */
+static void *alloc_filler(size_t size, size_t align, enum hl_os_use use)
 {
     if (align < HL_PAGE) align = HL_PAGE;
-    bool small = regions && size < REGION;
-    if (regions && !small && align < REGION) align = REGION;
+    bool small = size < REGION;
+    if (!small && align < REGION) align = REGION;
     unsigned was = 0;
     bool resident = false;
     hl_lock_acquire(&lock);
@@ -211,7 +212,7 @@ void *hl_arena_alloc(size_t size, size_t align, enum hl_os_use use)
             return NULL;
         }
         next = at + size;
-        if (regions && !small) next = hl_align_up(next, REGION);   /* its regions are its own */
+        if (!small) next = hl_align_up(next, REGION);   /* its regions are its own */
         p = (void *)at;
     }
     if (small) resident = region_take((uintptr_t)p, size, pc, &was);
@@ -224,6 +225,30 @@ void *hl_arena_alloc(size_t size, size_t align, enum hl_os_use use)
         }
         return p;
     }
+    hl_os_place(p, size);
+    hl_os_account(use, (ptrdiff_t)size);
+    return p;
+}
+
+void *hl_arena_alloc(size_t size, size_t align, enum hl_os_use use)
+{
+    if (regions) return alloc_filler(size, align, use);
+    if (align < HL_PAGE) align = HL_PAGE;
+    hl_lock_acquire(&lock);
+    void *p = reuse(size, align);
+    if (!p) {
+        uintptr_t at = hl_align_up(next, align);
+        /* A growth is an OS call of its own for fault injection (fault.c): the kernel backs
+         * the new piece, and running out of the range is the arena's out of memory. */
+        if (at > end || end - at < size || hl_fault_now(HL_CALL_ARENA)) {
+            hl_lock_release(&lock);
+            errno = ENOMEM;
+            return NULL;
+        }
+        next = at + size;
+        p = (void *)at;
+    }
+    hl_lock_release(&lock);
     hl_os_place(p, size);
     hl_os_account(use, (ptrdiff_t)size);
     return p;
@@ -266,9 +291,16 @@ void hl_arena_free(void *p, size_t size, enum hl_os_use use)
     hl_os_madvise(p, size, MADV_DONTNEED);  /* if it fails, the pages stay: no harm */
     hl_os_account(use, -(ptrdiff_t)size);
     hl_lock_acquire(&lock);
-    struct piece *pc = record();
-    *pc = (struct piece){ (uintptr_t)p, NULL, 0, (uint32_t)use };
-    keep(pc, size);
+    unsigned i = 0;
+    while (i < SIZES && kept[i].size && kept[i].size != size) i++;
+    if (i < SIZES) {                    /* else: more sizes than slots; the range is lost */
+        struct piece *pc = spare;
+        if (pc) spare = pc->next;
+        else pc = hl_meta_alloc(sizeof *pc);
+        kept[i].size = size;
+        *pc = (struct piece){ (uintptr_t)p, kept[i].top, 0, 0 };
+        kept[i].top = pc;
+    }
     hl_lock_release(&lock);
 }
 
