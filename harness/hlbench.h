@@ -63,7 +63,9 @@ extern const struct hb_workload hb_workloads[];   /* terminated by a row with na
   X("migrate", hb_migrate, 1, "threads replace random blocks of a live set and move to the "  \
     "next CPU every N operations; A and RSS per epoch (issue 27, Hoard #103)")                  \
   X("migrating-objects", hb_migrating, 1, "threads come and go, hand a share of their "      \
-    "blocks (8 B..32 KiB, most small) to each other; the live set grows and shrinks (issue 51)")
+    "blocks (8 B..32 KiB, most small) to each other; the live set grows and shrinks (issue 51)") \
+  X("chase", hb_chase, 1, "threads build ~190 MiB of 64-byte nodes, link them in random "      \
+    "order and chase the chain: nodes visited/s, TLB-bound (issue 50: huge pages)")
 
 #define HB_DECLARE(name, fn, min_threads, summary)                                             \
     int fn(struct hb_run *r);                                                                  \

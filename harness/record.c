@@ -13,7 +13,7 @@ static bool is_level(const char *name)
     return !strcmp(name, "in_use") || !strcmp(name, "in_use_peak") ||
            !strcmp(name, "os_bytes") || !strcmp(name, "os_bytes_peak") ||
            !strcmp(name, "held_bytes") || !strcmp(name, "held_bytes_peak") ||
-           !strcmp(name, "meta_bytes");
+           !strcmp(name, "meta_bytes") || !strcmp(name, "huge_regions");
 }
 
 static void hoardlab_record(struct hb_json *j, const struct hb_run *r)
@@ -41,6 +41,16 @@ static void hoardlab_record(struct hb_json *j, const struct hb_run *r)
         hb_json_null(j, "fragmentation_os");
     }
     hb_json_end(j, '}');
+}
+
+/* Huge-page coverage at the end of the measured phase (run.c's hb_end, huge.c), under every
+ * allocator: AnonHugePages / Rss of the whole process. */
+static void huge_record(struct hb_json *j, const struct hb_run *r)
+{
+    if (r->huge_coverage < 0) hb_json_null(j, "huge_coverage");
+    else hb_json_real(j, "huge_coverage", r->huge_coverage);
+    if (r->huge_kb < 0) hb_json_null(j, "anon_huge_kb");
+    else hb_json_int(j, "anon_huge_kb", r->huge_kb);
 }
 
 void hb_record_head(struct hb_json *j, const struct hb_run *r)
@@ -79,6 +89,7 @@ void hb_record_write(const struct hb_run *r, const struct hb_json *extra, long r
     hb_json_int(&j, "peak_rss_kb", rss);
     hb_json_int(&j, "cache_line", r->cache_line);
     hb_json_int(&j, "cores", r->cores);
+    huge_record(&j, r);
     hoardlab_record(&j, r);
     hb_json_raw(&j, "extra", extra->buf);
     hb_lat_record(&j);

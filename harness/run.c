@@ -6,6 +6,7 @@
 #include <string.h>
 #include "run.h"
 #include "topology.h"
+#include "huge.h"
 
 /* ---- the measured phase --------------------------------------------------------------------- */
 
@@ -28,6 +29,8 @@ void hb_end(struct hb_run *r)
     hb_series_end(r->t1);
     hb_lat_end();
     r->loaded = hb_hoardlab_stats(&r->end);
+    long rss;
+    r->huge_coverage = hb_huge_coverage(&r->huge_kb, &rss);   /* the working set still live */
 }
 
 /* ---- threads -------------------------------------------------------------------------------- */

@@ -56,6 +56,8 @@ struct hb_run {
     bool ended;
     struct hoardlab_stats base, end;    /* libhoardlab's counters at hb_begin(), hb_end() */
     bool loaded;                        /* libhoardlab answered at hb_end() */
+    double huge_coverage;               /* at hb_end(): AnonHugePages / Rss, -1 unknown */
+    long huge_kb;                       /* at hb_end(): AnonHugePages in kB, -1 unknown */
 };
 
 /* ---- run.c: the measured phase, threads, pinning -------------------------------------------- */

@@ -50,7 +50,7 @@ void hb_lat_summary(struct hb_json *j, const char *key, const struct hb_hist *h)
 /* A sampler thread, started once, records from hb_begin() to hb_end() every interval: A,
  * U, libhoardlab's own bytes, and the smaps_rollup split of the resident set. */
 enum { HB_SER_HELD, HB_SER_IN_USE, HB_SER_SELF, HB_SER_RSS, HB_SER_PRIVATE_DIRTY,
-       HB_SER_LAZYFREE, HB_SER_ANONYMOUS, HB_SER_VALUES };
+       HB_SER_LAZYFREE, HB_SER_ANONYMOUS, HB_SER_ANON_HUGE, HB_SER_VALUES };
 struct hb_series_row { double t_s; long long v[HB_SER_VALUES]; };   /* -1: unknown (null) */
 void hb_series_init(double interval_s); /* --sample-interval (0: off); before the runs */
 void hb_series_begin(void);             /* hb_begin(): the row of t = 0, before t0 is set */

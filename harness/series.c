@@ -1,9 +1,9 @@
 /* series.c — memory over time: a sampler thread records, from hb_begin() to hb_end(), at
  * t = 0, i, 2i, ... (i = --sample-interval, default 10 ms) one row of
  *   t_s, held_bytes (A), in_use_bytes (U), self_bytes (libhoardlab's own structures,
- *   meta_bytes), rss_kb, private_dirty_kb, lazyfree_kb, anonymous_kb
+ *   meta_bytes), rss_kb, private_dirty_kb, lazyfree_kb, anonymous_kb, anon_huge_kb
  * the first three from hoardlab_stats() (unknown without libhoardlab), the rest from
- * /proc/self/smaps_rollup (Rss, Private_Dirty, LazyFree, Anonymous). hb_begin() reads the
+ * /proc/self/smaps_rollup (Rss, Private_Dirty, LazyFree, Anonymous, AnonHugePages). hb_begin() reads the
  * row of t = 0 itself, just before the phase starts (so every run has it, however late the
  * sampler is woken), and hb_end() adds a last row at the end of the phase, off the grid.
  *
@@ -40,9 +40,10 @@ static pthread_cond_t ser_wake, ser_idle;
  * missing (LazyFree appeared in Linux 4.12). */
 static void read_rollup(long long *v)
 {
-    static const char *const field[] = { "Rss:", "Private_Dirty:", "LazyFree:", "Anonymous:" };
+    static const char *const field[] = { "Rss:", "Private_Dirty:", "LazyFree:", "Anonymous:",
+                                         "AnonHugePages:" };
     char buf[4096];
-    for (int k = 0; k < 4; k++) v[HB_SER_RSS + k] = -1;
+    for (int k = 0; k < 5; k++) v[HB_SER_RSS + k] = -1;
     int fd = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
     ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -50,7 +51,7 @@ static void read_rollup(long long *v)
     if (n <= 0) return;
     buf[n] = 0;
     for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : 0)
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < 5; k++)
             if (!strncmp(line, field[k], strlen(field[k])))
                 v[HB_SER_RSS + k] = strtoll(line + strlen(field[k]), NULL, 10);
 }
@@ -204,7 +205,7 @@ void hb_series_record(struct hb_json *j)
 {
     static const char *const column[] = { "t_s", "held_bytes", "in_use_bytes", "self_bytes",
                                           "rss_kb", "private_dirty_kb", "lazyfree_kb",
-                                          "anonymous_kb" };
+                                          "anonymous_kb", "anon_huge_kb" };
     if (ser_first_interval <= 0) return;
     hb_json_obj(j, "series");
     hb_json_real(j, "interval_s", ser_interval);

@@ -99,6 +99,9 @@
     X(sb_live_used_bytes, total, largest,                                                         \
       "the bytes of the blocks out of them (the heaps' u summed): over sb_live x (S - "           \
       "header), their mean fullness, to within the classes' tail waste")                          \
+    X(huge_regions, total, largest,                                                               \
+      "hugepages = madvise | filler: the arena's 2 MiB regions on huge pages now, whole (its "    \
+      "AnonHugePages in /proc/self/smaps / 2 MiB; read at each call); 0 under off")              \
     X(sb_active, total, largest,                                                                  \
       "lockfree: superblocks in state ACTIVE")                                                    \
     X(sb_partial, total, largest,                                                                 \

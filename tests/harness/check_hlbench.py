@@ -27,7 +27,7 @@ import tempfile
 
 KEYS = ["schema", "workload", "label", "strategy", "threads", "seed", "scale", "repeat",
         "pinned", "spawn_first", "params", "wall_s", "ops", "throughput", "peak_rss_kb", "cache_line",
-        "cores", "hoardlab", "extra"]
+        "cores", "huge_coverage", "anon_huge_kb", "hoardlab", "extra"]
 # The one list of workloads, HB_WORKLOADS in harness/hlbench.h: `X("name", ...` lines.
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness",
                       "hlbench.h")
@@ -81,7 +81,7 @@ def listed_params(hlbench, workload):
 
 
 SERIES_COLUMNS = ["t_s", "held_bytes", "in_use_bytes", "self_bytes", "rss_kb", "private_dirty_kb",
-                  "lazyfree_kb", "anonymous_kb"]
+                  "lazyfree_kb", "anonymous_kb", "anon_huge_kb"]
 LATENCY_KEYS = ["samples", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
 
 
@@ -157,6 +157,11 @@ def check_record(rec, workload, strategy, fields, hlbench, latency_every=64, sam
         expect(isinstance(rec[k], float) and rec[k] >= 0, "%s = %r is not a float" % (k, rec[k]))
     expect(isinstance(rec["pinned"], bool), "pinned not a bool")
     expect(is_int(rec["spawn_first"]) and rec["spawn_first"] >= 0, "spawn_first not a count")
+    # huge-page coverage (issue 50): AnonHugePages / Rss at the end of the phase, under any allocator
+    cov, huge = rec["huge_coverage"], rec["anon_huge_kb"]
+    expect(cov is None or (isinstance(cov, float) and 0 <= cov <= 1), "huge_coverage %r" % cov)
+    expect(huge is None or (is_int(huge) and huge >= 0), "anon_huge_kb %r" % huge)
+    expect((cov is None) == (huge is None) or cov is None, "huge_coverage without anon_huge_kb")
     params = rec["params"]
     expect(isinstance(params, dict), "params not an object")
     expect(sorted(params) == sorted(listed_params(hlbench, workload)),

@@ -179,6 +179,26 @@ static void out_of_range_and_malformed_values(void **state)
     EXPECT_FAIL(r, "superblock_size", "'8Q'");
 }
 
+/* hugepages (issue 50): its three values, and a bad one names key, value and choices. */
+static void hugepages_values(void **state)
+{
+    (void)state;
+    struct outcome r = load("[allocator]\nhugepages = huge\n", NULL);
+    EXPECT_FAIL(r, ":2:", "hugepages", "'huge'", "off, madvise, filler");
+    const char *bad[] = { "HOARD_HUGEPAGES=2M", NULL };
+    r = load(NULL, bad);
+    EXPECT_FAIL(r, "HOARD_HUGEPAGES", "'2M'", "off, madvise, filler");
+    r = load(NULL, NULL);
+    EXPECT_VALUE(r, "hugepages", "off (default)");
+    const char *filler[] = { "HOARD_HUGEPAGES=filler", NULL };
+    r = load(NULL, filler);
+    assert_int_equal(r.status, 0);
+    EXPECT_VALUE(r, "hugepages", "filler (env)");
+    r = load("[allocator]\nhugepages = madvise\n", NULL);
+    assert_int_equal(r.status, 0);
+    EXPECT_VALUE(r, "hugepages", "madvise (file)");
+}
+
 static void malformed_line(void **state)
 {
     (void)state;
@@ -321,6 +341,7 @@ int main(void)
         cmocka_unit_test(unknown_key_in_file),
         cmocka_unit_test(key_in_wrong_section),
         cmocka_unit_test(out_of_range_and_malformed_values),
+        cmocka_unit_test(hugepages_values),
         cmocka_unit_test(malformed_line),
         cmocka_unit_test(missing_file),
         cmocka_unit_test(unknown_environment_variable),

@@ -26,6 +26,8 @@ RUN_COLUMNS = [
     # the hlbench record
     "schema", "reported_strategy", "pinned", "wall_s", "ops", "throughput", "peak_rss_kb",
     "cache_line", "cores", "rounds",
+    # huge-page coverage at the end of the measured phase, any allocator (issue 50)
+    "huge_coverage", "anon_huge_kb",
 ]
 # The hoardlab.<name> columns, in this order: every statistic of the build (`hlconfig --stats`,
 # declared once in HOARDLAB_STATS of include/hoardlab.h), then these two ratios, which hlbench
@@ -47,7 +49,7 @@ ROUND_COLUMNS = ["sweep", "index", "allocator", "variant", "workload_label", "wo
 SERIES_ID = ["sweep", "index", "allocator", "variant", "workload_label", "workload", "threads",
              "repetition", "record"]
 SERIES_FIELDS = ["held_bytes", "in_use_bytes", "self_bytes", "rss_kb", "private_dirty_kb",
-                 "lazyfree_kb", "anonymous_kb"]
+                 "lazyfree_kb", "anonymous_kb", "anon_huge_kb"]
 SERIES_COLUMNS = SERIES_ID + ["t_s"] + SERIES_FIELDS
 PREFIXES = ("knob.", "params.", "hoardlab.", "extra.", "series.", "latency.", "program.",
             "load.")
@@ -179,6 +181,7 @@ def rows_for(run, result, sweep_name, order, bdir=None, series=None):
                 "wall_s": rec.get("wall_s"), "ops": rec.get("ops"),
                 "throughput": rec.get("throughput"), "peak_rss_kb": rec.get("peak_rss_kb"),
                 "cache_line": rec.get("cache_line"), "cores": rec.get("cores"),
+                "huge_coverage": rec.get("huge_coverage"), "anon_huge_kb": rec.get("anon_huge_kb"),
             })
             for k, v in (rec.get("params") or {}).items():
                 row["params." + k] = v if not isinstance(v, (list, dict)) else json.dumps(v)

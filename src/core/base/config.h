@@ -74,6 +74,15 @@
     "(decaying 1/256 of the way per free), or large_cache if more")                            \
   X(arena_reserve,   allocator,    SIZE,  "256G",     64 * HL_MB, 64.0 * 1024 * 1024 * HL_MB, NULL, "all", \
     "address space reserved for strategy blocks (no memory until used); halved if refused")    \
+  X(hugepages,       allocator,    ENUM,  "off",      0, 0, hl_hugepages_modes, "all",         \
+    "transparent huge pages for the arena (every strategy's superblocks and heap regions) "   \
+    "and large objects' mappings of 2 MiB or more: off; madvise: MADV_HUGEPAGE on them (the "  \
+    "arena's range at init), whose 2 MiB "                                                     \
+    "regions the kernel may then back with huge pages as they are touched (THP never: said "  \
+    "once, no effect); filler: madvise, and freed pieces are reused fullest region first and " \
+    "a piece's pages go back to the OS only when its whole 2 MiB region is free (they stay in " \
+    "A until then). purge/retain act as they do under off: purging a parked superblock "      \
+    "splits its huge page; purge=off keeps regions whole")                                     \
   X(size_classes,    size_classes, ENUM,  "geometric",0, 0, hl_class_tables, "all",            \
     "size-class table: pow2 (uC++), geometric with base b (Hoard 2000), or pow2x4: 16-byte "   \
     "steps to 128, then 4 classes per power of two (Hoard #107/#108)")                         \
@@ -270,7 +279,9 @@
   E(hl_purges, C(HL_PURGE_OFF, "off") C(HL_PURGE_FREE, "free")                                 \
     C(HL_PURGE_DONTNEED, "dontneed") C(HL_PURGE_DECAY, "decay"))                               \
   E(hl_free_lists, C(HL_FREE_LISTS_SINGLE, "single") C(HL_FREE_LISTS_SHARDED, "sharded"))      \
-  E(hl_caches, C(HL_CACHE_NONE, "none") C(HL_CACHE_THREAD, "thread") C(HL_CACHE_CPU, "cpu"))
+  E(hl_caches, C(HL_CACHE_NONE, "none") C(HL_CACHE_THREAD, "thread") C(HL_CACHE_CPU, "cpu")) \
+  E(hl_hugepages_modes, C(HL_HUGE_OFF, "off") C(HL_HUGE_MADVISE, "madvise")                   \
+    C(HL_HUGE_FILLER, "filler"))
 
 #define HL_ENUM_CONSTANT(constant, name) constant,
 #define HL_ENUM_DECLARE(names, choices) enum { choices }; extern const char *const names[];

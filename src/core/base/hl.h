@@ -167,6 +167,8 @@ void *hl_os_mremap(void *p, size_t from, size_t to, void *dest);
 int hl_os_madvise(void *p, size_t size, int advice);
 void hl_os_place(void *p, size_t size); /* NUMA placement by the `numa` key */
 void hl_os_set_numa(int mode);          /* the `numa` key (HL_NUMA_*), from config.c */
+void hl_os_set_huge(int on);            /* `hugepages` != off, from arena.c: advise large maps */
+#define HL_HUGE_REGION ((size_t)2 << 20)   /* what a transparent huge page backs */
 int hl_nprocs(void);                    /* processors this process may run on: P */
 void hl_os_account(enum hl_os_use use, ptrdiff_t bytes);   /* count bytes in or out */
 size_t hl_os_bytes(void), hl_os_bytes_peak(void);
@@ -203,6 +205,12 @@ void *hl_arena_alloc(size_t size, size_t align, enum hl_os_use use);
 /* Back to the OS; the range is kept for reuse. */
 void hl_arena_free(void *p, size_t size, enum hl_os_use use);
 void hl_arena_fork(int phase);          /* 0 prepare, 1 parent, 2 child */
+/* `hugepages` (config.h): the mode in effect; the number of the arena's 2 MiB regions on huge
+ * pages now (AnonHugePages of its VMAs in /proc/self/smaps; 0 under off; stats.c reads it
+ * through hl_stats_huge_fn, which arena.c sets); whether the arena's base is region-aligned. */
+int hl_arena_huge_mode(void);
+long hl_arena_huge_regions(void);
+bool hl_arena_huge_aligned(void);
 extern _Atomic uintptr_t hl_arena_base, hl_arena_span;
 static inline bool hl_arena_owns(const void *p)
 {
@@ -329,6 +337,7 @@ int64_t hl_stats_in_use_published(void);
  * thread's bins, which it marks seen (stats.c publishes it with the thread's credit); else
  * every live thread's, read only. */
 extern int64_t (*hl_stats_unseen_fn)(bool mine);
+extern long (*hl_stats_huge_fn)(void);  /* huge_regions, set by arena.c; NULL: 0 */
 /* Bytes in large.c's cache of freed mappings, stored by large.c under its lock whenever they
  * change, read by the statistics without it (stats does not call into large.c: large.c sits
  * above it, on the page map and the purge). */

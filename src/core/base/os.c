@@ -107,10 +107,18 @@ void *hl_os_map(size_t size, size_t align)
     return p;
 }
 
+/* `hugepages` (arena.c hands it over at init): large objects' mappings of 2 MiB or more are
+ * advised MADV_HUGEPAGE too (mremap keeps the advice); hoardlab's own structures are not. */
+static int huge_advise;
+
+void hl_os_set_huge(int on) { huge_advise = on; }
+
 void *hl_os_alloc(size_t size, size_t align, enum hl_os_use use)
 {
     void *p = hl_os_map(size, align);
     if (p) hl_os_account(use, (ptrdiff_t)size);
+    if (p && huge_advise && use == HL_OS_HELD && size >= HL_HUGE_REGION)
+        hl_os_madvise(p, size, MADV_HUGEPAGE);      /* refused: small pages, no harm */
     return p;
 }
 

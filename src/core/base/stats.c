@@ -14,6 +14,7 @@
 #include "hl.h"
 
 int64_t (*hl_stats_unseen_fn)(bool mine);
+long (*hl_stats_huge_fn)(void);
 _Atomic size_t hl_stats_large_cached;
 static struct hl_counters retired;                 /* under the registry lock */
 static _Atomic int64_t in_use_published;
@@ -122,6 +123,7 @@ void hl_stats_sum(struct hoardlab_stats *out)
     out->large_cached_bytes = atomic_load_explicit(&hl_stats_large_cached,
                                                    memory_order_relaxed);
     out->threads = hl_thread_count();
+    out->huge_regions = hl_stats_huge_fn ? (uint64_t)hl_stats_huge_fn() : 0;
     if (hl_active->stats) hl_active->stats(out);
     out->counting = (uint64_t)hl_cfg.counting;
     if (!hl_cfg.counting) {             /* the slow paths' part of a count would mislead */

@@ -30,7 +30,7 @@ HEADER_NODE = {"front/front": "front/interpose", "cache/rseq": "cache/cpucache"}
 # phase drives, the run machinery, the record, the workloads, and the driver (main and the
 # table that names every workload).
 HARNESS_LAYERS = [
-    ("utilities", ["util", "json", "histogram", "census"]),
+    ("utilities", ["util", "json", "histogram", "census", "huge"]),
     ("topology", ["topology"]),
     ("samplers", ["latency", "series"]),
     ("run", ["run", "params", "blocks"]),
