@@ -295,6 +295,8 @@ static _Noreturn void fire(struct sm *S, int stalled, double stalled_after)
     put_u64(S, &n, (unsigned long long)S->r->cache_line);
     put(S, &n, ", \"cores\": ");
     put_u64(S, &n, (unsigned long long)S->r->cores);
+    /* no huge-page coverage: reading smaps (huge.c) may allocate, and a lock may be held */
+    put(S, &n, ", \"huge_coverage\": null, \"anon_huge_kb\": null");
     put(S, &n, ", \"hoardlab\": null, \"extra\": ");
     extra_tail(S, &n, true, c, stalled, stalled_after);
     put(S, &n, "}\n");

@@ -362,9 +362,14 @@ void hl_purge_park_range(struct hl_purge_range *r, char *from, size_t len, bool 
 
 bool hl_purge_unpark_range(struct hl_purge_range *r)
 {
-    if (!r->len) return true;            /* never parked (r->parked is read under `lock`: the
-                                            thread may be purging r) */
-    hl_lock_acquire(&lock);              /* (so a purge of r in progress ends first) */
+    if (hl_cfg.purge == HL_PURGE_OFF) return true;   /* never parked */
+    /* r's fields are read under `lock`: the purge thread may be cutting r (give_back_range
+     * shortens r->len), and a purge of r in progress ends first. */
+    hl_lock_acquire(&lock);
+    if (!r->len) {                       /* never parked */
+        hl_lock_release(&lock);
+        return true;
+    }
     bool was_purged = r->parked == PURGED;
     if (!was_purged) {
         unlink_range(r);
