@@ -79,6 +79,20 @@ def test_progress_estimate(capsys):
     assert "failed: v a t=1: last line" in text and "2 runs in" in text
 
 
+def test_no_estimate_from_the_first_sixteenth_of_the_runs():
+    import io
+    p = runner.Progress(160, stream=io.StringIO())
+    runs = [{"workload_label": "a", "variant": "v", "threads": 1, "repetition": 0}] * 160
+    p.plan(runs)
+    for i in range(9):
+        p.start(i, runs[i])
+        p.finish(runs[i], 1.0, "ok")
+    assert p.left() is None                # 9 of 160 runs: too few to stand for the rest
+    p.start(9, runs[9])
+    p.finish(runs[9], 1.0, "ok")
+    assert p.left() == 150.0
+
+
 # --- fail fast: the smoke run, timeouts, interruptions (real processes, no build needed) -----
 
 import os          # noqa: E402
