@@ -390,8 +390,6 @@ static const struct variant variants[] = {
     { "hoard", { "HOARD_TLAB=on", "HOARD_REMOTE_FREE=queue" } },
     { "ownership hoard hoard2026", { "HOARD_CACHE=cpu" } },
     { "ownership hoard hoard2026 lockfree", { "HOARD_RELEASE_EMPTY=on" } },
-    { "hoard2026", { "HOARD_HUGEPAGES=madvise" } },                 /* issue 50 */
-    { "hoard2026 lockfree", { "HOARD_HUGEPAGES=filler", "HOARD_RELEASE_EMPTY=on" } },
 };
 
 static bool applies(const char *list, const char *strategy)
