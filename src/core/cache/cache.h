@@ -8,7 +8,7 @@
  *   give back  a chain of blocks to their superblocks' owners (hl_cache_give_back)
  *   batch      how many blocks a refill or a flush moves (hl_cache_refill_n, _flush_n)
  *   slot       a class's place in a cache: superblock.h's tlab_slot, HL_TLAB_BYPASS
- *   the row    the row's refill and its own malloc and free (hl_cache_row), for a heap
+ *   the row    the row's own malloc and free (hl_cache_row; its hooks are heap.h's), for a heap
  *              without room, a class that bypasses the cache, a thread without one
  *
  * Which front goes over the row is one table, fronts.c's: a row's init calls hl_fronts_start
@@ -23,10 +23,9 @@
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 
-/* The row behind a front, which the front's start keeps (fronts.c passes it). */
+/* The row behind a front, which the front's start keeps (fronts.c passes it); its hooks are
+ * heap.h's hl_heap_refill and hl_heap_after_free, which fronts.c installed. */
 struct hl_cache_row {
-    hl_refill_fn refill;                 /* a heap with no room for a class (heap.h) */
-    hl_after_free_fn after;              /* the row's policy after a free, when due (heap.h) */
     void *(*malloc)(size_t size);        /* the row's own paths, counted (stats.h): a class */
     void (*free)(void *p);               /* that bypasses, a thread without a cache, ... */
 };
@@ -47,13 +46,12 @@ static inline uint32_t hl_cache_flush_n(uint32_t limit)
  * superblocks, for the slow halves of every front: those h owns under one acquisition of
  * its lock, h's pending remote frees collected first; any whose superblock moved meanwhile
  * (to the global heap, or another heap through it) to its current owner, re-read under that
- * owner's lock, one acquisition each; after each free the row's policy (`after`) when due,
- * as heap.c's free paths do. The blocks were uncounted from U when the program freed them.
+ * owner's lock, one acquisition each; after each free the row's policy (hl_heap_after_free)
+ * when due, as heap.c's free paths do. The blocks were uncounted from U when the program freed them.
  * Inline in each front: as one exported function it made the remote pair dearer (+15
  * instructions, tools/hoardlab cost). */
 static inline __attribute__((always_inline)) void hl_cache_give_back(struct hl_heap *h,
-                                                                     void *chain,
-                                                                     hl_after_free_fn after)
+                                                                     void *chain)
 {
     void *away = NULL;
     hl_heap_lock(h);
@@ -69,7 +67,7 @@ static inline __attribute__((always_inline)) void hl_cache_give_back(struct hl_h
         }
         if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
         hl_heap_free(h, sb, p);
-        if (hl_heap_policy_due(h, sb)) after(h, sb);
+        if (hl_heap_policy_due(h, sb)) hl_heap_after_free(h, sb);
     }
     hl_heap_unlock(h);
     while (away) {
@@ -79,7 +77,7 @@ static inline __attribute__((always_inline)) void hl_cache_give_back(struct hl_h
         struct hl_heap *o = hl_heap_lock_owner(sb);
         if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
         hl_heap_free(o, sb, p);
-        if (hl_heap_policy_due(o, sb)) after(o, sb);
+        if (hl_heap_policy_due(o, sb)) hl_heap_after_free(o, sb);
         hl_heap_unlock(o);
     }
 }
@@ -92,7 +90,6 @@ static inline __attribute__((always_inline)) void hl_cache_give_back(struct hl_h
  * sharded. */
 static inline __attribute__((always_inline)) uint32_t hl_cache_take(struct hl_heap *h,
                                                                     unsigned c,
-                                                                    hl_refill_fn refill,
                                                                     void **chain,
                                                                     uint32_t want, bool sharded)
 {
@@ -101,8 +98,8 @@ static inline __attribute__((always_inline)) uint32_t hl_cache_take(struct hl_he
         void *p, *last;
         uint32_t k = sharded ? 0 : hl_heap_alloc_chain(h, c, want - n, &p, &last);
         if (!k) {
-            p = sharded ? hl_sharded_alloc(h, c, refill) : hl_heap_alloc_empty(h, c);
-            if (!p && (sharded || !(p = refill(h, c)))) break;
+            p = sharded ? hl_sharded_alloc(h, c, hl_heap_refill) : hl_heap_alloc_empty(h, c);
+            if (!p && (sharded || !(p = hl_heap_refill(h, c)))) break;
             last = p;
             k = 1;
         }

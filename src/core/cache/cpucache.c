@@ -190,7 +190,7 @@ static int64_t unseen(bool mine)
  * one copy out of line for this file's slow halves, with the row's policy after a free. */
 static void give_back(struct hl_heap *h, void *chain)
 {
-    hl_cache_give_back(h, chain, row.after);
+    hl_cache_give_back(h, chain);
 }
 
 /* The thread's heap, cpu selection re-read. */
@@ -224,8 +224,8 @@ __attribute__((noinline)) void *hl_cpu_malloc_slow(size_t size)
     void *chain = NULL, *back = NULL;
     hl_heap_lock(h);
     if (hl_remote_pending(h)) hl_remote_collect(h);     /* the owner's slow path collects */
-    if (hl_unlikely(hl_sb_sharded)) hl_cache_take(h, c, row.refill, &chain, want, true);
-    else hl_cache_take(h, c, row.refill, &chain, want, false);
+    if (hl_unlikely(hl_sb_sharded)) hl_cache_take(h, c, &chain, want, true);
+    else hl_cache_take(h, c, &chain, want, false);
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
     hl_heap_unlock(h);
     hl_purge_poll();                     /* no lock held: the purge thread may start */

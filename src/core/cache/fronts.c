@@ -31,7 +31,7 @@ static const struct hl_paths *start_row(const struct hl_heap_policy *policy)
 void hl_fronts_start(const struct hl_heap_policy *policy)
 {
     const struct hl_paths *own = start_row(policy);
-    const struct hl_cache_row row = { policy->refill, policy->after_free, own->malloc, own->free };
+    const struct hl_cache_row row = { own->malloc, own->free };
     for (size_t i = 0; i < sizeof fronts / sizeof fronts[0]; i++)
         if (fronts[i].cache == hl_cfg.cache) hl_paths = fronts[i].start(&row);
 }

@@ -364,7 +364,7 @@ static bool setup(void)
  * line for this file's slow halves, with the row's policy after a free. */
 static void give_back(struct hl_heap *h, void *chain)
 {
-    hl_cache_give_back(h, chain, row.after);
+    hl_cache_give_back(h, chain);
 }
 
 /* The slow halves (tlab.h). A row calls the TLAB's paths only with cache = thread (fronts.c
@@ -404,8 +404,8 @@ __attribute__((noinline)) void *hl_tlab_malloc_slow(size_t size)
         if (rest) hl_remote_settle(h, rest);
         if (hl_remote_pending(h)) hl_tlab_collect(h);   /* the owner's slow path collects */
         if (!b->head)                    /* else a collected list came into the bin */
-            n = hl_unlikely(hl_sb_sharded) ? hl_cache_take(h, c, row.refill, &b->head, want, true)
-                                           : hl_cache_take(h, c, row.refill, &b->head, want, false);
+            n = hl_unlikely(hl_sb_sharded) ? hl_cache_take(h, c, &b->head, want, true)
+                                           : hl_cache_take(h, c, &b->head, want, false);
         if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
         hl_heap_unlock(h);
         hl_purge_poll();                 /* no lock held: the purge thread may start */
