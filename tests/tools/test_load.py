@@ -369,3 +369,46 @@ def test_a_sweep_with_cost_tells_its_progress_line_of_the_callgrind_step(tmp_pat
     with pytest.raises(KeyboardInterrupt):
         orchestrate.run_sweep(str(path), BDIR, root=str(tmp_path), seed=1, quiet=True)
     assert seen["after_s"] == cost.estimate_s(["serial", "hoard"]) > 0
+
+
+def test_calibration_gives_a_today_copy_its_workloads_scale(tmp_path, monkeypatch):
+    """today-<label> (today's allocators' copy of a workload, verdicts.today) is calibrated
+    with <label>: one scale for both, so their throughputs compare as equals; the outside
+    census (the workload's census = 1) is not timed, so not calibrated."""
+    s = sweep.Sweep("[sweep]\nstrategies = serial, hoard\nthreads = 1\nscale = 0.1\n"
+                    "calibrate = yes\n[workload threadtest]\nallocators = serial\n"
+                    "[workload today-threadtest]\nworkload = threadtest\nallocators = hoard\n"
+                    "[workload today-census]\nworkload = active-false\ncensus = 1\n",
+                    "t.ini", ncores=2, strategies=["serial", "hoard"])
+    runs = s.expand()
+    calls = []
+
+    def fake_run(run, bdir, hlbench=None):      # hoard twice as fast as serial
+        calls.append(run["workload_label"])
+        wall = 0.2 * run["scale"] * (2 if run["variant"] == "serial" else 1)
+        return {"status": "ok", "records": [{"wall_s": wall}]}
+    monkeypatch.setattr(calibrate.runner, "run_one", fake_run)
+    monkeypatch.setattr(calibrate, "key_of", lambda sw, bdir: "k")
+    got = calibrate.calibrate(s, runs, str(tmp_path), "hlbench", lambda m: None)
+    assert sorted(calls) == ["threadtest", "today-threadtest"]
+    assert set(got["workloads"]) == {"threadtest"}
+    assert got["workloads"]["threadtest"]["by"] == "hoard t=1"
+    scales = {r["workload_label"]: r["scale"] for r in runs}
+    assert scales["threadtest"] == scales["today-threadtest"] == 0.75
+    assert scales["today-census"] == 0.1
+
+
+def test_undecided_groups_include_todays_allocators_under_their_own_labels():
+    # glibc runs only as today-threadtest; its fast? against serial at 1 thread is within
+    # noise: its group comes back under the label it runs under, serial's under its own
+    rows = rows_of([("serial", "threadtest", 1, [100, 100]), ("serial", "threadtest", 2,
+                                                              [190, 190])])
+    rows += [dict(r, alloc_kind="production", index=r["index"] + 100) for r in rows_of(
+        [("glibc", "today-threadtest", 1, [70, 130]), ("glibc", "today-threadtest", 2,
+                                                      [400, 410])])]
+    for r in rows:
+        r["workload"] = "threadtest"
+    g = execute.undecided_groups(rows, [], 2)
+    assert g[("glibc", "today-threadtest", 1)] == "glibc fast within noise"
+    assert ("serial", "threadtest", 1) in g
+    assert ("glibc", "threadtest", 1) not in g and ("glibc", "today-threadtest", 2) not in g

@@ -250,3 +250,17 @@ def test_a_strategy_shows_the_outside_census_beside_its_own():
     assert "census: census-active-false 5" in v["evidence"]
     assert "from outside the allocator (harness/census.c, not used): census-active-false 4" \
         in v["evidence"]
+
+
+def test_throughput_tables_show_today_runs_beside_the_strategies(tmp_path):
+    """today-<label> runs are rows of <label>'s throughput table (and of the production
+    comparison), never a section of their own."""
+    from hoardlab_lib import report
+    rows, rounds = fixture_rows()
+    meta = {"sweep": {"name": "taxonomy", "baseline": "serial"}}
+    path, _ = report.write(str(tmp_path), rows, rounds, meta, [], [])
+    text = open(path).read()
+    assert "### today-" not in text
+    tput = text[text.index("## Throughput"):]
+    table = tput[tput.index("### threadtest"):].split("\n\n#")[0]
+    assert "| glibc | 150 " in table and "| serial | 100 " in table

@@ -15,6 +15,7 @@ import os
 import platform
 
 from . import meta as metamod, runner, verdicts as V
+from .verdicts import today as T
 
 FRACTION = 0.25             # the calibration runs' share of the planned scale
 TARGET_S = 1.5 * V.SHORT_RUN_S
@@ -29,18 +30,31 @@ def nice_up(x):
     return round(math.ceil(x / step - 1e-9) * step, 12)
 
 
+def label_of(r):
+    """The label a run is calibrated under: today's allocators' `today-<label>` copy of a
+    workload shares <label>'s (verdicts.today), so both run at one scale, compared as equals."""
+    wl = r["workload_label"]
+    return wl[len(T.TODAY_PREFIX):] if wl.startswith(T.TODAY_PREFIX) else wl
+
+
 def timing_groups(runs):
-    """{workload_label: [one run of each (variant, threads)]} of the timing workloads."""
+    """{calibration label: [one run of each (variant, threads)]} of the timing workloads:
+    no census (libhoardlab's knob or the workload's outside census), no memory workload."""
     out = {}
     seen = set()
     for r in runs:
         if r.get("program") or V.truthy(r["knobs"].get("census", "")) or \
+                V.truthy(r.get("params", {}).get("census", "")) or \
                 r["workload"].startswith(V.TIMING_WORKLOADS_EXCLUDED):
             continue
         key = (r["variant"], r["workload_label"], r["threads"])
         if key not in seen:
             seen.add(key)
-            out.setdefault(r["workload_label"], []).append(r)
+            group = out.setdefault(label_of(r), [r])
+            if group[0]["scale"] != r["scale"]:   # a copy at a scale of its own
+                group = out.setdefault(r["workload_label"], [r])
+            if r is not group[0]:
+                group.append(r)
     return out
 
 
@@ -94,7 +108,9 @@ def calibrate(sw, runs, bdir, hlbench, log):
             json.dump(kept, f, indent=1)
     found = kept[key]
     for r in runs:
-        got = found.get(r["workload_label"])
+        got = found.get(label_of(r))
+        if got and r["scale"] != got["planned"]:
+            got = found.get(r["workload_label"])
         if got and r["scale"] == got["planned"]:
             r["scale"] = got["scale"]
     return {"key": key, "reused": reused, "target_s": TARGET_S, "fraction": FRACTION,

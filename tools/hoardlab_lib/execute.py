@@ -12,6 +12,7 @@ import random
 import time
 
 from . import load, runner, tidy, verdicts as V
+from .verdicts import today as T
 
 MAX_EXTRA_REPS = 10         # repetitions one group may gain (besides the time budget)
 TIMING_VERDICTS = ("fast", "scalable", "false_sharing")
@@ -266,10 +267,31 @@ def undecided_groups(rows, rounds, ncores):
     decided from speed (active-/passive-false) — less the groups whose terms are already
     narrow (narrow_terms), unless another undecided verdict needs them."""
     res = {}
+    add_undecided(res, rows, V.taxonomy(rows, rounds, ncores), ncores)
+    # today's allocators (verdicts.today): their `today-<label>` runs read as <label>, and
+    # each group found mapped back to the label it runs under
+    names = sorted({r["variant"] for r in rows
+                    if str(r.get("workload_label", "")).startswith(T.TODAY_PREFIX)})
+    if names:
+        rl = T.relabel(rows)
+        ents = [e for e in T.today(rl, rounds, ncores, {n: {} for n in names})
+                if not e.get("missing")]
+        planned = set(V.throughput_groups(rows))
+        found = {}
+        add_undecided(found, rl, ents, ncores)
+        for (v, wl, t), why in found.items():
+            g = (v, T.TODAY_PREFIX + wl, t)
+            res.setdefault(g if g in planned else (v, wl, t), why)
+    return res
+
+
+def add_undecided(res, rows, entries, ncores):
+    """Into res, the groups behind each timing verdict of `entries` (taxonomy entries) that
+    is within noise or busy-undecided, less narrow terms (undecided_groups)."""
     ref = V.reference_variant(rows, "serial")
-    groups = {k for k in V.throughput_groups(rows)}
+    groups = set(V.throughput_groups(rows))
     quiet = [r for r in rows if not r.get("load.busy")]
-    for e in V.taxonomy(rows, rounds, ncores):
+    for e in entries:
         v = e["variant"]
         for k in TIMING_VERDICTS:
             if e[k]["value"] not in (V.WITHIN_NOISE, V.BUSY_UNDECIDED):
@@ -280,7 +302,6 @@ def undecided_groups(rows, rounds, ncores):
             for g in groups:
                 if V.timing_group_of(k, v, ref, g) and g not in skip:
                     res.setdefault(g, why)
-    return res
 
 
 def more_of(runs, rows, group, index):

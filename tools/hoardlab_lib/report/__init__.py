@@ -17,6 +17,7 @@ import os
 from types import SimpleNamespace
 
 from .. import fmt as F
+from ..verdicts.today import relabel
 from . import (cost, failures, fronts, header, heapmaps, history, hoard, hoard2026, knobs,
                memory, michael, production, programs, purge, remote, series, taxonomy,
                throughput, ucpp)
@@ -40,12 +41,12 @@ SECTIONS = (
     ("bench", lambda c: history.history_section(c.bench, c.rounds, c.ncores)),
     ("bench", lambda c: fronts.fronts_section(c.bench, c.baseline)),
     KNOB_SECTION,
-    ("bench", lambda c: throughput.throughput_tables(c.bench, c.baseline, c.ncores)),
-    ("bench", lambda c: production.production_section(c.bench)),
-    ("bench", lambda c: memory.memory_tables(c.bench)),
+    ("bench", lambda c: throughput.throughput_tables(c.merged, c.baseline, c.ncores)),
+    ("bench", lambda c: production.production_section(c.merged)),
+    ("bench", lambda c: memory.memory_tables(c.merged)),
     ("bench", lambda c: series.memory_over_time_section(c.bench)),
     ("bench", lambda c: purge.purge_section(c.bench)),
-    ("bench", lambda c: series.latency_section(c.bench, c.ncores)),
+    ("bench", lambda c: series.latency_section(c.merged, c.ncores)),
     ("all", lambda c: programs.section(c.rows, c.meta)),
     ("all", lambda c: cost.cost_section(c.outdir, c.meta)),
     ("all", lambda c: heapmaps.heapmap_section(c.outdir)),
@@ -63,8 +64,10 @@ def leading_knob(sections, bench):
 
 
 class Context(SimpleNamespace):
-    """What sections read: outdir, rows, bench (hlbench's rows), rounds, meta, ncores,
-    baseline, name, plot_files, plot_errors; and the taxonomy, which write() returns."""
+    """What sections read: outdir, rows, bench (hlbench's rows), merged (bench with today's
+    allocators' `today-<label>` runs read as `<label>`, so the per-workload tables show them
+    beside the strategies), rounds, meta, ncores, baseline, name, plot_files, plot_errors;
+    and the taxonomy, which write() returns."""
 
     def taxonomy_section(self):
         lines, self.taxonomy = taxonomy.taxonomy_section(self.bench, self.rounds, self.ncores,
@@ -79,7 +82,8 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
     c = Context(outdir=outdir, rows=rows, rounds=rounds, meta=meta,
                 ncores=F.cores_of(meta, rows), baseline=sw.get("baseline"),
                 name=name or sw.get("name") or os.path.basename(outdir.rstrip("/")),
-                bench=programs.bench_rows(rows), plot_files=plot_files,
+                bench=programs.bench_rows(rows), merged=relabel(programs.bench_rows(rows)),
+                plot_files=plot_files,
                 plot_errors=plot_errors, taxonomy=[])
     # a sweep of real programs alone has no hlbench sections
     bench = bool(c.bench) or not programs.program_rows(rows)

@@ -10,6 +10,7 @@ outside the axes, to the right; titles are wrapped, never cut."""
 import os
 
 from .. import plotkit as K, verdicts as V
+from ..verdicts.today import relabel
 from . import fronts, michael, programs, purge, series as S
 
 
@@ -247,13 +248,15 @@ def all_plots(rows, rounds, outdir, baseline, ncores, series=()):
     """Every plot; a plotting error is reported, never fatal for the sweep's data."""
     files, errors = [], []
     bench = programs.bench_rows(rows)      # real programs: programs.png only
-    for fn, args in ((speedup_plots, (rows, outdir, ncores)),
-                     (relative_plot, (rows, outdir, baseline, ncores)),
-                     (memory_plot, (bench, outdir)),
+    # today's allocators' `today-<label>` runs drawn in <label>'s plots (verdicts.today)
+    merged, merged_bench = relabel(rows), relabel(bench)
+    for fn, args in ((speedup_plots, (merged, outdir, ncores)),
+                     (relative_plot, (merged, outdir, baseline, ncores)),
+                     (memory_plot, (merged_bench, outdir)),
                      (rounds_plot, (rows, rounds, outdir)),
                      (figure8_plot, (rows, outdir)),
                      (S.series_plots, (rows, series, outdir)),
-                     (S.latency_plots, (bench, outdir, ncores)),
+                     (S.latency_plots, (merged_bench, outdir, ncores)),
                      (purge.pareto_plot, (bench, outdir)),
                      (fronts.fronts_plot, (bench, outdir)),
                      (programs.programs_plot, (rows, outdir))):
