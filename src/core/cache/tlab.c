@@ -220,7 +220,8 @@ static void *take_runs(struct hl_heap *h, void *runs)
     struct hl_tlab_bin *bins = hl_me.tlab_bins;
     if (!runs || !own_bins() || hl_tlab_of(bins)->heap != h) return runs;
     void *rest = NULL, **rest_link = &rest;
-    uint64_t taken = 0;
+    struct tlab_spare *spares = tlab_spares(bins);       /* (read once: the stores below */
+    uint64_t taken = 0;                                   /* may alias hl_classes) */
     while (runs) {
         uintptr_t meta = ((uintptr_t *)runs)[1];
         void *last = HL_RUN_LAST(meta), *next = *(void **)last, *tail = last;
@@ -244,7 +245,7 @@ static void *take_runs(struct hl_heap *h, void *runs)
             n = (uint32_t)fit;
         }
         taken += (uint64_t)n * sb->size;
-        struct tlab_spare *spare = &tlab_spares(bins)[b - bins];
+        struct tlab_spare *spare = &spares[b - bins];
         if (!b->head || spare->head) {
             *(void **)tail = b->head;
             b->head = runs;
@@ -253,7 +254,8 @@ static void *take_runs(struct hl_heap *h, void *runs)
             spare->head = runs;
             spare->n = n;
         }
-        move(bins, (unsigned)(b - bins), -(int32_t)n);
+        HL_OWN_ADD(b->room, -(int32_t)n);                 /* move(), with spares read once */
+        HL_OWN_ADD(spare->seen, -(int32_t)n);
         runs = next;
     }
     *rest_link = NULL;
