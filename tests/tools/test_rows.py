@@ -26,6 +26,9 @@ ESSENTIAL = {
                       "purge": "dontneed", "purge_delay": "10", "cache": "none"},
     "snmalloc-like": {"heap_select": "thread", "remote_free": "batch", "cache": "thread"},
     "tcmalloc-like": {"cache": "cpu", "heaps": "1"},
+    # issue 51: the testbed's fastest knobs (docs/rows.md says how they were chosen)
+    "fastest": {"heap_select": "thread", "remote_free": "batch", "cache": "thread",
+                "tlab_adaptive": "on", "tlab_sb_cache": "0"},
 }
 EFFECTIVE = re.compile(r"^hoardlab: (\w+)\s*= (.*?)\s*\((\w+)\)$")
 SIZE = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -93,6 +96,42 @@ def test_a_row_selects_what_it_claims(name):
         assert key in eff, "%s: %s is not a key" % (name, key)
         assert eff[key] == (normal(key, value), "file"), \
             "%s: %s is %s (%s), its account says %s" % (name, key, *eff[key], value)
+
+
+# What `fastest` is, as its account says: hoard202607 but for these keys (remote_queue_cap acts
+# with queue only, so hoard202607's 256 changes nothing under batch).
+FASTEST_OVER_HOARD202607 = {"heap_select": "thread", "remote_free": "batch", "tlab_sb_cache": "0"}
+
+
+@needs_built("src/hlconfig")
+def test_fastest_is_hoard202607_but_for_the_keys_it_names():
+    path, _ = ROWS["fastest"]
+    row = {k: v for k, (v, _) in effective({"HOARD_CONFIG": path}).items()}
+    env = {"HOARD_STRATEGY": "hoard202607"}
+    env.update({"HOARD_" + k.upper(): v for k, v in FASTEST_OVER_HOARD202607.items()})
+    ref = {k: v for k, (v, _) in effective(env).items()}
+    assert row["strategy"] == "hoard" and ref["strategy"] == "hoard202607"
+    differ = {k for k in set(row) | set(ref) if row.get(k) != ref.get(k)}
+    assert differ == {"strategy", "remote_queue_cap"}, {k: (row.get(k), ref.get(k))
+                                                        for k in differ}
+    assert "remote_queue_cap" not in claims(path)
+
+
+@pytest.mark.parametrize("sweep", ["production.ini", "handoff.ini", "remote-free.ini"])
+def test_fastest_runs_in_every_production_sweep_beside_the_peers(sweep):
+    path = os.path.join(REPO, "configs", "sweeps", sweep)
+    sw = sweepmod.Sweep(open(path).read(), sweep, ncores=2, strategies=meson_strategies())
+    bases = {a[1]: a[2] for a in sw.allocators}
+    assert "fastest" in bases, sorted(bases)
+    assert {"snmalloc", "mimalloc3"} <= set(bases), sorted(bases)
+    # a knob on top may only repeat the file's value (the Remote frees table keys rows by it)
+    for key, value in bases["fastest"].items():
+        assert claims(ROWS["fastest"][0]).get(key) == value, (key, value)
+    runs = [r for r in sw.expand() if r["base"] == "fastest"]
+    assert runs and {r["kind"] for r in runs} == {"hoardlab"}, sweep
+    # on every workload the peers run on
+    peers = {r["workload_label"] for r in sw.expand() if r["base"] == "snmalloc"}
+    assert peers <= {r["workload_label"] for r in runs}, sweep
 
 
 @needs_built("src/hlconfig")

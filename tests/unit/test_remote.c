@@ -18,6 +18,11 @@
  *                 spare chain, handed out when the bin runs dry
  *   drained_without_lock  tlab = on, batch: the owner's slow path takes the runs sent to it
  *                 into its empty bin without its heap's lock (the lock count does not move)
+ *   drained_cut   tlab = on, batch: more is pending than the bin holds: the drain fills the
+ *                 bin to its limit less one, cutting the run where it is full (the owner's way
+ *                 back, issue 51: before, a run longer than the room went back into its
+ *                 superblock whole, and the bin took 3 runs of 256 of its 1024 blocks), the
+ *                 rest back into their superblocks under the lock
  *   sent_on_slow_path  tlab = on, queue, batch: a block buffered for another heap is sent when
  *                 the thread's malloc takes the TLAB's slow path
  *   batch_budget  batch: a bucket is sent whole, once it holds remote_batch_bytes, and not
@@ -390,6 +395,55 @@ static void drained_without_lock(void **state)
     finish(p);
 }
 
+static void *free_blocks(void *arg)
+{
+    (void)arg;
+    hl_free(hl_malloc(64));              /* a heap of its own: its frees are remote ones */
+    for (int i = 0; i < nblocks; i++) hl_free(blocks[i]);
+    return NULL;
+}
+
+static int times_in_blocks(const void *p)
+{
+    int k = 0;
+    for (int i = 0; i < nblocks; i++) k += blocks[i] == p;
+    return k;
+}
+
+static void drained_cut(void **state)
+{
+    (void)state;
+    if (!hl_cfg.tlab || hl_remote_mode != HL_REMOTE_BATCH || hl_cfg.heap_select != HL_SELECT_THREAD
+        || hl_cfg.tlab_adaptive)         /* (adaptive: the limit moves at the refill) */
+        skip();
+    expect_settled();
+    hl_free(hl_malloc(64));              /* the thread's bins */
+    bin64 = &hl_me.tlab_bins[hl_class_of(64)];
+    nd = 0;
+    drain();                             /* the bin's chain, then its spare if any */
+    drained[nd++] = hl_malloc(64);
+    drain();
+    uint32_t limit = bin64->limit;
+    nblocks = (int)(limit + limit / 2 + 7);
+    assert_true(nblocks <= MAX_BLOCKS);
+    for (int i = 0; i < nblocks; i++) blocks[i] = hl_malloc(64);
+    struct hl_heap *h = hl_heap_mine();
+    run(free_blocks, NULL);              /* its buckets are sent to h when it exits */
+    assert_true(hl_remote_pending(h));
+    drain();
+    void *p = hl_malloc(64);             /* slow path: the bin filled from the runs */
+    assert_int_equal(times_in_blocks(p), 1);
+    assert_false(hl_remote_pending(h));  /* the rest settled */
+    assert_int_equal(bin64->limit, limit);
+    assert_int_equal(bin64->room, 2);    /* limit - 1 taken, one handed out */
+    for (uint32_t i = 0; i < limit - 2; i++) {               /* each a block freed remotely */
+        void *q = drained[nd++] = hl_malloc(64);
+        assert_int_equal(times_in_blocks(q), 1);
+    }
+    finish(p);
+    nblocks = N;
+}
+
 /* ---- batch: the freeing thread's remote cache (sender.c) ------------------------------------ */
 
 /* One block of 64 bytes out of h, a heap this thread does not use, so that its free is remote. */
@@ -561,6 +615,7 @@ int main(void)
         cmocka_unit_test(collected_into_tlab),
         cmocka_unit_test(collected_into_spare),
         cmocka_unit_test(drained_without_lock),
+        cmocka_unit_test(drained_cut),
         cmocka_unit_test(sent_on_slow_path),
         cmocka_unit_test(batch_budget),
         cmocka_unit_test(batch_hashed),

@@ -46,8 +46,8 @@ static inline uint32_t hl_cache_flush_n(uint32_t limit)
  * superblocks, for the slow halves of every front: those h owns under one acquisition of
  * its lock, h's pending remote frees collected first; any whose superblock moved meanwhile
  * (to the global heap, or another heap through it) to its current owner, re-read under that
- * owner's lock, one acquisition each; after each free the row's policy (hl_heap_after_free)
- * when due, as heap.c's free paths do. The blocks were uncounted from U when the program freed them.
+ * owner's lock, one acquisition for each run of blocks of one owner; after each free the
+ * row's policy (hl_heap_after_free) when due, as heap.c's free paths do. The blocks were uncounted from U when the program freed them.
  * Inline in each front: as one exported function it made the remote pair dearer (+15
  * instructions, tools/hoardlab cost). */
 static inline __attribute__((always_inline)) void hl_cache_give_back(struct hl_heap *h,
@@ -70,16 +70,25 @@ static inline __attribute__((always_inline)) void hl_cache_give_back(struct hl_h
         if (hl_heap_policy_due(h, sb)) hl_heap_after_free(h, sb);
     }
     hl_heap_unlock(h);
+    /* The others, each under its owner's lock, kept while the next block's owner is the same
+     * (a per-CPU cache's flush of a producer's blocks is all one heap's: one acquisition, not
+     * one a block, issue 51). Read under o's lock, an owner equal to o cannot change (it
+     * changes under the old owner's lock); one that differs is re-read by hl_heap_lock_owner
+     * after o is released, so no lock is taken inside another. */
+    struct hl_heap *o = NULL;
     while (away) {
         void *p = away;
         away = *(void **)p;
         struct hl_sb *sb = hl_sb_of(p);
-        struct hl_heap *o = hl_heap_lock_owner(sb);
+        if (!o || atomic_load_explicit(&sb->owner, memory_order_relaxed) != o) {
+            if (o) hl_heap_unlock(o);
+            o = hl_heap_lock_owner(sb);
+        }
         if (HL_INVARIANT_CHECKS) hl_sb_check_free(sb, p);
         hl_heap_free(o, sb, p);
         if (hl_heap_policy_due(o, sb)) hl_heap_after_free(o, sb);
-        hl_heap_unlock(o);
     }
+    if (o) hl_heap_unlock(o);
 }
 
 /* Up to want blocks of class c from h (locked) in front of *chain, for every front's

@@ -203,48 +203,63 @@ static void free_other_sbc(void *p, struct hl_sb *sb)
     free_other_uncached(p, sb);
 }
 
-/* A run of n blocks of sb, head .. tail, that h's inbox returned (a superblock's collected
- * list, or a run of one in a batch message: remote.h) into the calling thread's bin, whole
- * and unwalked (its blocks are read when handed out), when the thread's TLAB fills from h and
- * the bin has room for more than n: as the bin's chain if it is empty, else as its spare if
- * that is free, else in front of the bin's chain. An interior superblock's slot is the bypass
- * bin, with no room. The blocks stay counted in their superblock and h, as every block in a
- * TLAB is, and leave remote_pending. Writes the bins only (so no lock is needed). */
-static bool take_run(struct hl_heap *h, struct hl_sb *sb, void *head, void *tail, uint32_t n)
-{
-    struct hl_tlab_bin *bins = hl_me.tlab_bins;
-    if (!own_bins() || hl_tlab_of(bins)->heap != h) return false;
-    struct hl_tlab_bin *b = hl_tlab_bin_at(bins, HL_WORD_LOAD(sb->tlab_slot));
-    if (b->room <= (int32_t)n) return false;                /* (a free then still fits) */
-    HL_COUNT(remote_pending, (uint64_t)0 - (uint64_t)n * sb->size);
-    struct tlab_spare *spare = &tlab_spares(bins)[b - bins];
-    if (!b->head || spare->head) {
-        *(void **)tail = b->head;
-        b->head = head;
-    } else {
-        *(void **)tail = NULL;
-        spare->head = head;
-        spare->n = n;
-    }
-    move(bins, (unsigned)(b - bins), -(int32_t)n);
-    return true;
-}
-
-/* The runs of a chain (remote.h) the bins take (take_run); the others, linked as they came,
- * returned for hl_remote_settle under h's lock. */
+/* The runs of a chain (remote.h) that h's inbox returned (a superblock's collected list, or
+ * a run of one superblock's blocks in a batch message) into the calling thread's bins, when
+ * its TLAB fills from h: the owner's way back (issue 51), snmalloc's "a message's blocks
+ * straight into the slab the owner allocates from next". A run whose bin has room for it and
+ * for one free more goes in whole and unwalked (its blocks are read when handed out): as the
+ * bin's chain if it is empty, else as its spare if that is free, else in front of the bin's
+ * chain. A longer run is cut where the bin is full (its first blocks walked, rest = run_cut):
+ * the first part into the bin, the rest a run of its own; an interior superblock's slot is
+ * the bypass bin, with no room. The blocks stay counted in their superblock and h, as every
+ * block in a TLAB is, and leave remote_pending (once for the chain). Writes the bins only (so
+ * no lock is needed). Returns the runs (and rests) the bins did not take, linked as they
+ * came, for hl_remote_settle under h's lock. */
 static void *take_runs(struct hl_heap *h, void *runs)
 {
+    struct hl_tlab_bin *bins = hl_me.tlab_bins;
+    if (!runs || !own_bins() || hl_tlab_of(bins)->heap != h) return runs;
     void *rest = NULL, **rest_link = &rest;
+    struct tlab_spare *spares = tlab_spares(bins);       /* (read once: the stores below */
+    uint64_t taken = 0;                                   /* may alias hl_classes) */
     while (runs) {
         uintptr_t meta = ((uintptr_t *)runs)[1];
-        void *last = HL_RUN_LAST(meta), *next = *(void **)last;
-        if (!take_run(h, hl_sb_of(runs), runs, last, HL_RUN_N(meta))) {
+        void *last = HL_RUN_LAST(meta), *next = *(void **)last, *tail = last;
+        uint32_t n = HL_RUN_N(meta);
+        struct hl_sb *sb = hl_sb_of(runs);
+        struct hl_tlab_bin *b = hl_tlab_bin_at(bins, HL_WORD_LOAD(sb->tlab_slot));
+        int32_t fit = b->room - 1;                          /* (a free then still fits) */
+        if (fit <= 0) {                                     /* full, or the bypass bin */
             *rest_link = runs;
             rest_link = (void **)last;
+            runs = next;
+            continue;
         }
+        if ((uint32_t)fit < n) {                            /* cut: the rest waits */
+            tail = runs;
+            for (int32_t i = 1; i < fit; i++) tail = *(void **)tail;
+            void *cut = *(void **)tail;
+            hl_run_mark(cut, last, n - (uint32_t)fit);
+            *rest_link = cut;
+            rest_link = (void **)last;
+            n = (uint32_t)fit;
+        }
+        taken += (uint64_t)n * sb->size;
+        struct tlab_spare *spare = &spares[b - bins];
+        if (!b->head || spare->head) {
+            *(void **)tail = b->head;
+            b->head = runs;
+        } else {
+            *(void **)tail = NULL;
+            spare->head = runs;
+            spare->n = n;
+        }
+        HL_OWN_ADD(b->room, -(int32_t)n);                 /* move(), with spares read once */
+        HL_OWN_ADD(spare->seen, -(int32_t)n);
         runs = next;
     }
     *rest_link = NULL;
+    HL_COUNT(remote_pending, (uint64_t)0 - taken);
     return rest;
 }
 
