@@ -447,9 +447,9 @@ static void drained_cut(void **state)
 /* ---- batch: the freeing thread's remote cache (sender.c) ------------------------------------ */
 
 /* One block of 64 bytes out of h, a heap this thread does not use, so that its free is remote. */
-static void *alloc_in(struct hl_heap *h)
+static void *alloc_in_size(struct hl_heap *h, size_t size)
 {
-    unsigned c = hl_class_of(64);
+    unsigned c = hl_class_of(size);
     hl_heap_lock(h);
     void *p = hl_heap_alloc_sb(h, c);
     if (!p) p = hl_heaps_refill_from_os(h, c);
@@ -457,6 +457,8 @@ static void *alloc_in(struct hl_heap *h)
     assert_non_null(p);
     return p;
 }
+
+static void *alloc_in(struct hl_heap *h) { return alloc_in_size(h, 64); }
 
 static size_t inbox_bytes(struct hl_heap *h) { return atomic_load(&h->inbox_bytes); }
 
@@ -603,6 +605,50 @@ static void batch_runs(void **state)
     expect_settled();
 }
 
+/* batch, mixed sizes (issue 51): blocks of two classes freed alternately still go as runs of
+ * many blocks, one open run per class (sender.h's hl_remote_runs); with a single open run per
+ * bucket every run was one block long (80 runs here). */
+static void batch_mixed_runs(void **state)
+{
+    (void)state;
+    if (hl_remote_mode != HL_REMOTE_BATCH) skip();
+    expect_settled();
+    struct hl_heap *h = hl_heap_new(FRESH_HEAP0 + 201, true);
+    enum { EACH = 40 };
+    assert_true(2 * EACH <= MAX_BLOCKS);
+    assert_int_not_equal(hl_class_of(64), hl_class_of(128));
+    assert_true(EACH * (64 + 128) < hl_cfg.remote_batch_bytes);   /* sent by the flush only */
+    for (int i = 0; i < EACH; i++) {
+        blocks[2 * i] = alloc_in_size(h, 64);
+        blocks[2 * i + 1] = alloc_in_size(h, 128);
+    }
+    for (int i = 0; i < 2 * EACH; i++) hl_free(blocks[i]);
+    hl_remote_flush();
+    void *p = (void *)atomic_exchange(&h->inbox, 0), *all = p;
+    size_t seen = 0, runs = 0;
+    while (p) {
+        uintptr_t meta = ((uintptr_t *)p)[1];
+        void *last = (void *)(meta & (((uintptr_t)1 << 48) - 1)), *q = p;
+        size_t k = (size_t)(meta >> 48);
+        for (size_t i = 1; i < k; i++)                /* k blocks of one superblock, to last */
+            assert_ptr_equal(hl_sb_of(q = *(void **)q), hl_sb_of(p));
+        assert_ptr_equal(q, last);
+        for (int i = 0; i < 2 * EACH; i++) seen += blocks[i] == p;
+        seen += k - 1;
+        runs++;
+        p = *(void **)last;
+    }
+    assert_int_equal(seen, 2 * EACH);
+    /* one run per class and superblock: 2, or a few more where a class's blocks came from
+     * two superblocks or a run reached its cap */
+    assert_true(runs <= 8);
+    atomic_store(&h->inbox, (uintptr_t)all);         /* back, for its owner to collect */
+    collect_all(&h, 1);
+    assert_int_equal(inbox_bytes(h), 0);
+    assert_int_equal(hl_heap_u(h), 0);
+    expect_settled();
+}
+
 int main(void)
 {
     /* Strategy, remote_free, heap_select, heaps and K come from meson.build. */
@@ -620,6 +666,7 @@ int main(void)
         cmocka_unit_test(batch_budget),
         cmocka_unit_test(batch_hashed),
         cmocka_unit_test(batch_runs),
+        cmocka_unit_test(batch_mixed_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

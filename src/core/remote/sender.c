@@ -29,6 +29,7 @@ static size_t batch_bytes;
  * (hl_remote_drain: a run goes into a bin only if a free still fits after it); else HL_RUN_MAX. */
 static uint32_t *run_cap;
 HL_TLS struct hl_remote_bucket hl_remote_buckets[HL_REMOTE_BUCKETS];
+HL_TLS struct hl_remote_run hl_remote_runs[HL_REMOTE_RUNS];
 static HL_TLS uint32_t bucket_used;      /* bit i: bucket i holds blocks (for the flush) */
 
 void hl_remote_init(void)
@@ -161,61 +162,62 @@ static __attribute__((noinline)) void push_block(struct hl_sb *sb, void *p)
  * taken once per drain that has such runs, never per block; collections by others (a helping
  * sender, the global heap's, a thread's exit) take the lock as under list and queue. */
 
-/* The open run's length and end into its first block (the bucket's head); its blocks join
- * the bucket's count. The run holds run_cap blocks less those it may still take (a full
- * one's run_left has gone below 0). */
-static void close_run(struct hl_remote_bucket *b)
+/* Open run r closed: its length and end into its first block, and the run in front of its
+ * bucket's chain (whose oldest block's link is set when the bucket is sent). The run holds
+ * its cap less the blocks it may still take (a full one's `left` has gone below 0). */
+static void close_run(struct hl_remote_run *r)
 {
-    uint32_t n = b->run_cap - (uint32_t)(b->run_left > 0 ? b->run_left : 0);
-    hl_run_mark(b->head, b->run_last, n);
+    struct hl_remote_bucket *b = r->b;
+    uint32_t n = r->cap - (uint32_t)(r->left > 0 ? r->left : 0);
+    hl_run_mark(r->head, r->last, n);
+    *(void **)r->last = b->head;
+    if (!b->head) b->tail = r->last;
+    b->head = r->head;
     b->n += n;
+    b->open--;
+    r->sb = NULL;
 }
 
-/* The bucket whole to its heap, one CAS; may_help: no lock is held (post). Out of line:
- * the free that fills a bucket is one in a thousand. */
+/* The bucket whole to its heap, one CAS, its open runs closed first; may_help: no lock is
+ * held (post). Out of line: the free that fills a bucket is one in a thousand. */
 static __attribute__((noinline)) void send_bucket(struct hl_remote_bucket *b, bool may_help)
 {
-    close_run(b);
+    for (unsigned i = 0; b->open && i < HL_REMOTE_RUNS; i++)
+        if (hl_remote_runs[i].sb && hl_remote_runs[i].b == b) close_run(&hl_remote_runs[i]);
     struct hl_heap *h = b->heap;
     bool help = hl_mailbox_send(h, b->head, b->tail, b->n,
                                 (size_t)((int64_t)batch_bytes - 1 - b->left));
     bucket_used &= ~(1u << (b - hl_remote_buckets));
     b->head = NULL;
-    b->run_sb = NULL;                    /* the next free opens the bucket */
+    b->heap = NULL;                      /* the next run opened in it opens the bucket */
     if (help && may_help) collect_for(h);
 }
 
-/* A run of sb opened at p: in an empty bucket, which then goes to h; else after the open
- * run, closed. Once a run (of up to run_cap blocks). */
-static void open_run(struct hl_remote_bucket *b, struct hl_heap *h, struct hl_sb *sb, void *p)
-{
-    if (!b->head) {
-        b->heap = h;
-        b->tail = p;
-        b->n = 0;
-        b->left = (int64_t)batch_bytes - 1;
-        bucket_used |= 1u << (b - hl_remote_buckets);
-    } else {
-        close_run(b);
-    }
-    b->run_sb = sb;
-    b->run_last = p;
-    b->run_cap = run_cap[sb->cls];
-    b->run_left = (int32_t)b->run_cap;
-}
-
-/* remote.h's hl_remote_batch_free when p opens a run (once a run). A thread past its exit
- * hook, whose buckets the hook sent, sends each block at once, so every free of it opens a
- * run (the send closes it). The owner is read again: a moment's difference only decides
- * where the bucket goes first (collection forwards). */
-__attribute__((noinline)) void hl_remote_batch_open(struct hl_remote_bucket *b,
-                                                    struct hl_sb *sb, void *p)
+/* remote.h's hl_remote_batch_free when p opens a run (once a run): r's run, if open,
+ * closed into its bucket, and a run of sb opened at p in owner's bucket, which an empty
+ * bucket then goes to. A thread past its exit hook, whose buckets the hook sent, sends each
+ * block at once, so every free of it opens a run (the send closes it). */
+__attribute__((noinline)) void hl_remote_batch_open(struct hl_remote_run *r, struct hl_sb *sb,
+                                                    struct hl_heap *owner, void *p)
 {
     size_t size = sb->size;
-    open_run(b, atomic_load_explicit(&sb->owner, memory_order_relaxed), sb, p);
-    b->run_left--;
-    *(void **)p = b->head;
-    b->head = p;
+    if (r->sb) close_run(r);
+    struct hl_remote_bucket *b = (struct hl_remote_bucket *)((char *)hl_remote_buckets +
+                                                             hl_remote_bucket_at(owner));
+    if (!b->heap) {
+        b->heap = owner;
+        b->head = NULL;
+        b->n = 0;
+        b->open = 0;
+        b->left = (int64_t)batch_bytes - 1;
+        bucket_used |= 1u << (b - hl_remote_buckets);
+    }
+    b->open++;
+    r->sb = sb;
+    r->b = b;
+    r->head = r->last = p;
+    r->cap = run_cap[sb->cls];
+    r->left = (int32_t)r->cap - 1;
     if ((b->left -= (int64_t)size) < 0 || hl_me.state != 1) send_bucket(b, true);
     hl_stats_free(size);
 }

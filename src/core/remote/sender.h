@@ -16,22 +16,40 @@ void hl_remote_thread_exit(struct hl_thread *t);    /* post its buffers, collect
  * HL_REMOTE_BUCKETS buckets, hashed by owner heap; the common free is inline here, for
  * tlab.c's path of another heap's blocks, which calls it without passing through
  * hl_tlab_free_slow and hl_remote_free (issue 34: the remote pair's free 72 -> 49
- * instructions, docs/remote-free.md). A bucket's chain is a sequence of runs, each of one superblock's blocks. */
+ * instructions, docs/remote-free.md). A bucket's chain is a sequence of runs, each of one
+ * superblock's blocks. A run is built apart from its bucket, in one of HL_REMOTE_RUNS open
+ * runs of the thread, chosen by the block's size class (direct-mapped: class mod 16), and
+ * joins its bucket's chain when it closes (issue 51: with mixed sizes consecutive frees are
+ * of different classes, so a single open run per bucket closed at almost every free and
+ * every run was one block long). */
 #define HL_REMOTE_BUCKET_BITS 4
 #define HL_REMOTE_BUCKETS (1u << HL_REMOTE_BUCKET_BITS)
 struct hl_remote_bucket {
-    struct hl_heap *heap;                /* its first block's heap: where it is sent */
-    void *head, *tail;                   /* the chain: newest block, oldest block */
-    struct hl_sb *run_sb;                /* the open run (at head): its superblock, */
-    void *run_last;                      /* its oldest block, */
-    int32_t run_left;                    /* blocks it may still take (below 0: it is full), */
-    uint32_t run_cap;                    /* its longest */
+    struct hl_heap *heap;                /* where it is sent (NULL: the bucket is empty) */
+    void *head, *tail;                   /* the closed runs' chain: newest, oldest block */
     uint32_t n;                          /* the closed runs' blocks */
+    uint32_t open;                       /* its open runs (hl_remote_runs) */
     int64_t left;                        /* bytes it may take before it is sent, less 1 */
+    char pad[24];
 };
 /* The hash is a byte offset into the array: a bucket is a line. */
 _Static_assert(sizeof(struct hl_remote_bucket) == 64, "hl_remote_bucket_at scales by 64");
 extern HL_TLS struct hl_remote_bucket hl_remote_buckets[HL_REMOTE_BUCKETS];
+
+/* An open run: blocks of sb, newest (head) to oldest (last), linked through their first
+ * words, counted in bucket b's bytes already; `left` blocks it may still take (below 0: it
+ * is full) of its longest, cap. */
+#define HL_REMOTE_RUNS 16
+struct hl_remote_run {
+    struct hl_sb *sb;                    /* NULL: none open */
+    void *head, *last;
+    struct hl_remote_bucket *b;
+    int32_t left;
+    uint32_t cap;
+    char pad[24];                        /* a line: the free's index is a shift */
+};
+_Static_assert(sizeof(struct hl_remote_run) == 64, "hl_remote_batch_free scales by 64");
+extern HL_TLS struct hl_remote_run hl_remote_runs[HL_REMOTE_RUNS];
 
 /* The byte offset of h's bucket: Fibonacci hashing of the heap's address (the top bits of its
  * low 32 times 2^32 / phi), so neighbouring heaps land far apart, and the free reads nothing
@@ -42,33 +60,36 @@ static inline uint32_t hl_remote_bucket_at(const struct hl_heap *h)
            (HL_REMOTE_BUCKETS - 1) << 6;
 }
 
-/* The slow half (sender.c): the free of p into bucket b when it opens a run, and the send of
- * a bucket that reached its budget (p in it already); each counts the free. */
-void hl_remote_batch_open(struct hl_remote_bucket *b, struct hl_sb *sb, void *p);
+/* The slow half (sender.c): the free of p into open run r when it opens a run there (in
+ * owner's bucket), and the send of a bucket that reached its budget (p in it already); each
+ * counts the free. */
+void hl_remote_batch_open(struct hl_remote_run *r, struct hl_sb *sb, struct hl_heap *owner,
+                          void *p);
 void hl_remote_batch_send(struct hl_remote_bucket *b, size_t size);
 
 /* batch: p, a block of sb, which owner (read by the caller) owned a moment ago and the
- * calling thread's heap does not, into the bucket of that owner, counted as freed: onto the
- * open run when the run is sb's and below its cap, and sent with the bucket when that
- * reaches its byte budget. The open run's length is its cap less run_left and the bucket's
- * bytes its budget less 1 less `left`, each counted down to below 0, so that each test is a
- * subtraction and a branch on its sign. */
+ * calling thread's heap does not, counted as freed: onto the open run of its class when that
+ * run is sb's and below its cap (in the bucket the run was opened in), else a run opened in
+ * owner's bucket; the bucket is sent when it reaches its byte budget. The open run's length
+ * is its cap less `left` and the bucket's bytes its budget less 1 less its `left`, each
+ * counted down to below 0, so that each test is a subtraction and a branch on its sign. */
 static inline __attribute__((always_inline)) void hl_remote_batch_free(struct hl_sb *sb,
                                                                        struct hl_heap *owner,
                                                                        void *p)
 {
     if (HL_INVARIANT_CHECKS) hl_sb_check_block(sb, p, "free");
     size_t size = sb->size;
-    struct hl_remote_bucket *b = (struct hl_remote_bucket *)((char *)hl_remote_buckets +
-                                                             hl_remote_bucket_at(owner));
+    struct hl_remote_run *r = (struct hl_remote_run *)((char *)hl_remote_runs +
+                                                       ((uint32_t)sb->cls & (HL_REMOTE_RUNS - 1)) * 64);
     HL_COUNT(remote_frees, 1);
     HL_COUNT(remote_pending, size);
-    if (hl_unlikely(b->run_sb != sb || --b->run_left < 0)) {
-        hl_remote_batch_open(b, sb, p);
+    if (hl_unlikely(r->sb != sb || --r->left < 0)) {
+        hl_remote_batch_open(r, sb, owner, p);
         return;
     }
-    *(void **)p = b->head;               /* the oldest block's link is set when sent */
-    b->head = p;
+    *(void **)p = r->head;               /* the oldest block's link is set when it closes */
+    r->head = p;
+    struct hl_remote_bucket *b = r->b;
     if (hl_unlikely((b->left -= (int64_t)size) < 0)) {
         hl_remote_batch_send(b, size);
         return;
