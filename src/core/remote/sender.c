@@ -22,7 +22,9 @@ static HL_TLS struct outbox outbox[SLOTS];
 /* batch: the freeing thread's remote cache (remote.h's hl_remote_buckets), each bucket sent
  * whole when it holds batch_bytes (remote_batch_bytes). Its `heap` is the heap of its first
  * block; the others may be of any heap that hashes to it (forwarded at collection). A bucket's
- * chain is a sequence of runs (remote.h), each of blocks of one superblock, newest first. */
+ * chain is a sequence of runs (remote.h), each of blocks of one superblock, newest first; a
+ * run is built in one of the thread's open runs (sender.h's hl_remote_runs, one per class mod
+ * 16) and joins its bucket when it closes, so frees of mixed sizes still make long runs. */
 static size_t batch_bytes;
 /* The longest run of class c: with a TLAB, a quarter of a bin's first limit (tlab_budget /
  * size), so an owner's empty bin takes three runs whole without its heap's lock
