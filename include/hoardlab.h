@@ -92,7 +92,11 @@
     X(parked_bytes, total, largest,                                                               \
       "hoard purge: empty superblocks parked in the global heap and kept unpurged (retain)")      \
     X(purged_bytes, total, largest,                                                               \
-      "hoard purge: empty superblocks parked with their pages given back (still in A)")           \
+      "hoard purge: empty superblocks parked with their pages given back (still in A), and "     \
+      "hole_purged_bytes")                                                                        \
+    X(hole_purged_bytes, total, largest,                                                          \
+      "purge_holes: free pages inside superblocks that still hold blocks given back, not yet "   \
+      "taken back by malloc (still in A)")                                                        \
     X(sb_live, total, largest,                                                                    \
       "heap rows: superblocks holding at least one block (in use or in a TLAB), in every "        \
       "heap and global-heap shard")                                                               \

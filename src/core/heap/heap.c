@@ -4,6 +4,7 @@
  * The block-level steps are inline in heap.h; the strategies' paths are in heappaths.{c,h}. */
 #include <stdlib.h>
 #include "heap.h"
+#include "purge.h"
 
 unsigned hl_heap_groups;
 size_t (*hl_heap_floor)(const struct hl_heap *h, size_t a);
@@ -119,6 +120,10 @@ void hl_heap_move_to_front(struct hl_heap *h, struct hl_sb *sb)
 void hl_heap_regroup(struct hl_heap *h, struct hl_sb *sb)
 {
     unsigned to = hl_heap_group_of(sb);
+    /* purge_holes: a free moved it into the lowest group (purge.c) */
+    if (hl_unlikely(hl_cfg.purge_holes) && to == 0 && sb->list != 0 && sb->list != HL_LIST_NONE &&
+        sb->list != HL_LIST_EMPTY)
+        hl_purge_holes_low(sb);
     if (hl_unlikely(hl_heap_observer)) hl_heap_observer(h, sb, sb->list, to);
     hl_heap_list_unlink(h, sb);
     hl_heap_list_push(h, sb, to);
@@ -211,7 +216,14 @@ uint32_t hl_heap_alloc_chain(struct hl_heap *h, unsigned c, uint32_t want, void 
     /* freed blocks first, as hl_sb_pop: the chain is the free list's first n (FIFO: free_tail
      * stays valid while free_head is), then blocks never handed out, linked here */
     void *first = sb->free_head, *last = NULL, *p = first;
-    for (; got < n && p; got++) p = *(void **)(last = p);
+    for (;;) {
+        for (; got < n && p; got++) p = *(void **)(last = p);
+        if (got == n || hl_likely(!sb->holes)) break;
+        sb->free_head = NULL;            /* purge_holes: holes taken back before carving */
+        if (!(p = hl_sb_unhole(sb))) break;
+        if (last) *(void **)last = p;
+        else first = p;
+    }
     sb->free_head = p;
     if (got < n) {
         size_t size = sb->size;
