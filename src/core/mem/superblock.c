@@ -17,10 +17,12 @@
  * bit and links those blocks again, writing their links into a page the kernel gives back
  * zeroed (MADV_DONTNEED, or MADV_FREE once reclaimed) or as it was. A block handed out that
  * reaches into a hole writes there as any program writes to memory it owns. Only classes of
- * blocks no larger than a unit (a block then starts in every unit it does not share with
- * the carved end); the header's unit stays; units past the carved end are not touched (never
- * carved: never resident, but for a re-formatted superblock's). local_free's blocks
- * (free_lists = sharded) and the remote list's count as live: only free_head is walked. */
+ * blocks no larger than a unit (a block then starts in every unit); the header's unit
+ * stays; only units wholly below the carved end (the blocks that start in a hole are carved
+ * ones, and stay the same while blocks are carved past it; units past the carved end were
+ * never carved: never resident, but for a re-formatted superblock's). local_free's blocks
+ * (free_lists = sharded) join the free list first; the remote list's count as live (they
+ * are in `used` until the owner collects them). */
 #include <stdlib.h>
 #include <sys/mman.h>
 #include "superblock.h"
@@ -154,10 +156,20 @@ size_t hl_sb_purge_holes(struct hl_sb *sb, int advice, bool again)
 {
     size_t size = sb->size, unit = hl_sb_hole_unit;
     unsigned shift = hl_sb_hole_shift;
-    if (size > unit || !sb->carved || !sb->free_head) return 0;
+    if (size > unit || !sb->carved) return 0;
+    if (sb->local_free) {                /* free_lists = sharded: one list (both LIFO) */
+        void **link = &sb->free_head;
+        while (*link) link = (void **)*link;
+        *link = sb->local_free;
+        sb->local_free = NULL;
+    }
+    if (!sb->free_head && !sb->holes) return 0;
     uintptr_t base = (uintptr_t)sb;
     size_t end = HL_SB_HEADER + (size_t)sb->carved * size;      /* the carved end (offset) */
-    unsigned last = (unsigned)((end - 1) >> shift);
+    /* units wholly below the carved end: the blocks that start in a hole are then fixed,
+     * whatever is carved later (sharded.c carves while holes remain) */
+    if (end >> shift < 2) return 0;
+    unsigned last = (unsigned)(end >> shift) - 1;
     uint32_t nfree[64] = { 0 };          /* free carved blocks overlapping each unit */
     for (const void *p = sb->free_head; p; p = *(void *const *)p) {
         size_t off = (uintptr_t)p - base;
@@ -165,25 +177,29 @@ size_t hl_sb_purge_holes(struct hl_sb *sb, int advice, bool again)
         nfree[a]++;
         if (b != a) nfree[b]++;
     }
-    /* a block off the list in a hole that reaches into the next unit is free too */
+    /* the blocks off the list that start in a hole are free too (and the last may reach
+     * into the next unit) */
     for (uint64_t h = sb->holes; h; h &= h - 1) {
         unsigned u = (unsigned)__builtin_ctzll(h);
         uint32_t i0, i1;
-        if (u < last && unit_starts(sb, u, &i0, &i1) &&
-            HL_SB_HEADER + ((size_t)i1 + 1) * size > (size_t)(u + 1) << shift)
+        if (!unit_starts(sb, u, &i0, &i1)) continue;
+        nfree[u] += i1 - i0 + 1;
+        if (u < last && HL_SB_HEADER + ((size_t)i1 + 1) * size > (size_t)(u + 1) << shift)
             nfree[u + 1]++;
     }
-    uint64_t m = 0;
+    uint64_t all = 0;                    /* the units whose blocks are all free, holes too */
     for (unsigned u = 1; u <= last; u++) {
-        if (sb->holes >> u & 1) continue;
         size_t lo = (size_t)u << shift;
         size_t first = (lo - HL_SB_HEADER) / size;
         size_t lastb = (lo + unit - 1 - HL_SB_HEADER) / size;
         if (lastb >= sb->carved) lastb = (size_t)sb->carved - 1;
-        if (nfree[u] == lastb - first + 1) m |= 1ull << u;
+        if (nfree[u] == lastb - first + 1) all |= 1ull << u;
     }
+    /* (a hole is advised again only while so: a block that starts before it may have been
+     * handed out since, and written there) */
+    uint64_t m = all & ~sb->holes;
     if (!m) {
-        if (again && sb->holes) advise_runs(sb, sb->holes, advice);
+        if (again && all) advise_runs(sb, all, advice);
         return 0;
     }
     /* the blocks that start in the new holes leave the list (order kept: FIFO's too) */
@@ -196,7 +212,7 @@ size_t hl_sb_purge_holes(struct hl_sb *sb, int advice, bool again)
     }
     *link = NULL;
     sb->free_tail = tail;
-    advise_runs(sb, again ? sb->holes | m : m, advice);
+    advise_runs(sb, again ? all : m, advice);
     sb->holes |= m;
     size_t bytes = (size_t)__builtin_popcountll(m) * unit;
     atomic_fetch_add_explicit(&hl_stats_holes, bytes, memory_order_relaxed);

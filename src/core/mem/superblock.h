@@ -116,10 +116,11 @@ extern uintptr_t hl_sb_slot_base;
 extern size_t hl_sb_hole_unit;
 extern unsigned hl_sb_hole_shift;
 /* Give back to the OS (madvise `advice`) every hole unit of sb (owner's lock held) whose
- * blocks are all free: on the free list or never carved (local_free's and the remote list's
- * count as live); blocks that start in one leave the free list. Only for classes of blocks no
+ * blocks are all free: on the free list (local_free, free_lists = sharded, joins it first) or
+ * never carved (the remote list's count as live); blocks that start in one leave the list. Only for classes of blocks no
  * larger than a unit, below the carved end, never the header's unit. again: its earlier
- * holes are advised again too (hoardlab_collect's MADV_DONTNEED after a MADV_FREE). The bytes
+ * holes are advised again too while every block overlapping them is still free
+ * (hoardlab_collect's MADV_DONTNEED after a MADV_FREE). The bytes
  * newly given back (counted in hl_stats_holes). */
 size_t hl_sb_purge_holes(struct hl_sb *sb, int advice, bool again);
 /* The free list of sb (owner's lock held) is empty: its lowest holes taken back until one
