@@ -123,7 +123,7 @@ void hl_heap_regroup(struct hl_heap *h, struct hl_sb *sb)
     /* purge_holes: a free moved it into the lowest group (purge.c) */
     if (hl_unlikely(hl_cfg.purge_holes) && to == 0 && sb->list != 0 && sb->list != HL_LIST_NONE &&
         sb->list != HL_LIST_EMPTY)
-        hl_purge_holes_low(sb);
+        hl_purge_holes_low(h, sb);
     if (hl_unlikely(hl_heap_observer)) hl_heap_observer(h, sb, sb->list, to);
     hl_heap_list_unlink(h, sb);
     hl_heap_list_push(h, sb, to);
