@@ -128,6 +128,8 @@ void hl_sb_holes_clear(struct hl_sb *sb)
     sb->holes = 0;
 }
 
+static uint32_t hole_blocks(const struct hl_sb *sb);
+
 /* The carved blocks that start in unit u: [*i0, *i1]; false if none. */
 static bool unit_starts(const struct hl_sb *sb, unsigned u, uint32_t *i0, uint32_t *i1)
 {
@@ -216,7 +218,18 @@ size_t hl_sb_purge_holes(struct hl_sb *sb, int advice, bool again)
     sb->holes |= m;
     size_t bytes = (size_t)__builtin_popcountll(m) * unit;
     atomic_fetch_add_explicit(&hl_stats_holes, bytes, memory_order_relaxed);
+    if (!sb->free_head) {                /* hl_sb_pop must find a block: one hole back */
+        hl_sb_unhole(sb);
+        bytes -= unit;
+    }
+    uint32_t bound = hl_sb_hole_bound(sb);  /* the pop that empties the list regroups */
+    if (sb->group_hi > bound) sb->group_hi = bound;
     return bytes;
+}
+
+uint32_t hl_sb_hole_bound(const struct hl_sb *sb)
+{
+    return sb->holes ? sb->carved - hole_blocks(sb) : sb->capacity;
 }
 
 void *hl_sb_unhole(struct hl_sb *sb)

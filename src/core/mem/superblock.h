@@ -124,8 +124,18 @@ extern unsigned hl_sb_hole_shift;
  * newly given back (counted in hl_stats_holes). */
 size_t hl_sb_purge_holes(struct hl_sb *sb, int advice, bool again);
 /* The free list of sb (owner's lock held) is empty: its lowest holes taken back until one
- * puts a block on the free list, or none is left. The free list's head after (NULL: carve). */
+ * puts a block on the free list, or none is left. The free list's head after (NULL: carve).
+ *
+ * So that malloc's fast path (hl_sb_pop) gains no instruction, and no call that would give
+ * it a stack frame, it never meets a hole: while sb has holes its free list is not empty but
+ * for a moment inside a slow path. hl_sb_purge_holes leaves a block on it and lowers
+ * group_hi to carved less the blocks in holes (hl_sb_hole_bound; heap.c's set_bounds too),
+ * where `used` stands when the free list runs dry, so the pop that empties it is the one
+ * that regroups (hl_heap_regroup takes a hole back first); the TLAB's chain (heap.c),
+ * sharded.c's refill and a superblock leaving its heap take one back themselves. */
 void *hl_sb_unhole(struct hl_sb *sb);
+/* carved less the blocks in holes: `used` when the free list is empty (capacity if none). */
+uint32_t hl_sb_hole_bound(const struct hl_sb *sb);
 /* sb's holes forgotten (format, release): only the gauge moves. */
 void hl_sb_holes_clear(struct hl_sb *sb);
 
@@ -135,9 +145,7 @@ static inline void *hl_sb_pop(struct hl_sb *sb)
     void *p = sb->free_head;
     if (p) {
         sb->free_head = *(void **)p;
-    } else if (hl_unlikely(sb->holes) && (p = hl_sb_unhole(sb))) {
-        sb->free_head = *(void **)p;     /* purge_holes: blocks taken back before carving */
-    } else {
+    } else {                             /* (never while sb has holes: hl_sb_purge_holes) */
         p = (char *)sb + HL_SB_HEADER + (size_t)sb->carved * sb->size;
         sb->carved++;
     }
