@@ -38,7 +38,7 @@ static void holes_observer(const struct hl_heap *ch, const struct hl_sb *csb, un
         holes_bound(sb);                 /* attached: bounds set */
     } else {
         if (sb->holes && !sb->free_head) hl_sb_unhole(sb);
-        if (to == 0 && from != 0 && from != HL_LIST_EMPTY) hl_purge_holes_low(h, sb);
+        if (to == 0 && from != 0 && from != HL_LIST_EMPTY) hl_purge_holes_low(sb);
     }
     if (next_observer) next_observer(h, sb, from, to);
 }

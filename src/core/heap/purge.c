@@ -77,10 +77,10 @@
  *     max(10 ms, purge_delay, or decay_ms under decay) for the same superblock (its parked_at,
  *     unused while it holds blocks, keeps when), so that a superblock going back and forth
  *     across the group's bound is not walked at every crossing. The frees that follow in
- *     the lowest group open no purge until the next crossing, so each crossing also purges
- *     the holes of the two superblocks at the front of the group (the last to cross before
- *     it, whose drain went on: in a drain in allocation order they have finished); what
- *     the last ones to cross free afterwards waits for hoardlab_collect.
+ *     the lowest group open no purge until the next crossing: what they free waits for
+ *     hoardlab_collect (revisiting the group's front superblocks at each crossing gained
+ *     nothing measurable on spread survivors). heap.c calls it from its observer (installed
+ *     only under purge_holes = on, so the heap's paths gain nothing where it is off).
  *   - by hoardlab_collect, in every superblock of every heap and shard, with MADV_DONTNEED
  *     (holes an earlier MADV_FREE made advised again), whatever the timing.
  * Not by the purge thread or the ticks (a superblock with live blocks is not in any list of
@@ -567,14 +567,12 @@ size_t hl_purge_all(struct hl_heap *const *shards, unsigned n)
 
 /* ---- holes (purge_holes) --------------------------------------------------------------------- */
 
-enum { HOLE_REVISIT = 2 };
-
 static int hole_advice(void)
 {
     return hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE;
 }
 
-void hl_purge_holes_low(struct hl_heap *h, struct hl_sb *sb)
+void hl_purge_holes_low(struct hl_sb *sb)
 {
     long ms = hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay;
     uint64_t now = now_ns(), gap = ms_ns(ms > 10 ? ms : 10);
@@ -582,12 +580,6 @@ void hl_purge_holes_low(struct hl_heap *h, struct hl_sb *sb)
         return;
     sb->parked_at = now;
     hl_sb_purge_holes(sb, hole_advice(), false);
-    /* The last HOLE_REVISIT to cross before it (the front of the lowest group): a drain
-     * that went on in them after their crossing opened more holes since. (Not rate-limited
-     * by their own stamps: a drain crosses superblock after superblock within the gap.) */
-    unsigned k = 0;
-    for (struct hl_sb *o = h->cls[sb->cls].list[0]; o && k < HOLE_REVISIT; o = o->next, k++)
-        if (o != sb && !o->parked && !hl_sb_empty(o)) hl_sb_purge_holes(o, hole_advice(), false);
 }
 
 size_t hl_purge_heap_holes(struct hl_heap *h)
