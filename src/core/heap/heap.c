@@ -27,6 +27,10 @@ static void holes_bound(struct hl_sb *sb)
 {
     if (hl_unlikely(sb->holes) && sb->group_hi > hl_sb_hole_bound(sb))
         sb->group_hi = hl_sb_hole_bound(sb);
+    /* In the lowest group, group_lo (0 there) becomes half of `used`: the free that halves
+     * it regroups (into the same group), and the observer purges again (purge.c). Never
+     * below 2, so a lone superblock that empties stays in the group (set_bounds). */
+    if (sb->list == 0 && sb->used / 2 >= 2) sb->group_lo = sb->used / 2;
 }
 
 static void holes_observer(const struct hl_heap *ch, const struct hl_sb *csb, unsigned from,
@@ -38,7 +42,10 @@ static void holes_observer(const struct hl_heap *ch, const struct hl_sb *csb, un
         holes_bound(sb);                 /* attached: bounds set */
     } else {
         if (sb->holes && !sb->free_head) hl_sb_unhole(sb);
-        if (to == 0 && from != 0 && from != HL_LIST_EMPTY) hl_purge_holes_low(sb);
+        /* into the lowest group, or halved there (holes_bound) */
+        if (to == 0 && from != HL_LIST_EMPTY &&
+            (from != 0 || sb->used < sb->group_lo))
+            hl_purge_holes_low(sb, from == 0);
     }
     if (next_observer) next_observer(h, sb, from, to);
 }
@@ -156,7 +163,7 @@ static HL_COLD void regroup_observed(struct hl_heap *h, struct hl_sb *sb, unsign
     hl_heap_observer(h, sb, sb->list, to);
     hl_heap_list_unlink(h, sb);
     hl_heap_list_push(h, sb, to);
-    holes_bound(sb);
+    if (hl_cfg.purge_holes) holes_bound(sb);
 }
 
 void hl_heap_regroup(struct hl_heap *h, struct hl_sb *sb)

@@ -76,11 +76,13 @@
  *     decay, and under ownership, which has no `purge`); at most once per
  *     max(10 ms, purge_delay, or decay_ms under decay) for the same superblock (its parked_at,
  *     unused while it holds blocks, keeps when), so that a superblock going back and forth
- *     across the group's bound is not walked at every crossing. The frees that follow in
- *     the lowest group open no purge until the next crossing: what they free waits for
- *     hoardlab_collect (revisiting the group's front superblocks at each crossing gained
- *     nothing measurable on spread survivors). heap.c calls it from its observer (installed
- *     only under purge_holes = on, so the heap's paths gain nothing where it is off).
+ *     across the group's bound is not walked at every crossing; and again, whatever the
+ *     time, each time the frees that follow halve its `used` in the group (heap.c sets
+ *     group_lo there to half of used, at least 2: the free path's regroup test, so a drain
+ *     purges a superblock about log2(capacity / fullness_groups) times, and a superblock
+ *     going back and forth across that bound is not walked twice before it halves again).
+ *     heap.c calls it from its observer, installed only under purge_holes = on, so the
+ *     heap's paths gain nothing where it is off.
  *   - by hoardlab_collect, in every superblock of every heap and shard, with MADV_DONTNEED
  *     (holes an earlier MADV_FREE made advised again), whatever the timing.
  * Not by the purge thread or the ticks (a superblock with live blocks is not in any list of
@@ -572,11 +574,12 @@ static int hole_advice(void)
     return hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE;
 }
 
-void hl_purge_holes_low(struct hl_sb *sb)
+void hl_purge_holes_low(struct hl_sb *sb, bool halved)
 {
     long ms = hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay;
     uint64_t now = now_ns(), gap = ms_ns(ms > 10 ? ms : 10);
-    if (sb->parked || (sb->parked_at && sb->parked_at <= now && now - sb->parked_at < gap))
+    if (sb->parked || (!halved && sb->parked_at && sb->parked_at <= now &&
+                       now - sb->parked_at < gap))
         return;
     sb->parked_at = now;
     hl_sb_purge_holes(sb, hole_advice(), false);
