@@ -23,6 +23,8 @@ void (*hl_heap_observer)(const struct hl_heap *h, const struct hl_sb *sb, unsign
  * any, is called after. */
 static void (*next_observer)(const struct hl_heap *, const struct hl_sb *, unsigned, unsigned);
 
+enum { HOLES_STEP = 4 };
+
 static void holes_bound(struct hl_sb *sb)
 {
     if (hl_unlikely(sb->holes) && sb->group_hi > hl_sb_hole_bound(sb))
@@ -30,7 +32,7 @@ static void holes_bound(struct hl_sb *sb)
     /* In the lowest group, group_lo (0 there) becomes half of `used`: the free that halves
      * it regroups (into the same group), and the observer purges again (purge.c). Never
      * below 2, so a lone superblock that empties stays in the group (set_bounds). */
-    if (sb->list == 0 && sb->used / 2 >= 2) sb->group_lo = sb->used / 2;
+    if (sb->list == 0 && sb->used / HOLES_STEP >= 2) sb->group_lo = sb->used / HOLES_STEP;
 }
 
 static void holes_observer(const struct hl_heap *ch, const struct hl_sb *csb, unsigned from,
