@@ -156,6 +156,8 @@ void hoardlab_stats_reset_peaks(void);
  *     and purge_delay say (under purge = off too, where nothing parks otherwise), with
  *     MADV_DONTNEED (re-advising those an earlier MADV_FREE purged), counted in purged_bytes;
  *     and the empty ones the thread / processor heaps keep, formatted afresh in place;
+ *   - under purge_holes = on, gives back the free pages inside superblocks that still hold
+ *     blocks (MADV_DONTNEED), counted in hole_purged_bytes and purged_bytes;
  *   - unmaps the cached large mappings (large_reuse).
  * Pages given back stay reserved and counted in os_bytes (A); RSS drops. serial, concurrent
  * and lockfree have nothing of the second kind to give. Returns the bytes given back (of

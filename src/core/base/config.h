@@ -219,8 +219,9 @@
     "hole purging: free pages inside superblocks that still hold blocks go back to the OS "    \
     "(madvise as purge says; MADV_FREE under decay and ownership), their free blocks off the " \
     "free list until malloc takes the page back: when a free moves a superblock into the "     \
-    "lowest fullness group, at most once per purge_delay (decay: decay_ms; at least 10 ms) "   \
-    "a superblock, and by hoardlab_collect (MADV_DONTNEED); retain does not bound them; "      \
+    "lowest fullness group (at most once per max(10 ms, purge_delay, or decay_ms under "       \
+    "decay) a superblock) and each time frees then quarter its used blocks there, and by "     \
+    "hoardlab_collect (MADV_DONTNEED); not by the purge thread; retain does not bound them; "  \
     "counted in purged_bytes and hole_purged_bytes")                                           \
   X(partial_list,    lockfree,     ENUM,  "fifo",     0, 0, hl_list_orders,                    \
     "lockfree",                                                                                \

