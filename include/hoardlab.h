@@ -92,7 +92,11 @@
     X(parked_bytes, total, largest,                                                               \
       "hoard purge: empty superblocks parked in the global heap and kept unpurged (retain)")      \
     X(purged_bytes, total, largest,                                                               \
-      "hoard purge: empty superblocks parked with their pages given back (still in A)")           \
+      "hoard purge: empty superblocks parked with their pages given back (still in A), and "     \
+      "hole_purged_bytes")                                                                        \
+    X(hole_purged_bytes, total, largest,                                                          \
+      "purge_holes: free pages inside superblocks that still hold blocks given back, not yet "   \
+      "taken back by malloc (still in A)")                                                        \
     X(sb_live, total, largest,                                                                    \
       "heap rows: superblocks holding at least one block (in use or in a TLAB), in every "        \
       "heap and global-heap shard")                                                               \
@@ -152,6 +156,8 @@ void hoardlab_stats_reset_peaks(void);
  *     and purge_delay say (under purge = off too, where nothing parks otherwise), with
  *     MADV_DONTNEED (re-advising those an earlier MADV_FREE purged), counted in purged_bytes;
  *     and the empty ones the thread / processor heaps keep, formatted afresh in place;
+ *   - under purge_holes = on, gives back the free pages inside superblocks that still hold
+ *     blocks (MADV_DONTNEED), counted in hole_purged_bytes and purged_bytes;
  *   - unmaps the cached large mappings (large_reuse).
  * Pages given back stay reserved and counted in os_bytes (A); RSS drops. serial, concurrent
  * and lockfree have nothing of the second kind to give. Returns the bytes given back (of

@@ -214,6 +214,15 @@
     "coarse clock, 1-4 ms), so idle threads' memory is purged too (jemalloc's "                \
     "background_thread); started by the first malloc slow path (never a free); off: slow "    \
     "paths only")                                                                              \
+  X(purge_holes,     superblock,   BOOL,  "off",      0, 1, NULL,                              \
+    "ownership; " HL_HOARD_ROWS " if purge=free|dontneed|decay",                               \
+    "hole purging: free pages inside superblocks that still hold blocks go back to the OS "    \
+    "(madvise as purge says; MADV_FREE under decay and ownership), their free blocks off the " \
+    "free list until malloc takes the page back: when a free moves a superblock into the "     \
+    "lowest fullness group (at most once per max(10 ms, purge_delay, or decay_ms under "       \
+    "decay) a superblock) and each time frees then quarter its used blocks there, and by "     \
+    "hoardlab_collect (MADV_DONTNEED); not by the purge thread; retain does not bound them; "  \
+    "counted in purged_bytes and hole_purged_bytes")                                           \
   X(partial_list,    lockfree,     ENUM,  "fifo",     0, 0, hl_list_orders,                    \
     "lockfree",                                                                                \
     "lockfree: order of a size class's list of PARTIAL superblocks (Michael 2004 prefers fifo)") \

@@ -16,6 +16,7 @@
 int64_t (*hl_stats_unseen_fn)(bool mine);
 long (*hl_stats_huge_fn)(void);
 _Atomic size_t hl_stats_large_cached;
+_Atomic size_t hl_stats_holes;
 static struct hl_counters retired;                 /* under the registry lock */
 static _Atomic int64_t in_use_published;
 static _Atomic int64_t in_use_peak;
@@ -125,6 +126,8 @@ void hl_stats_sum(struct hoardlab_stats *out)
     out->threads = hl_thread_count();
     out->huge_regions = hl_stats_huge_fn ? (uint64_t)hl_stats_huge_fn() : 0;
     if (hl_active->stats) hl_active->stats(out);
+    out->hole_purged_bytes = atomic_load_explicit(&hl_stats_holes, memory_order_relaxed);
+    out->purged_bytes += out->hole_purged_bytes;    /* purged: whole superblocks and holes */
     out->counting = (uint64_t)hl_cfg.counting;
     if (!hl_cfg.counting) {             /* the slow paths' part of a count would mislead */
 #define HL_UNCOUNTED(name, from, across, help) HL_IF_COUNTER(from, out->name = 0;)

@@ -188,4 +188,8 @@ static inline void *hl_release_count(hl_lock *l, void *p, size_t size, bool free
     return hl_release_count_if(true, l, p, size, freed);
 }
 
+/* purge_holes: bytes of hole units given back inside superblocks that still hold blocks
+ * (superblock.c moves it as holes open and close; hole_purged_bytes, part of purged_bytes). */
+extern _Atomic size_t hl_stats_holes;
+
 #endif

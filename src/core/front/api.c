@@ -50,6 +50,7 @@ static void collect_heap(struct hl_heap *h, void *arg)
                 !hl_os_madvise((void *)from, (uintptr_t)sb + hl_sb_size - from, MADV_DONTNEED))
                 *bytes += hl_sb_size;
         }
+    *bytes += hl_purge_heap_holes(h);    /* purge_holes: free pages of partly used ones */
     hl_heap_leave(h);
 }
 

@@ -4,6 +4,7 @@
  * The block-level steps are inline in heap.h; the strategies' paths are in heappaths.{c,h}. */
 #include <stdlib.h>
 #include "heap.h"
+#include "purge.h"
 
 unsigned hl_heap_groups;
 size_t (*hl_heap_floor)(const struct hl_heap *h, size_t a);
@@ -12,9 +13,52 @@ hl_after_free_fn hl_heap_after_free;
 void (*hl_heap_observer)(const struct hl_heap *h, const struct hl_sb *sb, unsigned from,
                          unsigned to);
 
+/* ---- purge_holes: the heap's side, as an observer (no instruction where it is off) ----
+ * A superblock with holes keeps a block on its free list (superblock.h), so its group_hi is
+ * at most hl_sb_hole_bound: set after every move that sets the bounds, as the observer is
+ * called (attach: after; regroup: hl_heap_regroup's observed branch). Before a regroup or a
+ * detach, a hole comes back if the free list ran dry (the pop that emptied it is the one
+ * that regroups; a detached superblock's next owner pops once); a free that moves a
+ * superblock into the lowest group purges holes (purge.c). The heap log's observer, if
+ * any, is called after. */
+static void (*next_observer)(const struct hl_heap *, const struct hl_sb *, unsigned, unsigned);
+
+enum { HOLES_STEP = 4 };
+
+static void holes_bound(struct hl_sb *sb)
+{
+    if (hl_unlikely(sb->holes) && sb->group_hi > hl_sb_hole_bound(sb))
+        sb->group_hi = hl_sb_hole_bound(sb);
+    /* In the lowest group, group_lo (0 there) becomes a quarter of `used`: the free that
+     * quarters it regroups (into the same group), and the observer purges again (purge.c).
+     * Never below 2, so a lone superblock that empties stays in the group (set_bounds). */
+    if (sb->list == 0 && sb->used / HOLES_STEP >= 2) sb->group_lo = sb->used / HOLES_STEP;
+}
+
+static void holes_observer(const struct hl_heap *ch, const struct hl_sb *csb, unsigned from,
+                           unsigned to)
+{
+    struct hl_heap *h = (struct hl_heap *)ch;     /* (the observer's view is const) */
+    struct hl_sb *sb = (struct hl_sb *)csb;
+    if (from == HL_LIST_NONE) {
+        holes_bound(sb);                 /* attached: bounds set */
+    } else {
+        if (sb->holes && !sb->free_head) hl_sb_unhole(sb);
+        /* into the lowest group, or its used quartered there (holes_bound) */
+        if (to == 0 && from != HL_LIST_EMPTY &&
+            (from != 0 || sb->used < sb->group_lo))
+            hl_purge_holes_low(sb, from == 0);
+    }
+    if (next_observer) next_observer(h, sb, from, to);
+}
+
 void hl_heap_init(void)
 {
     hl_heap_groups = (unsigned)hl_cfg.fullness_groups;
+    if (hl_cfg.purge_holes && hl_heap_observer != holes_observer) {
+        next_observer = hl_heap_observer;
+        hl_heap_observer = holes_observer;
+    }
 }
 
 struct hl_heap *hl_heap_new(unsigned index, bool shared)
@@ -116,10 +160,21 @@ void hl_heap_move_to_front(struct hl_heap *h, struct hl_sb *sb)
     link_front(h, sb, list);            /* same list: same bounds */
 }
 
+static HL_COLD void regroup_observed(struct hl_heap *h, struct hl_sb *sb, unsigned to)
+{
+    hl_heap_observer(h, sb, sb->list, to);
+    hl_heap_list_unlink(h, sb);
+    hl_heap_list_push(h, sb, to);
+    if (hl_cfg.purge_holes) holes_bound(sb);
+}
+
 void hl_heap_regroup(struct hl_heap *h, struct hl_sb *sb)
 {
     unsigned to = hl_heap_group_of(sb);
-    if (hl_unlikely(hl_heap_observer)) hl_heap_observer(h, sb, sb->list, to);
+    if (hl_unlikely(hl_heap_observer)) {
+        regroup_observed(h, sb, to);
+        return;
+    }
     hl_heap_list_unlink(h, sb);
     hl_heap_list_push(h, sb, to);
 }
@@ -213,6 +268,17 @@ uint32_t hl_heap_alloc_chain(struct hl_heap *h, unsigned c, uint32_t want, void 
     void *first = sb->free_head, *last = NULL, *p = first;
     for (; got < n && p; got++) p = *(void **)(last = p);
     sb->free_head = p;
+    if (got < n) {
+        /* purge_holes: holes taken back before carving (a list they leave empty regroups
+         * below: used reached group_hi, superblock.h) */
+        while (hl_unlikely(sb->holes) && got < n) {
+            void *q = hl_sb_unhole(sb);
+            if (last) *(void **)last = q;
+            else first = q;
+            for (; got < n && q; got++) q = *(void **)(last = q);
+            sb->free_head = q;
+        }
+    }
     if (got < n) {
         size_t size = sb->size;
         char *q = (char *)sb + HL_SB_HEADER + (size_t)sb->carved * size;

@@ -67,6 +67,31 @@
  * superblock waits for the next tick — so no lock is ever waited for in the reverse order.
  * fork.c takes `lock` after every heap's and the large cache's.
  *
+ * Holes (purge_holes = on; superblock.c says how a hole keeps the free list whole). Free pages
+ * inside superblocks that still hold live blocks -- survivors spread over every page, where
+ * no superblock empties and nothing above can act -- are given back:
+ *   - when a free moves a superblock into the lowest fullness group (used below capacity /
+ *     fullness_groups: hl_heap_regroup calls hl_purge_holes_low, under the owner's lock),
+ *     every unit whose blocks are all free, with madvise as `purge` says (MADV_FREE under
+ *     decay, and under ownership, which has no `purge`); at most once per
+ *     max(10 ms, purge_delay, or decay_ms under decay) for the same superblock (its parked_at,
+ *     unused while it holds blocks, keeps when), so that a superblock going back and forth
+ *     across the group's bound is not walked at every crossing; and again, whatever the
+ *     time, each time the frees that follow quarter its `used` in the group (heap.c sets
+ *     group_lo there to a quarter of used, at least 2: the free path's regroup test, so a
+ *     drain purges a superblock about log4(capacity / fullness_groups) times, and one going
+ *     back and forth across that bound is not walked twice before it quarters again; at
+ *     half, a drain walked the free lists twice as often for 0.43 of the spike, not 0.45).
+ *     heap.c calls it from its observer, installed only under purge_holes = on, so the
+ *     heap's paths gain nothing where it is off.
+ *   - by hoardlab_collect, in every superblock of every heap and shard, with MADV_DONTNEED
+ *     (holes an earlier MADV_FREE made advised again), whatever the timing.
+ * Not by the purge thread or the ticks (a superblock with live blocks is not in any list of
+ * purge.c's; finding them would mean walking every heap), and not bounded by `retain`: a
+ * hole is no parked superblock, and taking it back costs a page fault per page, not a
+ * superblock's worth. Counted in purged_bytes and hole_purged_bytes (a gauge: units given
+ * back and not yet taken back by malloc).
+ *
  * The thread. One per process, for the timed policies only, started lazily by the first
  * malloc slow path (hl_purge_poll: a refill, a large malloc), never by a free. It
  * runs the ticks' code, tick(NULL): holding no shard's lock, it takes them by trylock as any
@@ -537,7 +562,37 @@ size_t hl_purge_all(struct hl_heap *const *shards, unsigned n)
                     hl_os_madvise((void *)from, (uintptr_t)sb + hl_sb_size - from, MADV_DONTNEED);
             }
         }
+        bytes += hl_purge_heap_holes(g);     /* purge_holes: the ones with blocks too */
         hl_heap_unlock(g);
     }
+    return bytes;
+}
+
+/* ---- holes (purge_holes) --------------------------------------------------------------------- */
+
+static int hole_advice(void)
+{
+    return hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE;
+}
+
+void hl_purge_holes_low(struct hl_sb *sb, bool again)
+{
+    long ms = hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay;
+    uint64_t now = now_ns(), gap = ms_ns(ms > 10 ? ms : 10);
+    if (sb->parked || (!again && sb->parked_at && sb->parked_at <= now &&
+                       now - sb->parked_at < gap))
+        return;
+    sb->parked_at = now;
+    hl_sb_purge_holes(sb, hole_advice(), false);
+}
+
+size_t hl_purge_heap_holes(struct hl_heap *h)
+{
+    size_t bytes = 0;
+    if (!hl_cfg.purge_holes) return 0;
+    for (unsigned c = 0; c < hl_classes->count; c++)
+        for (unsigned l = 0; l < HL_LIST_FULL; l++)       /* the partly used ones */
+            for (struct hl_sb *sb = h->cls[c].list[l]; sb; sb = sb->next)
+                if (!hl_sb_empty(sb)) bytes += hl_sb_purge_holes(sb, MADV_DONTNEED, true);
     return bytes;
 }

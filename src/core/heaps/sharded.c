@@ -37,6 +37,7 @@ static bool refill_lists(struct hl_heap *h, struct hl_heap_class *k, struct hl_s
 {
     if (sb->local_free) hl_sb_swap_local(sb);
     else if (hl_remote_take(h, sb) && *hl_heap_cur(k) != sb) return false;
+    if (!sb->free_head && hl_unlikely(sb->holes)) hl_sb_unhole(sb);    /* purge_holes */
     extend_if_short(sb);
     return true;
 }

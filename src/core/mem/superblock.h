@@ -43,6 +43,11 @@ struct hl_sb {
     /* free_lists = sharded (sharded.h): the owner's own frees, kept off `free_head` (the list
      * malloc pops) until that runs dry and this one is swapped in. Out of `used` already. */
     void *local_free;
+    /* purge_holes = on (hl_sb_purge_holes): bit i set: hole unit i (hl_sb_hole_unit bytes,
+     * a 4 KiB page while S <= 256 KiB) was given back to the OS, and the free blocks that
+     * start in it are off the free list (their links were in it). Taken back, lowest first,
+     * by malloc's slow branch when the free list runs dry (hl_sb_unhole). */
+    uint64_t holes;
     /* remote_free = list (remote.h): blocks other threads freed, not yet back in the free
      * list (still counted in `used`), pushed with one CAS each; bit 0: sb is announced in a
      * heap's inbox (linked through inbox_next). On its own cache line: other threads write
@@ -107,13 +112,40 @@ static inline uintptr_t hl_tlab_slot(unsigned c) { return (uintptr_t)c * HL_TLAB
  * free has its entry's address in one load. Set at init, before the first superblock. */
 extern uintptr_t hl_sb_slot_base;
 
+/* purge_holes (superblock.c): the unit of a hole, max(4 KiB, S / 64), and its log2. */
+extern size_t hl_sb_hole_unit;
+extern unsigned hl_sb_hole_shift;
+/* Give back to the OS (madvise `advice`) every hole unit of sb (owner's lock held) whose
+ * blocks are all free: on the free list (local_free, free_lists = sharded, joins it first) or
+ * never carved (the remote list's count as live); blocks that start in one leave the list. Only for classes of blocks no
+ * larger than a unit, below the carved end, never the header's unit. again: its earlier
+ * holes are advised again too while every block overlapping them is still free
+ * (hoardlab_collect's MADV_DONTNEED after a MADV_FREE). The bytes
+ * newly given back (counted in hl_stats_holes). */
+size_t hl_sb_purge_holes(struct hl_sb *sb, int advice, bool again);
+/* The free list of sb (owner's lock held) is empty: its lowest holes taken back until one
+ * puts a block on the free list, or none is left. The free list's head after (NULL: carve).
+ *
+ * So that malloc's fast path (hl_sb_pop) gains no instruction, and no call that would give
+ * it a stack frame, it never meets a hole: while sb has holes its free list is not empty but
+ * for a moment inside a slow path. hl_sb_purge_holes leaves a block on it and lowers
+ * group_hi to carved less the blocks in holes (hl_sb_hole_bound; heap.c's set_bounds too),
+ * where `used` stands when the free list runs dry, so the pop that empties it is the one
+ * that regroups (hl_heap_regroup takes a hole back first); the TLAB's chain (heap.c),
+ * sharded.c's refill and a superblock leaving its heap take one back themselves. */
+void *hl_sb_unhole(struct hl_sb *sb);
+/* carved less the blocks in holes: `used` when the free list is empty (capacity if none). */
+uint32_t hl_sb_hole_bound(const struct hl_sb *sb);
+/* sb's holes forgotten (format, release): only the gauge moves. */
+void hl_sb_holes_clear(struct hl_sb *sb);
+
 /* One block out of a superblock that is not full; used + 1. */
 static inline void *hl_sb_pop(struct hl_sb *sb)
 {
     void *p = sb->free_head;
     if (p) {
         sb->free_head = *(void **)p;
-    } else {
+    } else {                             /* (never while sb has holes: hl_sb_purge_holes) */
         p = (char *)sb + HL_SB_HEADER + (size_t)sb->carved * sb->size;
         sb->carved++;
     }
