@@ -35,7 +35,10 @@
  * and the threads stay idle through the drain (no allocation, no free: they sleep until it
  * ends, with next_burst until the last checkpoint is read), so the checkpoints see what the
  * allocator gives back of memory whose free blocks sit between survivors; extra.drain_live_
- * blocks, drain_kept_blocks, drain_live_bytes and drain_kept_bytes count them (all threads).
+ * blocks, drain_kept_blocks, drain_live_bytes and drain_kept_bytes count them (all threads), and
+ * extra.drain_rss_kb and drain_lazyfree_kb are read as the first thread reaches the drain,
+ * before its frees (with long lifetimes the live set grows to the spike's end, past the
+ * spike's last sample: this is the peak).
  *
  * With `churn` = g (mimalloc-pprof's churn measure: what comes back after the threads that
  * allocated are gone), each thread's lane is run by g threads in turn, created one after the
@@ -174,6 +177,9 @@ struct phased {
     _Atomic unsigned long long drain_in[4];   /* live blocks, kept blocks, live and kept bytes
                                                * at the drain, all threads (with keep) */
     _Atomic int threads_made;       /* with churn: the threads created */
+    _Atomic bool pre_taken;         /* with keep or churn: the first thread at the drain read */
+    struct hb_series_row pre_row;   /* RSS, ... then, before its frees: the peak the spike's
+                                     * samples miss when the live set grows to its end */
     double *collect_s;              /* a thread's time in it, -1: not called */
     _Atomic unsigned long long ops_in[PHASES];
     double t0;
@@ -403,6 +409,8 @@ static void *work(void *arg)
                 W->mark = W->ops;
                 if (W->phase < DRAIN && now >= DRAIN) {     /* reached (or skipped) the drain */
                     if (now == DRAIN) {
+                        if ((P->keep || P->churn) && !atomic_exchange(&P->pre_taken, true))
+                            hb_series_read(&P->pre_row);
                         drain_now(P, L, &W->g, &W->live, &W->ops);
                         W->drained = true;
                         if (P->collect) {               /* the program says it drained */
@@ -633,6 +641,14 @@ static void checkpoints_record(struct phased *P)
         static const char *const kept[4] = { "drain_live_blocks", "drain_kept_blocks",
                                              "drain_live_bytes", "drain_kept_bytes" };
         for (int k = 0; k < 4; k++) hb_json_uint(j, kept[k], atomic_load(&P->drain_in[k]));
+    }
+    if (P->keep || P->churn) {      /* as the first thread reached the drain */
+        long long rss = P->pre_taken ? P->pre_row.v[HB_SER_RSS] : -1,
+                  lazy = P->pre_taken ? P->pre_row.v[HB_SER_LAZYFREE] : -1;
+        if (rss >= 0) hb_json_int(j, "drain_rss_kb", rss);
+        else hb_json_null(j, "drain_rss_kb");
+        if (lazy >= 0) hb_json_int(j, "drain_lazyfree_kb", lazy);
+        else hb_json_null(j, "drain_lazyfree_kb");
     }
     if (P->churn) hb_json_int(j, "churn_threads", atomic_load(&P->threads_made));
     static const struct { const char *key; int phase; } rate[] = {

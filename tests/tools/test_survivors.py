@@ -35,6 +35,7 @@ def kept_counts_hold(ex, k, threads=2):
     n, kept = ex["drain_live_blocks"], ex["drain_kept_blocks"]
     assert n > 20 * k and math.ceil(n / k) <= kept <= n / k + threads, ex
     assert 0.5 < ex["drain_kept_bytes"] * k / ex["drain_live_bytes"] < 2, ex
+    assert ex["drain_rss_kb"] > 0 and ex["drain_lazyfree_kb"] >= 0, ex   # before the frees
 
 
 @needs_built("harness/hlbench")
