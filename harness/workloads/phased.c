@@ -475,7 +475,8 @@ static void phased_thread(struct hb_run *r, int i, void *arg)
         if (W.drained) P->drained_at[i] = hb_now() - P->t0;     /* its last thread is gone */
     }
     if (W.phase >= 0) atomic_fetch_add(&P->ops_in[W.phase], W.ops - W.mark);
-    if (W.phase < DRAIN || P->churn) atomic_fetch_add_explicit(&P->drained, 1, memory_order_release);
+    if (W.phase < DRAIN || P->churn)        /* (with churn: its last thread has exited) */
+        atomic_fetch_add_explicit(&P->drained, 1, memory_order_release);
     atomic_fetch_add(&r->ops, W.ops);
 }
 
