@@ -38,7 +38,9 @@
  * blocks, drain_kept_blocks, drain_live_bytes and drain_kept_bytes count them (all threads), and
  * extra.drain_rss_kb and drain_lazyfree_kb are read as the first thread reaches the drain,
  * before its frees (with long lifetimes the live set grows to the spike's end, past the
- * spike's last sample: this is the peak).
+ * spike's last sample: this is the peak); drain_table_kb and kept_table_kb are the threads'
+ * tables of live blocks resident before and after their drains (mincore): the harness's own
+ * memory in those RSS numbers, to take out of them (the report does).
  *
  * With `churn` = g (mimalloc-pprof's churn measure: what comes back after the threads that
  * allocated are gone), each thread's lane is run by g threads in turn, created one after the
@@ -68,8 +70,10 @@
  * allocates, so the resident set follows the live set.
  * A thread's table of its live blocks comes from mmap, not from the allocator measured, and its
  * pages beyond the blocks that survive the drain are given back at the drain (MADV_DONTNEED),
- * so what RSS holds after the drain is the allocator's, not a table the harness no longer
- * needs (with 16..512 B blocks, the table is a fifth of the blocks' bytes).
+ * so RSS after the drain holds no table the harness no longer needs (with 16..512 B blocks
+ * the table is a fifth of the blocks' bytes; with keep_* or churn its resident size before
+ * and after the drain is recorded, below). The drain sorts in place: nothing it does takes
+ * memory from the allocator measured.
  *
  * With `trace` = a hoardlab trace (HOARD_TRACE, format in harness/README.md), the distribution
  * is learned instead: each block is a (size, lifetime) pair of one of the trace's allocations
@@ -174,8 +178,10 @@ struct phased {
     long long keep;                 /* keep_every or keep_first: 1 of keep survives, else 0 */
     bool together;                  /* keep_first: the first 1/keep, not every keep-th */
     long long churn;                /* threads a lane is run by in turn, 0: off */
-    _Atomic unsigned long long drain_in[4];   /* live blocks, kept blocks, live and kept bytes
-                                               * at the drain, all threads (with keep) */
+    _Atomic unsigned long long drain_in[6];   /* live blocks, kept blocks, live and kept bytes
+                                               * at the drain, all threads (with keep); the
+                                               * tables' resident kB before and after it
+                                               * (with keep or churn) */
     _Atomic int threads_made;       /* with churn: the threads created */
     _Atomic bool pre_taken;         /* with keep or churn: the first thread at the drain read */
     struct hb_series_row pre_row;   /* RSS, ... then, before its frees: the peak the spike's
@@ -264,10 +270,44 @@ static void allocate(struct phased *P, struct lane *L, struct hb_rng *g, uint64_
     ++*ops;
 }
 
-static int by_seq(const void *a, const void *b)
+static void seq_sift(struct blk *a, size_t n, size_t i)
 {
-    const struct blk *x = a, *y = b;
-    return (x->seq > y->seq) - (x->seq < y->seq);
+    struct blk b = a[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && a[c + 1].seq > a[c].seq) c++;
+        if (a[c].seq <= b.seq) break;
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = b;
+}
+
+/* The table in allocation order, in place (heapsort): glibc's qsort takes a buffer the size
+ * of the table from malloc, the allocator measured, which keeps it (32 MiB) after the drain. */
+static void sort_by_seq(struct blk *a, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;) seq_sift(a, n, i);
+    for (size_t end = n; end > 1; end--) {
+        struct blk t = a[0];
+        a[0] = a[end - 1];
+        a[end - 1] = t;
+        seq_sift(a, end - 1, 0);
+    }
+}
+
+/* kB of a lane's table resident now (mincore): the harness's own memory in RSS. */
+static unsigned long long table_kb(const struct lane *L)
+{
+    unsigned char vec[1024];
+    size_t pages = (L->cap * sizeof *L->heap + 4095) / 4096, n = 0;
+    for (size_t at = 0; at < pages; at += sizeof vec) {
+        size_t m = pages - at < sizeof vec ? pages - at : sizeof vec;
+        if (mincore((char *)L->heap + at * 4096, m * 4096, vec)) return 0;
+        for (size_t k = 0; k < m; k++) n += vec[k] & 1;
+    }
+    return (unsigned long long)n * 4;
 }
 
 /* At the drain: each live block freed with probability `drain`; or, with keep_every /
@@ -279,8 +319,9 @@ static void drain_now(struct phased *P, struct lane *L, struct hb_rng *g,
     double f = hb_real(P->r, "drain");
     size_t kept = 0, n = L->len, first = 0;
     unsigned long long before = *live;
+    unsigned long long table = P->keep || P->churn ? table_kb(L) : 0;
     if (P->keep) {
-        qsort(L->heap, L->len, sizeof *L->heap, by_seq);
+        sort_by_seq(L->heap, L->len);
         first = (L->len + (size_t)P->keep - 1) / (size_t)P->keep;
     }
     for (size_t k = 0; k < L->len; k++) {
@@ -300,6 +341,10 @@ static void drain_now(struct phased *P, struct lane *L, struct hb_rng *g,
         atomic_fetch_add(&P->drain_in[1], kept);
         atomic_fetch_add(&P->drain_in[2], before);
         atomic_fetch_add(&P->drain_in[3], *live);
+    }
+    if (P->keep || P->churn) {      /* the tables' resident kB before and after */
+        atomic_fetch_add(&P->drain_in[4], table);
+        atomic_fetch_add(&P->drain_in[5], table_kb(L));
     }
     for (size_t k = kept / 2; k-- > 0;) sift_down(L, k);
 }
@@ -650,6 +695,8 @@ static void checkpoints_record(struct phased *P)
         else hb_json_null(j, "drain_rss_kb");
         if (lazy >= 0) hb_json_int(j, "drain_lazyfree_kb", lazy);
         else hb_json_null(j, "drain_lazyfree_kb");
+        hb_json_uint(j, "drain_table_kb", atomic_load(&P->drain_in[4]));
+        hb_json_uint(j, "kept_table_kb", atomic_load(&P->drain_in[5]));
     }
     if (P->churn) hb_json_int(j, "churn_threads", atomic_load(&P->threads_made));
     static const struct { const char *key; int phase; } rate[] = {

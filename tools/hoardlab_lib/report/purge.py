@@ -80,22 +80,24 @@ def point_name(r):
 def peak_kb(r):
     """The RSS peak before the drain: the (first) spike's sampled peak, or RSS as the first
     thread reached the drain (extra.drain_rss_kb) when higher (the live set grew to the
-    spike's end); None without either."""
+    spike's end), less the harness's tables of live blocks then (extra.drain_table_kb, rows
+    with survivors kept or churn); None without a peak."""
     spike = [p for p in phases_of(r) if p.get("name") == "spike"]
     peaks = [x for x in ((spike[0].get("rss_kb_peak") if spike else None),
                          r.get("extra.drain_rss_kb")) if x]
-    return max(peaks) if peaks else None
+    return max(peaks) - (r.get("extra.drain_table_kb") or 0) if peaks else None
 
 
 def held_fraction(r, t=HELD_AT):
-    """RSS less LazyFree t after the drain, over the RSS peak before it (peak_kb): what the
-    allocator still holds of its peak (LazyFree pages are given back, lazily). None when the
-    run has no such checkpoint or no sampled spike."""
+    """RSS less LazyFree t after the drain (less the harness's tables then,
+    extra.kept_table_kb), over the RSS peak before it (peak_kb): what the allocator still
+    holds of its peak (LazyFree pages are given back, lazily). None when the run has no such
+    checkpoint or no sampled spike."""
     rss, lazy = r.get(col(t, "rss_kb")), r.get(col(t, "lazyfree_kb"))
     peak = peak_kb(r)
-    if rss is None or not peak:
+    if rss is None or not peak or peak <= 0:
         return None
-    return (rss - (lazy or 0)) / peak
+    return (rss - (lazy or 0) - (r.get("extra.kept_table_kb") or 0)) / peak
 
 
 def measured(rows, pattern="random"):
@@ -435,8 +437,9 @@ def survivors_text(rows):
                 "The phased workload with `%s = %s` (blocks of %s): the drain keeps %s and "
                 "frees the rest, and the threads idle (no allocation, no free) until the last "
                 "checkpoint is read; then the next burst. %sHeld and the next burst as in the "
-                "table above; the peak is the higher of the spike's sampled RSS peak and RSS "
-                "as the first thread reached the drain." % (
+                "table above, less the harness's own tables of live blocks (resident before and "
+                "after the drain, by mincore); the peak is the higher of the spike's sampled "
+                "RSS peak and RSS as the first thread reached the drain." % (
                     key, k, _sizes(pts), how,
                     "Kept: %.4f of the live blocks (all runs). " % share if share else ""), ""]
         out += held_table(pts)
@@ -577,7 +580,9 @@ def churn_text(rows):
            "in turn (created, allocate, exit), blocks of %d..%d B; the last of each keeps "
            "%s at its drain and exits; the process then idles with no worker thread and RSS "
            "is read %s after the last exit. Held: RSS less LazyFree over the peak before the "
-           "drain; returned: 1 - held at %s. Median over repetitions." % (
+           "drain (the higher of the spike's sampled peak and RSS at the drain), both less "
+           "the harness's own tables of live blocks; returned: 1 - held at %s, with its "
+           "interval. Median over repetitions." % (
                param(r0, "churn"), param(r0, "churn"), param(r0, "min_size"),
                param(r0, "max_size"),
                "one block in %d (0, k, 2k, ... in allocation order)" % param(r0, "keep_every")
@@ -592,7 +597,7 @@ def churn_text(rows):
         cells += [F.pm(V.spread_of([held_fraction(r, k) for r in rr]), "%.2f") for k in ks]
         ret[v] = (rr, V.spread_of([1 - held_fraction(r, ks[-1]) for r in rr]),
                   V.spread_of([held_fraction(r, ks[-1]) for r in rr]))
-        cells.append(F.pm(ret[v][1], "%.2f"))
+        cells.append(F.iv(ret[v][1]))
         rs.append(cells)
     out += [F.table(["allocator", "policy", "RSS peak MiB"] +
                     ["held %s" % spoken(k) for k in keys] +
