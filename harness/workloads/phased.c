@@ -285,7 +285,7 @@ static void seq_sift(struct blk *a, size_t n, size_t i)
 }
 
 /* The table in allocation order, in place (heapsort): glibc's qsort takes a buffer the size
- * of the table from malloc, the allocator measured, which keeps it (32 MiB) after the drain. */
+ * of the table from malloc, the allocator measured, and some keep it after the drain. */
 static void sort_by_seq(struct blk *a, size_t n)
 {
     for (size_t i = n / 2; i-- > 0;) seq_sift(a, n, i);
