@@ -197,3 +197,25 @@ def test_sections_absent_without_rows():
     for r in rows:
         del r["extra.next_burst_ops_per_s"]
     assert P.purge_section(rows) == [] and P.pareto_plot(rows, "/nonexistent") == []
+
+
+def test_collect_points_in_the_random_drain_leave_the_claim_alone():
+    """A collect = 1 row of the random drain is a point of its own (`+collect`), with its
+    line; the claim table and purge = off's throughput come from the rows without it."""
+    pts = {"glibc": ("glibc", "", 0.6, 100e6),
+           "hoard2026-off": ("hoard2026", "purge=off", 0.9, 150e6),
+           "hoard2026-free-0": ("hoard2026", "purge=free;retain=0", 0.3, 70e6),
+           "hoard2026-free-64M": ("hoard2026", "purge=free;retain=64M", 0.5, 120e6),
+           "hoard2026-free-64M +c": ("hoard2026", "purge=free;retain=64M", 0.1, 10e6, 1),
+           "hoard2026-off +c": ("hoard2026", "purge=off", 0.2, 300e6, 1)}
+    text = "\n".join(P.purge_section(rows_of(pts, "random")))
+    assert "| hoard2026-free-64M +collect | purge = free, retain = 64M; collect: " \
+        "hoardlab_collect |" in text
+    # the claim: 64M against retain 0 from the rows without collect (120 / 70, 0.5 / 0.3)
+    assert "| hoard2026 | free | 64M | 1.71 [1.65, 1.78] | 1.67 [1.60, 1.73] | yes | yes | " \
+        "agrees |" in text
+    # next / purge = off divides by off without collect (150M), not off +collect (300M)
+    assert "| 120M ±2% | 2.00 ±2% | 0.80 ±4% |" in text
+    assert "The explicit collect right after the drain:" in text
+    assert "- `hoard2026-off +collect` (hoardlab_collect): held 1 s 0.20 [0.20, 0.20]; over " \
+        "without the call 0.22 [0.21, 0.23]: gives back more." in text
