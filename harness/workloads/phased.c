@@ -27,6 +27,31 @@
  * (extra.spike_ops_per_s) is what keeping or returning the memory costs the next burst. The
  * run then lasts longer than `seconds`.
  *
+ * Which blocks outlive the drain (issue 49): with `keep_every` = k, each thread keeps every k-th
+ * of its live blocks in allocation order (the first, the k+1-th, ...) and frees the rest, so
+ * the survivors are spread over every page, as a cache's or a server's long-lived connections
+ * leave them; with `keep_first` = k, the first 1/k of them in allocation order (the oldest)
+ * stay, together. Either way ceil(n/k) of a thread's n live blocks stay, `drain` is not used,
+ * and the threads stay idle through the drain (no allocation, no free: they sleep until it
+ * ends, with next_burst until the last checkpoint is read), so the checkpoints see what the
+ * allocator gives back of memory whose free blocks sit between survivors; extra.drain_live_
+ * blocks, drain_kept_blocks, drain_live_bytes and drain_kept_bytes count them (all threads), and
+ * extra.drain_rss_kb and drain_lazyfree_kb are read as the first thread reaches the drain,
+ * before its frees (with long lifetimes the live set grows to the spike's end, past the
+ * spike's last sample: this is the peak); drain_table_kb and kept_table_kb are the threads'
+ * tables of live blocks resident before and after their drains (mincore): the harness's own
+ * memory in those RSS numbers, to take out of them (the report does).
+ *
+ * With `churn` = g (mimalloc-pprof's churn measure: what comes back after the threads that
+ * allocated are gone), each thread's lane is run by g threads in turn, created one after the
+ * other (the first g - 1 end at equal shares of the time before the drain; the next takes
+ * over the lane and frees its predecessor's blocks as their lifetimes end), and the last
+ * exits right after its drain's frees; the drain ends, and the checkpoints count from, when
+ * the last of them has exited. The process then idles with no worker thread until the last
+ * checkpoint is read, and the run ends there (no later phase; not with next_burst): e.g.
+ * checkpoints = 0.1,1,10 reads what comes back after 10 s idle. extra.churn_threads counts
+ * the threads created. The generations are not pinned (--pin pins the first).
+ *
  * With `collect`, each thread asks the allocator to give back what it can right after its
  * share of the drain's frees, before its drain counts as ended (the checkpoints' origin): the
  * allocator's explicit call if it has one (hb_collect_find: hoardlab_collect, mimalloc's
@@ -43,6 +68,12 @@
  * (256 KiB..4 MiB); lifetimes exponential with mean `live` steps, at least one step. Blocks
  * are stamped and, with `touch`, written once per 4 KiB page, as a server fills what it
  * allocates, so the resident set follows the live set.
+ * A thread's table of its live blocks comes from mmap, not from the allocator measured, and its
+ * pages beyond the blocks that survive the drain are given back at the drain (MADV_DONTNEED),
+ * so RSS after the drain holds no table the harness no longer needs (with 16..512 B blocks
+ * the table is a fifth of the blocks' bytes; with keep_* or churn its resident size before
+ * and after the drain is recorded, below). The drain sorts in place: nothing it does takes
+ * memory from the allocator measured.
  *
  * With `trace` = a hoardlab trace (HOARD_TRACE, format in harness/README.md), the distribution
  * is learned instead: each block is a (size, lifetime) pair of one of the trace's allocations
@@ -56,10 +87,12 @@
  * and lifetimes per seed and thread; where the phase boundaries fall in a thread's steps
  * depends on its speed. ops = mallocs + frees. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include "../hlbench.h"
 
 const struct hb_param hb_phased_params[] = {
@@ -91,6 +124,15 @@ const struct hb_param hb_phased_params[] = {
                                                  "memory back right after its drain's frees "
                                                  "(hoardlab_collect, mi_collect, jemalloc's "
                                                  "arena purge, ...; none: nothing)" },
+    { "keep_every",  HB_INT,  "0",       false, "k >= 1: the drain keeps every k-th live "
+                                                 "block in allocation order, frees the rest, "
+                                                 "and the threads idle through it (0: off)" },
+    { "keep_first",  HB_INT,  "0",       false, "k >= 1: the drain keeps the first 1/k of the "
+                                                 "live blocks in allocation order, frees the "
+                                                 "rest; threads idle through it (0: off)" },
+    { "churn",       HB_INT,  "0",       false, "g >= 1: each lane run by g threads in turn, "
+                                                 "the last exits after its drain; the run ends "
+                                                 "at the last checkpoint (0: off)" },
     { NULL, 0, NULL, false, NULL },
 };
 
@@ -99,13 +141,14 @@ enum { STEADY, SPIKE, DRAIN, BURST, STEADY2, PHASES };
 static const char *const phase_name[PHASES] = { "steady", "spike", "drain", "burst", "steady" };
 enum { CHECKPOINTS_MAX = 8 };
 
-struct blk { uint64_t death; char *p; size_t n; };
+struct blk { uint64_t death; char *p; size_t n; uint64_t seq; };   /* seq: allocation order */
 
 struct drawn { size_t size; uint64_t life; };   /* one allocation of a trace */
 
 struct lane {                       /* one thread's live set: a min-heap on death */
     struct blk *heap;
     size_t len, cap;
+    uint64_t seq;                   /* allocations so far: the next block's place in order */
     _Alignas(64) _Atomic unsigned long long live_bytes;   /* published every step */
     char pad[64 - sizeof(unsigned long long)];
 };
@@ -132,6 +175,17 @@ struct phased {
     const char *collect;            /* `collect`: the allocator's call (hb_collect_find), or
                                      * NULL: none, or not asked for */
     bool collect_asked;
+    long long keep;                 /* keep_every or keep_first: 1 of keep survives, else 0 */
+    bool together;                  /* keep_first: the first 1/keep, not every keep-th */
+    long long churn;                /* threads a lane is run by in turn, 0: off */
+    _Atomic unsigned long long drain_in[6];   /* live blocks, kept blocks, live and kept bytes
+                                               * at the drain, all threads (with keep); the
+                                               * tables' resident kB before and after it
+                                               * (with keep or churn) */
+    _Atomic int threads_made;       /* with churn: the threads created */
+    _Atomic bool pre_taken;         /* with keep or churn: the first thread at the drain read */
+    struct hb_series_row pre_row;   /* RSS, ... then, before its frees: the peak the spike's
+                                     * samples miss when the live set grows to its end */
     double *collect_s;              /* a thread's time in it, -1: not called */
     _Atomic unsigned long long ops_in[PHASES];
     double t0;
@@ -211,22 +265,87 @@ static void allocate(struct phased *P, struct lane *L, struct hb_rng *g, uint64_
     if (hb_int(r, "touch"))
         for (size_t k = 4096; k + 8 < n; k += 4096) p[k] = (char)k;
     hb_stamp(p, n, P->salt);
-    heap_push(L, (struct blk){ step + 1 + (uint64_t)life, p, n });
+    heap_push(L, (struct blk){ step + 1 + (uint64_t)life, p, n, L->seq++ });
     *live += n;
     ++*ops;
 }
 
-/* At the drain: each live block freed with probability `drain`; the rest re-heaped. */
+static void seq_sift(struct blk *a, size_t n, size_t i)
+{
+    struct blk b = a[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && a[c + 1].seq > a[c].seq) c++;
+        if (a[c].seq <= b.seq) break;
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = b;
+}
+
+/* The table in allocation order, in place (heapsort): glibc's qsort takes a buffer the size
+ * of the table from malloc, the allocator measured, and some keep it after the drain. */
+static void sort_by_seq(struct blk *a, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;) seq_sift(a, n, i);
+    for (size_t end = n; end > 1; end--) {
+        struct blk t = a[0];
+        a[0] = a[end - 1];
+        a[end - 1] = t;
+        seq_sift(a, end - 1, 0);
+    }
+}
+
+/* kB of a lane's table resident now (mincore): the harness's own memory in RSS. */
+static unsigned long long table_kb(const struct lane *L)
+{
+    unsigned char vec[1024];
+    size_t pages = (L->cap * sizeof *L->heap + 4095) / 4096, n = 0;
+    for (size_t at = 0; at < pages; at += sizeof vec) {
+        size_t m = pages - at < sizeof vec ? pages - at : sizeof vec;
+        if (mincore((char *)L->heap + at * 4096, m * 4096, vec)) return 0;
+        for (size_t k = 0; k < m; k++) n += vec[k] & 1;
+    }
+    return (unsigned long long)n * 4;
+}
+
+/* At the drain: each live block freed with probability `drain`; or, with keep_every /
+ * keep_first, every keep-th block in allocation order kept (the first one, the keep+1-th, ...)
+ * or the first ceil(len / keep), the rest freed in allocation order; the rest re-heaped. */
 static void drain_now(struct phased *P, struct lane *L, struct hb_rng *g,
                       unsigned long long *live, unsigned long long *ops)
 {
     double f = hb_real(P->r, "drain");
-    size_t kept = 0;
+    size_t kept = 0, n = L->len, first = 0;
+    unsigned long long before = *live;
+    unsigned long long table = P->keep || P->churn ? table_kb(L) : 0;
+    if (P->keep) {
+        sort_by_seq(L->heap, L->len);
+        first = (L->len + (size_t)P->keep - 1) / (size_t)P->keep;
+    }
     for (size_t k = 0; k < L->len; k++) {
-        if (unit(g) < f) release(P, L->heap[k], live, ops);
-        else L->heap[kept++] = L->heap[k];
+        bool stay = !P->keep ? !(unit(g) < f)
+                    : P->together ? k < first : k % (size_t)P->keep == 0;
+        if (stay) L->heap[kept++] = L->heap[k];
+        else release(P, L->heap[k], live, ops);
     }
     L->len = kept;
+    /* the table's pages beyond the survivors leave RSS (the harness's memory, not the
+     * allocator's: mmap'd, so they count in no allocator's statistics either) */
+    uintptr_t from = ((uintptr_t)(L->heap + kept) + 4095) & ~(uintptr_t)4095,
+              to = (uintptr_t)(L->heap + L->cap) & ~(uintptr_t)4095;
+    if (from < to) madvise((void *)from, to - from, MADV_DONTNEED);
+    if (P->keep) {
+        atomic_fetch_add(&P->drain_in[0], n);
+        atomic_fetch_add(&P->drain_in[1], kept);
+        atomic_fetch_add(&P->drain_in[2], before);
+        atomic_fetch_add(&P->drain_in[3], *live);
+    }
+    if (P->keep || P->churn) {      /* the tables' resident kB before and after */
+        atomic_fetch_add(&P->drain_in[4], table);
+        atomic_fetch_add(&P->drain_in[5], table_kb(L));
+    }
     for (size_t k = kept / 2; k-- > 0;) sift_down(L, k);
 }
 
@@ -246,9 +365,9 @@ static int phase_at(struct phased *P, double t)
 {
     int now = 0;
     while (now < PHASES) {
-        if (now == DRAIN && P->hold &&
-            !atomic_load_explicit(&P->waited, memory_order_acquire))
-            break;
+        if (now == DRAIN && (P->churn || (P->hold &&
+            !atomic_load_explicit(&P->waited, memory_order_acquire))))
+            break;                  /* (with churn the drain is a lane's last phase) */
         if (t < P->end[now]) break;
         now++;
     }
@@ -280,7 +399,8 @@ static void read_checkpoints(struct phased *P)
     P->drained_s = last;
     for (int k = 0; k < P->n_cp && last >= 0; k++) {
         double at = P->t0 + last + P->cp[k];
-        if (!P->hold && at > P->t0 + P->end[STEADY2]) break;     /* after the run: null */
+        if (!P->hold && !P->churn && at > P->t0 + P->end[STEADY2])
+            break;                                             /* after the run: null */
         sleep_until(at);
         hb_series_read(&P->cp_row[k]);
         P->cp_cache[k] = hb_cache_bytes();
@@ -296,6 +416,85 @@ static void read_checkpoints(struct phased *P)
     }
 }
 
+/* One lane's thread state, kept across the threads that run it in turn (with churn). */
+struct worker {
+    struct phased *P;
+    int i;
+    struct hb_rng g;
+    uint64_t step;
+    unsigned long long live, ops, mark;
+    int phase;
+    double until;                   /* churn: this thread hands the lane on at t0 + until,
+                                     * if before the drain; < 0: it runs to the lane's end */
+    bool done;                      /* the lane's work is over (its drain, or the run's end) */
+    bool drained;                   /* it went through drain_now */
+};
+
+/* A lane's steps until the run ends, or (churn) until this thread's share ends or its drain's
+ * frees are done. */
+static void *work(void *arg)
+{
+    struct worker *W = arg;
+    struct phased *P = W->P;
+    struct hb_run *r = P->r;
+    struct lane *L = &P->lane[W->i];
+    double spike = hb_real(r, "spike"), drain = hb_real(r, "drain");
+    bool idle = P->keep != 0;           /* survivors kept: no work through the drain */
+    for (;; W->step++) {
+        if (W->step % 64 == 0) {
+            double t = hb_now() - P->t0;
+            int now = phase_at(P, t);
+            if (now == PHASES) {
+                W->done = true;
+                break;
+            }
+            if (W->until >= 0 && t >= W->until && now < DRAIN) break;   /* the next takes over */
+            if (now != W->phase) {
+                if (W->phase >= 0) atomic_fetch_add(&P->ops_in[W->phase], W->ops - W->mark);
+                W->mark = W->ops;
+                if (W->phase < DRAIN && now >= DRAIN) {     /* reached (or skipped) the drain */
+                    if (now == DRAIN) {
+                        if ((P->keep || P->churn) && !atomic_exchange(&P->pre_taken, true))
+                            hb_series_read(&P->pre_row);
+                        drain_now(P, L, &W->g, &W->live, &W->ops);
+                        W->drained = true;
+                        if (P->collect) {               /* the program says it drained */
+                            double t1 = hb_now();
+                            hb_collect();
+                            P->collect_s[W->i] = hb_now() - t1;
+                        }
+                    }
+                    if (P->churn) {         /* this thread exits; its slot counts the drain */
+                        W->phase = now;
+                        atomic_store_explicit(&L->live_bytes, W->live, memory_order_relaxed);
+                        W->done = true;
+                        break;
+                    }
+                    if (now == DRAIN) P->drained_at[W->i] = hb_now() - P->t0;
+                    atomic_fetch_add_explicit(&P->drained, 1, memory_order_release);
+                }
+            }
+            W->phase = now;
+            atomic_store_explicit(&L->live_bytes, W->live, memory_order_relaxed);
+            note_peak(P, W->phase);
+            if (idle && now == DRAIN) {         /* the survivors wait; so does the thread */
+                sleep_until(hb_now() + 0.001);
+                W->step--;                      /* (the same step, its phase read again) */
+                continue;
+            }
+        }
+        double rate = W->phase == SPIKE || W->phase == BURST ? spike
+                      : W->phase == DRAIN ? 1.0 - drain : 1.0;
+        long long k = (long long)rate;
+        if (unit(&W->g) < rate - (double)k) k++;
+        while (k-- > 0) allocate(P, L, &W->g, W->step, &W->live, &W->ops);
+        while (L->len && L->heap[0].death <= W->step)
+            release(P, heap_pop(L), &W->live, &W->ops);
+        atomic_store_explicit(&L->live_bytes, W->live, memory_order_relaxed);
+    }
+    return NULL;
+}
+
 static void phased_thread(struct hb_run *r, int i, void *arg)
 {
     struct phased *P = arg;
@@ -303,48 +502,27 @@ static void phased_thread(struct hb_run *r, int i, void *arg)
         read_checkpoints(P);
         return;
     }
-    struct lane *L = &P->lane[i];
-    struct hb_rng g;
-    hb_rng_seed(&g, r->seed, (uint64_t)i + 2800);
-    double spike = hb_real(r, "spike"), drain = hb_real(r, "drain");
-    unsigned long long live = 0, ops = 0, mark = 0;
-    int phase = -1;
+    struct worker W = { .P = P, .i = i, .phase = -1, .until = -1 };
+    hb_rng_seed(&W.g, r->seed, (uint64_t)i + 2800);
     P->drained_at[i] = -1;
-    for (uint64_t step = 0;; step++) {
-        if (step % 64 == 0) {
-            int now = phase_at(P, hb_now() - P->t0);
-            if (now == PHASES) break;
-            if (now != phase) {
-                if (phase >= 0) atomic_fetch_add(&P->ops_in[phase], ops - mark);
-                mark = ops;
-                if (phase < DRAIN && now >= DRAIN) {     /* reached (or skipped) the drain */
-                    if (now == DRAIN) {
-                        drain_now(P, L, &g, &live, &ops);
-                        if (P->collect) {               /* the program says it drained */
-                            double t = hb_now();
-                            hb_collect();
-                            P->collect_s[i] = hb_now() - t;
-                        }
-                        P->drained_at[i] = hb_now() - P->t0;
-                    }
-                    atomic_fetch_add_explicit(&P->drained, 1, memory_order_release);
-                }
-            }
-            phase = now;
-            atomic_store_explicit(&L->live_bytes, live, memory_order_relaxed);
-            note_peak(P, phase);
+    if (!P->churn) {
+        work(&W);
+    } else {                        /* g threads in turn: created, run a share, exit */
+        for (long long gen = 0; !W.done; gen++) {
+            W.until = gen + 1 < P->churn ? P->end[SPIKE] * (double)(gen + 1) / (double)P->churn
+                                         : -1;
+            pthread_t t;
+            int e = pthread_create(&t, NULL, work, &W);
+            if (e) hb_fail("pthread_create (churn): %s", strerror(e));
+            pthread_join(t, NULL);
+            atomic_fetch_add(&P->threads_made, 1);
         }
-        double rate = phase == SPIKE || phase == BURST ? spike
-                      : phase == DRAIN ? 1.0 - drain : 1.0;
-        long long k = (long long)rate;
-        if (unit(&g) < rate - (double)k) k++;
-        while (k-- > 0) allocate(P, L, &g, step, &live, &ops);
-        while (L->len && L->heap[0].death <= step) release(P, heap_pop(L), &live, &ops);
-        atomic_store_explicit(&L->live_bytes, live, memory_order_relaxed);
+        if (W.drained) P->drained_at[i] = hb_now() - P->t0;     /* its last thread is gone */
     }
-    if (phase >= 0) atomic_fetch_add(&P->ops_in[phase], ops - mark);
-    if (phase < DRAIN) atomic_fetch_add_explicit(&P->drained, 1, memory_order_release);
-    atomic_fetch_add(&r->ops, ops);
+    if (W.phase >= 0) atomic_fetch_add(&P->ops_in[W.phase], W.ops - W.mark);
+    if (W.phase < DRAIN || P->churn)        /* (with churn: its last thread has exited) */
+        atomic_fetch_add_explicit(&P->drained, 1, memory_order_release);
+    atomic_fetch_add(&r->ops, W.ops);
 }
 
 /* ---- a distribution learned from a trace ---------------------------------------------------- */
@@ -403,7 +581,8 @@ static double learn(struct phased *P, const char *path)
 }
 
 /* What the series saw during each phase: peaks and the last row's values (null without it). */
-static void phase_record(struct phased *P, int p, const struct hb_series_row *rows, int n)
+static void phase_record(struct phased *P, int p, const struct hb_series_row *rows, int n,
+                         bool last)
 {
     static const struct { const char *key; int col; bool peak; } seen[] = {
         { "held_bytes_peak", HB_SER_HELD, true },   { "held_bytes_end", HB_SER_HELD, false },
@@ -422,7 +601,7 @@ static void phase_record(struct phased *P, int p, const struct hb_series_row *ro
         long long v = -1;
         for (int k = 0; k < n; k++) {
             /* the last phase also takes the row read at the end (t_s = wall_s) */
-            if (rows[k].t_s < start || (rows[k].t_s >= P->end[p] && p + 1 < PHASES)) continue;
+            if (rows[k].t_s < start || (rows[k].t_s >= P->end[p] && !last)) continue;
             long long x = rows[k].v[seen[s].col];
             if (!seen[s].peak || x > v) v = x;
         }
@@ -504,6 +683,22 @@ static void checkpoints_record(struct phased *P)
         if (most >= 0) hb_json_real(j, "collect_s_max", most);
         else hb_json_null(j, "collect_s_max");
     }
+    if (P->keep) {                  /* the survivors: blocks and bytes, all threads */
+        static const char *const kept[4] = { "drain_live_blocks", "drain_kept_blocks",
+                                             "drain_live_bytes", "drain_kept_bytes" };
+        for (int k = 0; k < 4; k++) hb_json_uint(j, kept[k], atomic_load(&P->drain_in[k]));
+    }
+    if (P->keep || P->churn) {      /* as the first thread reached the drain */
+        long long rss = P->pre_taken ? P->pre_row.v[HB_SER_RSS] : -1,
+                  lazy = P->pre_taken ? P->pre_row.v[HB_SER_LAZYFREE] : -1;
+        if (rss >= 0) hb_json_int(j, "drain_rss_kb", rss);
+        else hb_json_null(j, "drain_rss_kb");
+        if (lazy >= 0) hb_json_int(j, "drain_lazyfree_kb", lazy);
+        else hb_json_null(j, "drain_lazyfree_kb");
+        hb_json_uint(j, "drain_table_kb", atomic_load(&P->drain_in[4]));
+        hb_json_uint(j, "kept_table_kb", atomic_load(&P->drain_in[5]));
+    }
+    if (P->churn) hb_json_int(j, "churn_threads", atomic_load(&P->threads_made));
     static const struct { const char *key; int phase; } rate[] = {
         { "spike_ops_per_s", SPIKE }, { "next_burst_ops_per_s", BURST } };
     for (size_t k = 0; k < sizeof rate / sizeof rate[0]; k++) {
@@ -524,8 +719,20 @@ int hb_phased(struct hb_run *r)
         f[0] + f[1] + f[2] > 1 || seconds <= 0)
         hb_usage("phased needs 1 <= min_size <= max_size, 1 <= large_min <= large_max, live >= "
                  "1, drain and large_p <= 1, steady_frac + spike_frac + drain_frac <= 1");
+    if (hb_int(r, "keep_every") < 0 || hb_int(r, "keep_first") < 0 ||
+        (hb_int(r, "keep_every") && hb_int(r, "keep_first")))
+        hb_usage("phased: keep_every %lld, keep_first %lld: each 0 (off) or a k >= 1 (1 block "
+                 "of k survives the drain), at most one of them set", hb_int(r, "keep_every"),
+                 hb_int(r, "keep_first"));
+    if (hb_int(r, "churn") < 0 || (hb_int(r, "churn") && hb_int(r, "next_burst")))
+        hb_usage("phased: churn %lld: 0 (off) or the number of threads g >= 1 that run each "
+                 "lane in turn, and not with next_burst (the run ends at the last checkpoint)",
+                 hb_int(r, "churn"));
     struct phased P = { .r = r, .salt = hb_mix(r->seed ^ 0x9a5ed), .drained_s = -1,
-                        .hold = hb_int(r, "next_burst") != 0 };
+                        .hold = hb_int(r, "next_burst") != 0,
+                        .keep = hb_int(r, "keep_every") ? hb_int(r, "keep_every")
+                                                        : hb_int(r, "keep_first"),
+                        .together = hb_int(r, "keep_first") != 0, .churn = hb_int(r, "churn") };
     parse_checkpoints(&P, hb_str(r, "checkpoints"));
     P.waited = !P.hold || !P.n_cp;
     double drain_s = f[2] * seconds;
@@ -553,24 +760,32 @@ int hb_phased(struct hb_run *r)
     memset(P.lane, 0, sizeof *P.lane * (size_t)r->threads);
     for (int i = 0; i < r->threads; i++) {
         P.lane[i].cap = cap;
-        if (!(P.lane[i].heap = malloc(cap * sizeof *P.lane[i].heap))) hb_fail("out of memory");
+        /* from mmap, not malloc: the harness's table is not the allocator's memory */
+        P.lane[i].heap = mmap(NULL, cap * sizeof *P.lane[i].heap, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (P.lane[i].heap == MAP_FAILED) hb_fail("mmap of a lane's table failed");
     }
     hb_begin(r);
     P.t0 = r->t0;
     hb_parallel(r, r->threads + (P.n_cp > 0), phased_thread, &P);   /* + the reader */
     hb_end(r);
+    if (P.churn) {                  /* the drain, the lanes' last phase, ended with the run */
+        for (int p = DRAIN; p < PHASES; p++)
+            P.end[p] = r->t1 - r->t0 > P.end[p - 1] ? r->t1 - r->t0 : P.end[p - 1];
+    }
 
     const struct hb_series_row *rows;
     int n = hb_series_rows(&rows);
     hb_json_arr(r->extra, "phases");
     for (int p = 0; p < PHASES; p++)
-        if (p != BURST || P.hold) phase_record(&P, p, rows, n);
+        if ((p != BURST || P.hold) && (p <= DRAIN || !P.churn))
+            phase_record(&P, p, rows, n, p == (P.churn ? DRAIN : STEADY2));
     hb_json_end(r->extra, ']');
     checkpoints_record(&P);
     for (int i = 0; i < r->threads; i++) {
         for (size_t k = 0; k < P.lane[i].len; k++)
             hb_release(P.lane[i].heap[k].p, P.lane[i].heap[k].n, P.salt);
-        free(P.lane[i].heap);
+        munmap(P.lane[i].heap, P.lane[i].cap * sizeof *P.lane[i].heap);
     }
     free(P.lane);
     free(P.drained_at);

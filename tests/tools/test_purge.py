@@ -227,4 +227,20 @@ def test_the_purge_sweep_file():
         for purge in ("free", "dontneed"):
             for retain in ("0", "16M", "64M", "256M"):
                 assert "%s-%s-%s" % (strat, purge, retain) in variants
-    assert all(r["workload"] == "phased" and r["params"]["next_burst"] == "1" for r in runs)
+    assert all(r["workload"] == "phased" for r in runs)
+    assert all(r["params"]["next_burst"] == "1" for r in runs if r["workload_label"] != "churn")
+    # issue 49: both survivor patterns against every production allocator (the targets are
+    # decided: at least 3 repetitions), the explicit collect, and the churn measure
+    prod = {"glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc", "snmalloc",
+            "tcmalloc-google"}
+    for label, param in (("spread", "keep_every"), ("together", "keep_first")):
+        rr = [r for r in runs if r["workload_label"] == label]
+        assert prod <= {r["variant"] for r in rr} and "hoard2026-off" in {r["variant"] for r in rr}
+        assert all(r["params"][param] == "32" and r["params"]["max_size"] == "512" and
+                   r["repetition"] < 5 for r in rr) and max(r["repetition"] for r in rr) >= 2
+        assert {r["variant"] for r in runs if r["workload_label"] == label + "-collect" and
+                r["params"]["collect"] == "1"} >= {"hoard2026-off", "hoard202607-free-64M"}
+    churn = [r for r in runs if r["workload_label"] == "churn"]
+    assert churn and all(r["params"]["churn"] != "0" and
+                         r["params"]["checkpoints"].endswith(",10") for r in churn)
+    assert "purge_holes" in open(path).read()       # where the hole-purging rows go

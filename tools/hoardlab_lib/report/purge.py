@@ -4,7 +4,16 @@ phased workload with next_burst = 1 reads RSS, Private_Dirty, LazyFree and A at 
 after the drain (extra.after_drain_<t>_*) and times a second spike (extra.next_burst_ops_per_s).
 A table, purge-pareto.png (each allocator and policy a point, the non-dominated frontier
 drawn, the dominated named), and the direction of Hoard #116's claim -- a retain budget
-gives faster warm reuse and returns less -- decided by the interval (verdicts.NOISE_RULE)."""
+gives faster warm reuse and returns less -- decided by the interval (verdicts.NOISE_RULE).
+
+Which blocks outlive the drain (phased's keep_every, keep_first) makes a pattern of its own,
+each with its table, frontier and plot (purge-pareto-<pattern>.png): the survivors spread
+(every k-th block in allocation order kept) and together (the first 1/k); rows with
+collect = 1 (the allocator's explicit call right after the drain) are points of their own,
+named `<variant> +collect`. The churn measure (phased's churn: the threads that allocated
+have exited, the process idles) is a table of what each allocator gave back. Every aim's
+sentence is computed from the rows: a ratio or a value and the direction its interval
+decides (verdicts.NOISE_RULE), no target judged."""
 from .. import fmt as F, plotkit as K, verdicts as V
 from .series import PURGE_KNOBS, PURGE_SECTION, phases_of, purge_policy
 
@@ -15,6 +24,16 @@ PLOT = "purge-pareto.png"
 # 10% of purge = off's (a choice of which policies are fast enough to compare, not a verdict)
 NEAR_OFF = 0.9
 SECTION = PURGE_SECTION
+# The survivor patterns beside the random drain: (pattern, phased's parameter, its title).
+SURVIVORS = (("spread", "keep_every", "Survivors spread: one block in %s kept"),
+             ("together", "keep_first", "Survivors together: the first 1/%s kept"))
+# Spread survivors: what a purge of free pages inside partly used superblocks (hoard2026's
+# purge_holes = on) aims at, 1 s after the drain: held at most HOLES_HELD of the peak, the next
+# burst at least HOLES_BURST of purge = off's.
+HOLES_KNOB = "purge_holes"
+HOLES_HELD = 0.5
+HOLES_BURST = 0.8
+RETAIN_DEFAULT = 64 << 20               # hoard202607's retain budget (its defaults)
 
 
 def decide(s, op, threshold):
@@ -33,35 +52,82 @@ def col(t, what):
     return "extra.after_drain_%s_%s" % (t, what)
 
 
-def held_fraction(r, t=HELD_AT):
-    """RSS less LazyFree t after the drain, over the RSS peak of the (first) spike: what the
-    allocator still holds of its peak (LazyFree pages are given back, lazily). None when the
-    run has no such checkpoint or no sampled spike."""
-    rss, lazy = r.get(col(t, "rss_kb")), r.get(col(t, "lazyfree_kb"))
+def param(r, k):
+    """phased's integer parameter k of a row (runs.csv's params.<k>), 0 when absent."""
+    v = r.get("params." + k)
+    try:
+        return int(float(v)) if v not in (None, "") else 0
+    except (TypeError, ValueError):
+        return 0
+
+
+def pattern_of(r):
+    """Which blocks outlive the drain: 'churn' (phased's churn), 'spread' (keep_every),
+    'together' (keep_first), else 'random' (each freed with probability `drain`)."""
+    if param(r, "churn"):
+        return "churn"
+    for pat, key, _ in SURVIVORS:
+        if param(r, key):
+            return pat
+    return "random"
+
+
+def point_name(r):
+    """A row's point: its variant, `+collect` when it called the allocator's collect."""
+    return r["variant"] + (" +collect" if param(r, "collect") else "")
+
+
+def peak_kb(r):
+    """The RSS peak before the drain: the (first) spike's sampled peak, or RSS as the first
+    thread reached the drain (extra.drain_rss_kb) when higher (the live set grew to the
+    spike's end), less the harness's tables of live blocks then (extra.drain_table_kb, rows
+    with survivors kept or churn); None without a peak."""
     spike = [p for p in phases_of(r) if p.get("name") == "spike"]
-    peak = spike[0].get("rss_kb_peak") if spike else None
-    if rss is None or not peak:
+    peaks = [x for x in ((spike[0].get("rss_kb_peak") if spike else None),
+                         r.get("extra.drain_rss_kb")) if x]
+    return max(peaks) - (r.get("extra.drain_table_kb") or 0) if peaks else None
+
+
+def held_fraction(r, t=HELD_AT):
+    """RSS less LazyFree t after the drain (less the harness's tables then,
+    extra.kept_table_kb), over the RSS peak before it (peak_kb): what the allocator still
+    holds of its peak (LazyFree pages are given back, lazily). None when the run has no such
+    checkpoint or no sampled spike."""
+    rss, lazy = r.get(col(t, "rss_kb")), r.get(col(t, "lazyfree_kb"))
+    peak = peak_kb(r)
+    if rss is None or not peak or peak <= 0:
         return None
-    return (rss - (lazy or 0)) / peak
+    return (rss - (lazy or 0) - (r.get("extra.kept_table_kb") or 0)) / peak
 
 
-def measured(rows):
-    """The ok rows of a run with a next burst and the checkpoint HELD_AT."""
-    return [r for r in V.ok(rows) if not V.is_census(r) and
+def measured(rows, pattern="random"):
+    """The ok rows of `pattern` (pattern_of) of a run with a next burst and the checkpoint
+    HELD_AT."""
+    return [r for r in V.ok(rows) if not V.is_census(r) and pattern_of(r) == pattern and
             r.get("extra.next_burst_ops_per_s") is not None and
             r.get(col(HELD_AT, "rss_kb")) is not None]
 
 
-def points(rows):
-    """[(variant, its rows, held Spread, next-burst throughput Spread)] at the highest thread
-    count, in the order of the variants; a variant without both numbers is left out."""
-    mr = measured(rows)
+def names(rows):
+    """The points of rows (point_name), in order of first appearance."""
+    seen = []
+    for r in rows:
+        if point_name(r) not in seen:
+            seen.append(point_name(r))
+    return seen
+
+
+def points(rows, pattern="random"):
+    """[(point, its rows, held Spread, next-burst throughput Spread)] of `pattern` at the
+    highest thread count, in the order of the points (a variant, and with collect = 1 the
+    variant `+collect`); a point without both numbers is left out."""
+    mr = measured(rows, pattern)
     if not mr:
         return []
     t = max(r["threads"] for r in mr)
     out = []
-    for v in V.variants(mr):
-        rr = [r for r in mr if r["variant"] == v and r["threads"] == t]
+    for v in names(mr):
+        rr = [r for r in mr if point_name(r) == v and r["threads"] == t]
         held = V.spread_of([held_fraction(r) for r in rr])
         thr = V.spread_of([r.get("extra.next_burst_ops_per_s") for r in rr])
         if rr and held and thr:
@@ -98,7 +164,7 @@ def claim_rows(pts):
     burst ratio, held ratio, faster, returns less, verdict)], the ratios budget / retain 0
     with their intervals; faster and returns less decided by them."""
     by = {}
-    for v, rr, held, thr in pts:
+    for v, rr, held, thr in plain(pts):
         k = V.knobs_of(rr[0])
         if "retain" in k and "purge" in k:
             pol = ", ".join([k["purge"]] + ["%s = %s" % (x, k[x]) for x in PURGE_KNOBS
@@ -115,10 +181,41 @@ def claim_rows(pts):
     return out
 
 
+def plain(pts):
+    """The points of rows without collect."""
+    return [p for p in pts if not param(p[1][0], "collect")]
+
+
+def policy_text(r):
+    """A row's purge policy (its knobs, its strategy's defaults, or 'its own'), and with
+    collect = 1 the call made after the drain."""
+    pol = purge_policy(r) or "its own"
+    if param(r, "collect"):
+        pol += "; collect: %s" % (r.get("extra.collect_call") or "none")
+    return pol
+
+
+def held_table(pts, checkpoints=CHECKPOINTS):
+    """The table of points: held at each checkpoint, the next burst, over the first spike and
+    over the strategy's purge = off."""
+    rs = []
+    for v, rr, held, thr in pts:
+        cells = [v, policy_text(rr[0])]
+        for c in checkpoints:
+            cells.append(F.pm(V.spread_of([held_fraction(r, c) for r in rr]), "%.2f"))
+        first = V.spread_of([r.get("extra.spike_ops_per_s") for r in rr])
+        qs = [V.ratio(thr, first), V.ratio(thr, off_throughput(pts, rr[0]["strategy"]))]
+        cells += [F.pm(thr, F.si)] + [F.pm(q, "%.2f") if q else "–" for q in qs]
+        rs.append(cells)
+    return [F.table(["allocator", "policy"] + ["held %s" % spoken(c) for c in checkpoints] +
+                    ["next burst ops/s", "next / first spike", "next / purge = off"], rs), ""]
+
+
 def purge_section(rows):
     pts = points(rows)
+    extra = survivors_text(rows) + churn_text(rows)
     if not pts:
-        return []
+        return ["## %s" % SECTION, ""] + extra if extra else []
     t = max(r["threads"] for _, rr, _, _ in pts for r in rr)
     out = ["## %s" % SECTION, "",
            "The phased workload with `next_burst = 1` (configs/sweeps/purge.ini): "
@@ -129,30 +226,25 @@ def purge_section(rows):
            "given back, lazily); 1.00 keeps all of it. Next burst: its operations per second "
            "(all %d threads), and over the first spike's (cold: pages fresh from the OS). "
            "Median over repetitions, `±p%%` their spread." % t, ""]
-    rs = []
-    for v, rr, held, thr in pts:
-        cells = [v, purge_policy(rr[0]) or "its own"]
-        for c in CHECKPOINTS:
-            cells.append(F.pm(V.spread_of([held_fraction(r, c) for r in rr]), "%.2f"))
-        first = V.spread_of([r.get("extra.spike_ops_per_s") for r in rr])
-        qs = [V.ratio(thr, first), V.ratio(thr, off_throughput(pts, rr[0]["strategy"]))]
-        cells += [F.pm(thr, F.si)] + [F.pm(q, "%.2f") if q else "–" for q in qs]
-        rs.append(cells)
-    out += [F.table(["allocator", "policy"] + ["held %s" % spoken(c) for c in CHECKPOINTS] +
-                    ["next burst ops/s", "next / first spike", "next / purge = off"], rs), ""]
+    out += held_table(pts)
     out += _pareto_text(pts) + _claim_text(claim_rows(pts)) + _beside_text(pts)
-    return out
+    coll = _collect_lines(pts)
+    if coll:
+        out += ["The explicit collect right after the drain:", ""] + coll + [""]
+    return out + extra
 
 
 def is_off(r):
     """Does the row run without a purge (purge = off set, or a strategy whose default it is)?"""
     pol = purge_policy(r)
-    return pol is not None and pol.startswith("purge = off")
+    return pol is not None and pol.startswith("purge = off") and \
+        V.knobs_of(r).get(HOLES_KNOB, "off") == "off"
 
 
 def off_throughput(pts, strategy):
-    """The next burst's throughput Spread of `strategy` under purge = off, or None."""
-    return next((thr for _, rr, _, thr in pts if rr[0].get("strategy") == strategy and
+    """The next burst's throughput Spread of `strategy` under purge = off (without collect),
+    or None."""
+    return next((thr for _, rr, _, thr in plain(pts) if rr[0].get("strategy") == strategy and
                  is_off(rr[0])), None)
 
 
@@ -166,6 +258,7 @@ def _beside_text(pts):
     direction its interval decides: a development aim, not judged), and hoard202607's
     defaults against their own retain budget (the design of Hoard #116: a claim, judged)."""
     out = ["### hoard2026 and hoard202607 beside the production allocators", ""]
+    pts = plain(pts)
     off = off_throughput(pts, "hoard2026")
     ok26 = [p for p in pts if p[1][0].get("strategy") == "hoard2026" and
             decide(V.ratio(p[3], off), ">=", NEAR_OFF) is True]
@@ -186,19 +279,23 @@ def _beside_text(pts):
     else:
         out.append("- `hoard2026` against the production allocators: not measured (no "
                    "`purge = off` row of it, or no production allocator).")
-    dflt = [p for p in pts if p[1][0].get("strategy") == "hoard202607" and
+    return out + [_budget_line(pts), ""]
+
+
+def _budget_line(pts):
+    """hoard202607's defaults against their retain budget beyond the bytes live (a claim of
+    Hoard #116's design, judged)."""
+    dflt = [p for p in plain(pts) if p[1][0].get("strategy") == "hoard202607" and
             purge_policy(p[1][0]) == "purge = free, retain = 64M"]
-    if dflt:
-        v, rr, _, _ = dflt[0]
-        beyond = V.spread_of([beyond_live(r) for r in rr])
-        out.append("- `hoard202607` with its defaults (`%s`): RSS less LazyFree %s after the "
-                   "drain beyond the bytes live then (the harness's own memory included), "
-                   "%s MiB, at most its retain budget of 64 MiB (Hoard #116's design): %s." % (
-                       v, spoken(HELD_AT), F.iv(beyond, F.mib),
-                       F.mark(decide(beyond, "<=", 64 << 20))))
-    else:
-        out.append("- `hoard202607` with its defaults: not measured.")
-    return out + [""]
+    if not dflt:
+        return "- `hoard202607` with its defaults: not measured."
+    v, rr, _, _ = dflt[0]
+    beyond = V.spread_of([beyond_live(r) for r in rr])
+    return ("- `hoard202607` with its defaults (`%s`): RSS less LazyFree %s after the "
+            "drain beyond the bytes live then (the harness's own memory included), "
+            "%s MiB, at most its retain budget of 64 MiB (Hoard #116's design): %s." % (
+                v, spoken(HELD_AT), F.iv(beyond, F.mib),
+                F.mark(decide(beyond, "<=", RETAIN_DEFAULT))))
 
 
 def beyond_live(r, t=HELD_AT):
@@ -209,16 +306,16 @@ def beyond_live(r, t=HELD_AT):
     return (rss - (lazy or 0)) * 1024 - live
 
 
-def _pareto_text(pts):
+def _pareto_text(pts, plot=PLOT, title=None):
     spreads = {v: (held, thr) for v, _, held, thr in pts}
     front, dom = frontier([(v, held.med, thr.med) for v, _, held, thr in pts])
-    out = ["### The trade-off: held %s after the drain against the next burst"
-           % spoken(HELD_AT), "",
+    out = ["### %s" % (title or "The trade-off: held %s after the drain against the next burst"
+                       % spoken(HELD_AT)), "",
            "%s draws each allocator and policy as a point (held %s after the drain, next "
            "burst's throughput; bars: the interval over repetitions). A point is dominated "
            "when another holds no more and is no slower, and is better in one (by the "
            "medians); decidedly so when the ratio of one of the two lies wholly on the "
-           "better side of 1 (the interval rule)." % (PLOT, spoken(HELD_AT)), "",
+           "better side of 1 (the interval rule)." % (plot, spoken(HELD_AT)), "",
            "- Frontier (not dominated), from least held: %s." %
            ", ".join("`%s`" % v for v in front)]
     if dom:
@@ -258,13 +355,26 @@ def _claim_text(claims):
     return out
 
 
+def pattern_plot(pattern):
+    """The Pareto plot's file of a pattern: purge-pareto.png for the random drain."""
+    return PLOT if pattern == "random" else PLOT.replace(".png", "-%s.png" % pattern)
+
+
 def pareto_plot(rows, outdir):
-    """purge-pareto.png: held HELD_AT after the drain (x) against the next burst's
-    throughput (y), a point per allocator and policy with its intervals, the frontier as a
-    step line."""
-    pts = points(rows)
-    if not pts:
-        return []
+    """purge-pareto.png (the random drain), purge-pareto-spread.png and
+    purge-pareto-together.png (the survivor patterns): held HELD_AT after the drain (x)
+    against the next burst's throughput (y), a point per allocator and policy with its
+    intervals, the frontier as a step line; one file per pattern measured."""
+    files = []
+    for pattern, title in (("random", ""), ("spread", "survivors spread, "),
+                           ("together", "survivors together, ")):
+        pts = points(rows, pattern)
+        if pts:
+            files.append(_draw_pareto(pts, outdir, pattern_plot(pattern), title))
+    return files
+
+
+def _draw_pareto(pts, outdir, name, what):
     plt = K.plt()
     fig, ax = plt.subplots(figsize=(8.5, 5.2))
     front, dom = frontier([(v, held.med, thr.med) for v, _, held, thr in pts])
@@ -284,6 +394,230 @@ def pareto_plot(rows, outdir):
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     K.legend(ax)
-    K.title(ax, "Memory held after a drain against the next burst's throughput (up and left "
-            "is better; bars: min-max over repetitions)", fontsize=10)
-    return [K.save(fig, outdir, PLOT)]
+    K.title(ax, "Memory held after a drain (%s) against the next burst's throughput (up and left "
+            "is better; bars: min-max over repetitions)" % (what + spoken(HELD_AT)), fontsize=10)
+    return K.save(fig, outdir, name)
+
+
+# ---- the survivor patterns: spread and together ------------------------------------------------
+
+def _k_of(pts, key):
+    """The k of keep_every / keep_first of the points' rows (one value, else 'k')."""
+    ks = {param(rr[0], key) for _, rr, _, _ in pts}
+    return str(ks.pop()) if len(ks) == 1 else "k"
+
+
+def _sizes(pts):
+    """'16..512 B' from the rows' min_size and max_size (one value each), else ''."""
+    lo = {param(rr[0], "min_size") for _, rr, _, _ in pts}
+    hi = {param(rr[0], "max_size") for _, rr, _, _ in pts}
+    return "%d..%d B" % (lo.pop(), hi.pop()) if len(lo) == len(hi) == 1 and 0 not in lo | hi \
+        else "the default sizes"
+
+
+def survivors_text(rows):
+    """A subsection per survivor pattern measured: what was run, the held table (100 ms,
+    1 s, 5 s after the drain, the next burst), the frontier of its plot, and the aims'
+    sentences computed from the rows."""
+    out = []
+    for pattern, key, title in SURVIVORS:
+        pts = points(rows, pattern)
+        if not pts:
+            continue
+        k = _k_of(pts, key)
+        kept = [r.get("extra.drain_kept_blocks") for _, rr, _, _ in pts for r in rr]
+        live = [r.get("extra.drain_live_blocks") for _, rr, _, _ in pts for r in rr]
+        share = (sum(x for x in kept if x) / sum(x for x in live if x)
+                 if any(live) and all(x is not None for x in kept + live) else None)
+        how = ("blocks 0, %s, 2 x %s, ... of each thread's live blocks in allocation order"
+               % (k, k) if pattern == "spread" else
+               "the first 1/%s of each thread's live blocks in allocation order (the oldest)"
+               % k)
+        out += ["### %s" % (title % k), "",
+                "The phased workload with `%s = %s` (blocks of %s): the drain keeps %s and "
+                "frees the rest, and the threads idle (no allocation, no free) until the last "
+                "checkpoint is read; then the next burst. %sHeld and the next burst as in the "
+                "table above, less the harness's own tables of live blocks (resident before and "
+                "after the drain, by mincore); the peak is the higher of the spike's sampled "
+                "RSS peak and RSS as the first thread reached the drain." % (
+                    key, k, _sizes(pts), how,
+                    "Kept: %.4f of the live blocks (all runs). " % share if share else ""), ""]
+        out += held_table(pts)
+        out += _pareto_text(pts, pattern_plot(pattern), "The trade-off, survivors %s: held "
+                            "%s after the drain against the next burst" %
+                            (pattern, spoken(HELD_AT)))
+        out += _aims(pattern, pts) + [""]
+    return out
+
+
+def _production_range(pts):
+    """'0.97 (`glibc`) to 1.00 (`tcmalloc`)': the production allocators' held medians at
+    HELD_AT, least to most; None without any."""
+    prod = sorted((held.med, v) for v, rr, held, _ in plain(pts)
+                  if rr[0].get("alloc_kind") == "production")
+    if not prod:
+        return None
+    return "%.2f (`%s`) to %.2f (`%s`)" % (prod[0][0], prod[0][1], prod[-1][0], prod[-1][1])
+
+
+def _holes_lines(pts):
+    """hoard2026 with purge_holes = on: held at HELD_AT against HOLES_HELD, its next burst
+    over purge = off's against HOLES_BURST, each the direction its interval decides."""
+    off = off_throughput(pts, "hoard2026")
+    holes = [p for p in plain(pts) if p[1][0].get("strategy") == "hoard2026" and
+             V.knobs_of(p[1][0]).get(HOLES_KNOB) == "on"]
+    if not holes:
+        return ["- `hoard2026` with `%s = on`: not measured (no such row)." % HOLES_KNOB]
+    out = []
+    for v, rr, held, thr in holes:
+        q = V.ratio(thr, off) if off else None
+        low = decide(held, "<=", HOLES_HELD)
+        fast = decide(q, ">=", HOLES_BURST) if q else None
+        out.append("- `%s` (%s): held %s %s: %s; next burst / `purge = off` %s: %s; both: %s."
+                   % (v, policy_text(rr[0]), spoken(HELD_AT), F.iv(held),
+                      V.decided(low, "at most %.1f" % HOLES_HELD, "above %.1f" % HOLES_HELD),
+                      F.iv(q) if q else "– (no `purge = off` row)",
+                      V.decided(fast, "at least %.1f" % HOLES_BURST,
+                                "below %.1f" % HOLES_BURST),
+                      V.decided(V.all_hold(low, fast))))
+    return out
+
+
+def _best_line(pts):
+    """hoard2026's best policy (least held at HELD_AT among those whose next burst is within
+    10% of purge = off's by the interval) against the production allocator holding least: the
+    ratio and whether hoard2026's holds no more, by the interval."""
+    off = off_throughput(pts, "hoard2026")
+    ok26 = [p for p in plain(pts) if p[1][0].get("strategy") == "hoard2026" and off and
+            decide(V.ratio(p[3], off), ">=", NEAR_OFF) is True]
+    v26, h26 = _best(ok26)
+    vp, hp = _best([p for p in plain(pts) if p[1][0].get("alloc_kind") == "production"])
+    if not (v26 and vp):
+        return ("- `hoard2026`'s best policy against the best production allocator: %s." %
+                ("not measured (no `purge = off` row of it, or no production allocator)"
+                 if not (off and vp) else "%s: no policy's next burst is within %d%% of "
+                 "`purge = off` by its interval" % (V.WITHIN_NOISE, round(100 * (1 - NEAR_OFF)))))
+    q = V.ratio(h26, hp)
+    return ("- `hoard2026`'s best policy whose next burst is within %d%% of `purge = off` "
+            "(ratio >= %.1f by its interval): `%s`, held %s %s; the production allocator "
+            "holding least, `%s`: %s; ratio %s: %s." % (
+                round(100 * (1 - NEAR_OFF)), NEAR_OFF, v26, spoken(HELD_AT), F.iv(h26), vp,
+                F.iv(hp), F.iv(q), V.decided(decide(q, "<=", 1.0), "holds no more",
+                                             "holds more")))
+
+
+def _aims(pattern, pts):
+    rng = _production_range(pts)
+    out = ["Beside the production allocators (a value or a ratio and the direction its "
+           "interval decides):", "",
+           "- The production allocators hold %s of the peak %s after the drain (medians)."
+           % (rng, spoken(HELD_AT)) if rng else "- No production allocator measured."]
+    if pattern == "spread":
+        out += _holes_lines(pts)
+    return out + [_best_line(pts), _budget_line(pts)] + _collect_lines(pts)
+
+
+def _collect_lines(pts):
+    """Each point with collect = 1: the call, held HELD_AT after the drain, and over the same
+    variant without it (the direction its interval decides)."""
+    out = []
+    for v, rr, held in [(v, rr, held) for v, rr, held, _ in pts if param(rr[0], "collect")]:
+        base = next((h for v2, rr2, h, _ in plain(pts) if rr2[0]["variant"] ==
+                     rr[0]["variant"]), None)
+        q = V.ratio(held, base) if base else None
+        out.append("- `%s` (%s): held %s %s%s." % (
+            v, rr[0].get("extra.collect_call") or "no call", spoken(HELD_AT), F.iv(held),
+            "; over without the call %s: %s" % (F.iv(q), V.decided(
+                decide(q, "<", 1.0), "gives back more", "gives back less")) if q else ""))
+    return out
+
+
+# ---- the churn measure: threads gone, then idle -------------------------------------------------
+
+def checkpoint_keys(r):
+    """A row's checkpoints as its keys name them ('100ms', '1s', '10s'), from
+    params.checkpoints; phased's default when absent."""
+    text = r.get("params.checkpoints")
+    if not text:
+        return list(CHECKPOINTS)
+    keys = []
+    for part in str(text).split(","):
+        ms = round(float(part) * 1000)
+        keys.append("%dms" % ms if ms % 1000 else "%ds" % (ms // 1000))
+    return keys
+
+
+def churn_points(rows):
+    """[(point, rows, checkpoint keys)] of the churn measure's ok rows at the highest thread
+    count, in order of first appearance; a point whose last checkpoint was not read is out."""
+    mr = [r for r in V.ok(rows) if not V.is_census(r) and pattern_of(r) == "churn"]
+    if not mr:
+        return []
+    t = max(r["threads"] for r in mr)
+    out = []
+    for v in names(mr):
+        rr = [r for r in mr if point_name(r) == v and r["threads"] == t]
+        keys = checkpoint_keys(rr[0])
+        rr = [r for r in rr if held_fraction(r, keys[-1]) is not None]
+        if rr:
+            out.append((v, rr, keys))
+    return out
+
+
+def churn_text(rows):
+    """The churn measure: per allocator the RSS peak, held at each checkpoint after the
+    last thread exited, and returned at the last (1 - held); the allocator returning most,
+    and hoard2026's best beside the best production allocator (a ratio, by the interval)."""
+    pts = churn_points(rows)
+    if not pts:
+        return []
+    r0 = pts[0][1][0]
+    keys = pts[0][2]
+    last = keys[-1]
+    out = ["### Thread churn, then idle: what comes back %s after the threads are gone"
+           % spoken(last), "",
+           "The phased workload with `churn = %d`: each thread's share is run by %d threads "
+           "in turn (created, allocate, exit), blocks of %d..%d B; the last of each keeps "
+           "%s at its drain and exits; the process then idles with no worker thread and RSS "
+           "is read %s after the last exit. Held: RSS less LazyFree over the peak before the "
+           "drain (the higher of the spike's sampled peak and RSS at the drain), both less "
+           "the harness's own tables of live blocks; returned: 1 - held at %s, with its "
+           "interval. Median over repetitions." % (
+               param(r0, "churn"), param(r0, "churn"), param(r0, "min_size"),
+               param(r0, "max_size"),
+               "one block in %d (0, k, 2k, ... in allocation order)" % param(r0, "keep_every")
+               if param(r0, "keep_every") else
+               "the first 1/%d of its blocks" % param(r0, "keep_first")
+               if param(r0, "keep_first") else "a share of its blocks (`drain`)",
+               ", ".join(spoken(k) for k in keys), spoken(last)), ""]
+    rs, ret = [], {}
+    for v, rr, ks in pts:
+        peak = V.spread_of([peak_kb(r) * 1024 for r in rr])
+        cells = [v, policy_text(rr[0]), F.pm(peak, F.mib)]
+        cells += [F.pm(V.spread_of([held_fraction(r, k) for r in rr]), "%.2f") for k in ks]
+        ret[v] = (rr, V.spread_of([1 - held_fraction(r, ks[-1]) for r in rr]),
+                  V.spread_of([held_fraction(r, ks[-1]) for r in rr]))
+        cells.append(F.iv(ret[v][1]))
+        rs.append(cells)
+    out += [F.table(["allocator", "policy", "RSS peak MiB"] +
+                    ["held %s" % spoken(k) for k in keys] +
+                    ["returned %s" % spoken(last)], rs), ""]
+    most = max(ret, key=lambda v: ret[v][1].med)
+    out.append("- Returns most %s after: `%s`, %s of its peak." % (
+        spoken(last), most, F.iv(ret[most][1])))
+    best = {}
+    for kind, test in (("hoard2026", lambda r: r.get("strategy") == "hoard2026"),
+                       ("production", lambda r: r.get("alloc_kind") == "production")):
+        cands = [(s[2].med, v, s[2]) for v, s in ret.items() if test(s[0][0])]
+        if cands:
+            best[kind] = min(cands)[1:]
+    if len(best) == 2:
+        (v26, h26), (vp, hp) = best["hoard2026"], best["production"]
+        q = V.ratio(h26, hp)
+        out.append("- `hoard2026`'s policy holding least, `%s` (%s), against the production "
+                   "allocator holding least, `%s` (%s): held ratio %s: %s." % (
+                       v26, F.iv(h26), vp, F.iv(hp), F.iv(q),
+                       V.decided(decide(q, "<=", 1.0), "holds no more", "holds more")))
+    else:
+        out.append("- `hoard2026` against the production allocators: not measured.")
+    return out + [""]
