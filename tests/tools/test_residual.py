@@ -214,5 +214,7 @@ def test_tiny_real_run(tmp_path):
     assert "## Residual: what the composed rows explain" in report
     assert "### snmalloc-like against snmalloc" in report and "| larson |" in report
     assert R.ONE_RUN in report              # one repetition: nothing decided
+    assert "snmalloc-like vs snmalloc: at least half explained (decided) on 0 of 1" in p.stdout
+    assert "  larson " in p.stdout and p.stdout.rstrip().endswith("report.md")
     rows = tidy.read_csv(os.path.join(out, "runs.csv"))
     assert {"hoard2026", "snmalloc-like", "snmalloc"} <= {r["variant"] for r in rows}

@@ -189,6 +189,8 @@ def cmd_residual(a):
     residualmod.write_plan(outdir, plans, wls, a.scale)
     rpath, bad = orchestrate.run_sweep(path, bdir, out=outdir, seed=a.seed, quiet=a.quiet,
                                        build=build)
+    print(residualmod.summary(residualmod.read_plan(outdir),
+                              tidy.read_csv(os.path.join(outdir, "runs.csv"))))
     print(rpath)
     return 1 if bad else 0
 

@@ -284,3 +284,20 @@ def target_met(per_workload):
     """(workloads where the elements explain at least half, decided; the target met?)"""
     won = [w for w, p in per_workload.items() if p["status"] == AT_LEAST_HALF]
     return won, len(won) >= TARGET_WORKLOADS
+
+
+def summary(plan, rows):
+    """The command's closing lines: per row and workload the share explained, its interval
+    and verdict, and the mechanisms named where it is not decided at least half."""
+    out = []
+    for row, per in results(plan, rows).items():
+        won, met = target_met(per)
+        out.append("%s vs %s: at least half explained (decided) on %d of %d workloads%s"
+                   % (row, plan["rows"][row]["real"], len(won), len(per),
+                      "" if met else " (target: %d)" % TARGET_WORKLOADS))
+        for wl, p in per.items():
+            out.append("  %-18s share %-24s %s" % (wl, V.interval_text(p["share"], "%.2f"),
+                                                   p["status"]))
+            if p["status"] in NAMED:
+                out += ["    lacks: %s" % m for m, _ in named(row, wl)]
+    return "\n".join(out)
