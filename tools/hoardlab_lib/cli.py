@@ -151,6 +151,7 @@ def parse_residual(sub):
     s.add_argument("--dry-run", action="store_true", help="list every row's elements and "
                    "both paths and the number of runs; run nothing")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    add_load_options(s)
     add_no_build(s)
     s.set_defaults(func=commands.cmd_residual)
 

@@ -188,7 +188,7 @@ def cmd_residual(a):
         f.write(text)
     residualmod.write_plan(outdir, plans, wls, a.scale)
     rpath, bad = orchestrate.run_sweep(path, bdir, out=outdir, seed=a.seed, quiet=a.quiet,
-                                       build=build)
+                                       build=build, load_options=load_options(a))
     print(residualmod.summary(residualmod.read_plan(outdir),
                               tidy.read_csv(os.path.join(outdir, "runs.csv"))))
     print(rpath)
