@@ -87,6 +87,7 @@ def test_the_residual_is_named_from_the_rows_account():
         for wl in R.WORKLOADS:
             assert R.named(row, wl), (row, wl)
         assert "configs/rows/%s.ini" % row in " ".join(s for _, _, s in R.LACKS[row])
+        assert os.path.exists(os.path.join(REPO, "configs", "rows", row + ".ini"))
     fake = {"x-like": (("m1", ("larson",), "s1"), ("m2", ("spike",), "s2"))}
     assert R.named("x-like", "larson", fake) == [("m1", "s1")]
     assert R.named("x-like", "handoff", fake) == []
@@ -113,7 +114,9 @@ def synthetic_folder(tmp_path):
     residual.json, the row explaining 80% of larson and 20% of spike."""
     p = A.Plan(R.BASE, "snmalloc-like", [("heap_select", {"heap_select": "thread"})])
     vals = {"larson": {R.BASE: 100, "snmalloc-like": 180, "snmalloc": 200},
-            "spike": {R.BASE: 100, "snmalloc-like": 120, "snmalloc": 200}}
+            "spike": {R.BASE: 100, "snmalloc-like": 120, "snmalloc": 200},
+            "handoff": {R.BASE: 200, "snmalloc-like": 150, "snmalloc": 100},
+            "migrating-objects": {R.BASE: 100, "snmalloc-like": 150, "snmalloc": 101}}
     rows, i = [], 0
     for wl, by in vals.items():
         metric = R.WORKLOADS[wl][3]
@@ -142,7 +145,10 @@ def test_section_tables_named_residual_and_plot(tmp_path):
     assert "### snmalloc-like against snmalloc" in text
     assert "| larson | throughput |" in text and R.AT_LEAST_HALF in text
     assert "| spike | extra.spike_ops_per_s |" in text and R.LESS_THAN_HALF in text
+    assert "| handoff | throughput |" in text and R.NO_ADVANTAGE in text
+    assert "| migrating-objects | throughput |" in text and R.NO_GAP in text
     assert "**residual on spike**" in text and "**residual on larson**" not in text
+    assert "**residual on handoff**" not in text
     assert "not met" in text                     # one workload decided, two needed
     assert "#### Attribution hoard2026 -> snmalloc-like" in text
     assert "| heap_select |" in text

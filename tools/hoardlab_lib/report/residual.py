@@ -9,6 +9,7 @@ from .. import attribute, fmt as F, plotkit as K, residual as R, verdicts as V
 
 PLOT = "residual-share.png"
 SHOWN = (-1.0, 2.0)         # the plot's share axis; intervals beyond it are cut (arrow)
+NO_POINT = {R.NO_GAP: "no gap", R.NO_ADVANTAGE: "A slower", R.NOT_MEASURED: "not measured"}
 
 
 def share_text(s):
@@ -116,9 +117,9 @@ def plot(outdir, plan, res):
         for i, wl in enumerate(wls):
             p = per[wl]
             s = p["share"]
-            if s is None:
-                ax.annotate(p["status"] if p["status"] != R.NO_GAP else "no gap",
-                            (i, 0), ha="center", va="bottom", fontsize=7, rotation=90)
+            if s is None or p["status"] == R.NO_ADVANTAGE:    # no advantage to share
+                ax.annotate(NO_POINT.get(p["status"], p["status"]), (i, 0), ha="center",
+                            va="bottom", fontsize=7, rotation=90)
                 continue
             med = min(max(s.med, lo_), hi_)
             y0, y1 = max(s.lo, lo_), min(s.hi, hi_)
