@@ -279,8 +279,9 @@ def measure_rows(rows, metric, workload_label, threads, variant_of=lambda label:
     return measure
 
 
-def table_lines(p, rows, metric="throughput", variant_of=lambda label: label):
-    """Markdown: one table per workload and thread count of the rows."""
+def table_lines(p, rows, metric="throughput", variant_of=lambda label: label, note=True):
+    """Markdown: one table per workload and thread count of the rows; with `note`, the
+    paragraph that reads them after the tables (the residual section says it once)."""
     fmt = F.si
     out = []
     groups = sorted({(r["workload_label"], r["threads"]) for r in V.ok(rows)
@@ -296,7 +297,7 @@ def table_lines(p, rows, metric="throughput", variant_of=lambda label: label):
                           e["verdict"]] for e in res]), ""]
     if not groups:
         out += ["No configuration of the plan was measured.", ""]
-    else:
+    elif note:
         out += ["A ratio is the median of %s at the step that adds the element over the median "
                 "at the step before (above 1: the element raises it); the forward ratios "
                 "multiply to target / base, and so do the reverse ones. *interaction*: the two "

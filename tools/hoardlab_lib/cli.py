@@ -5,6 +5,7 @@ import os
 import sys
 
 from . import commands, cost as costmod, heapmap as heapmapmod, lab, runner, slurm
+from . import residual as residualmod
 from .common import ToolError, log
 
 
@@ -124,6 +125,35 @@ def parse_attribute(sub):
     s.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     add_no_build(s)
     s.set_defaults(func=commands.cmd_attribute)
+
+
+def parse_residual(sub):
+    s = sub.add_parser("residual", help="how much of each real allocator's advantage over "
+                       "hoard2026 its composed row's elements explain, per workload: attribute "
+                       "hoard2026 -> row (both orders) and the row against the real allocator "
+                       "in one sweep; the report's section 'Residual' and residual-share.png",
+                       description="See docs/tool.md (Residual) and docs/rows.md. Not part of "
+                       "the main job: at --scale 1 and 3 repetitions, all rows and workloads "
+                       "run for tens of minutes.")
+    s.add_argument("--rows", help="composed rows, comma-separated (default all: %s)"
+                   % ", ".join(residualmod.ROWS))
+    s.add_argument("--workloads", help="comma-separated (default all: %s)"
+                   % ", ".join(residualmod.WORKLOADS))
+    s.add_argument("--scale", type=float, default=1.0, help="multiplies every workload's own "
+                   "scale (default 1: the sweeps' sizes)")
+    s.add_argument("-r", "--repetitions", type=int, default=3, help="default 3")
+    s.add_argument("-t", "--threads", default="P", help="thread counts, as a sweep's "
+                   "(default P)")
+    s.add_argument("--timeout", type=float, default=180, help="seconds per run (default 180)")
+    s.add_argument("--seed", type=int, help="shuffle seed (default random, recorded)")
+    s.add_argument("--out", help="output directory (default results/<date>-residual)")
+    s.add_argument("--results", help="parent of the output directory (default results/)")
+    s.add_argument("--dry-run", action="store_true", help="list every row's elements and "
+                   "both paths and the number of runs; run nothing")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    add_load_options(s)
+    add_no_build(s)
+    s.set_defaults(func=commands.cmd_residual)
 
 
 def parse_cost(sub):
@@ -277,6 +307,7 @@ def parser():
                 parse_report,
                 parse_compare,
                 parse_attribute,
+                parse_residual,
                 parse_cost,
                 parse_heapmap,
                 parse_strategies,

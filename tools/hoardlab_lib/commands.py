@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 from . import attribute, check, common, compare as comparemod, cost as costmod, cost_golden, fmt
-from . import layers as layersmod, orchestrate, runner, selftest, slurm, soak as soakmod
+from . import layers as layersmod, orchestrate, residual as residualmod, runner, selftest, slurm
+from . import soak as soakmod
 from . import sweep as sweepmod, tidy
 from . import heapmap as heapmapmod
 from .build import MEASURED_TARGETS, do_build, incremental_build, install_deps
@@ -154,6 +155,43 @@ def cmd_attribute(a):
     _, bad = orchestrate.run_sweep(path, bdir, out=outdir, seed=a.seed, quiet=a.quiet, build=build)
     print(attribute.report(outdir, a.metric), end="")
     print(os.path.join(outdir, "attribution.md"))
+    return 1 if bad else 0
+
+
+# --- residual --------------------------------------------------------------------------------
+
+def cmd_residual(a):
+    """Every row's attribution plan and its real allocator in one generated sweep
+    (residual.py); the report's Residual section reads residual.json."""
+    rows = residualmod.choose(a.rows, list(residualmod.ROWS), "--rows")
+    wls = residualmod.choose(a.workloads, list(residualmod.WORKLOADS), "--workloads")
+    residualmod.check_numbers(a.scale, a.repetitions)
+    bdir = build_dir(a.build_dir)
+    build = orchestrate.build_for(a, bdir)
+    strategies = [n for n, _ in common.hlconfig_strategies(bdir)]
+    plans = {r: residualmod.plan_row(bdir, r, strategies) for r in rows}
+    text = residualmod.sweep_text(plans, wls, a.scale, a.threads, a.repetitions, a.timeout,
+                                  "residual")
+    sw = sweepmod.Sweep(text, "<residual>", strategies=strategies)
+    if a.dry_run:
+        for p in plans.values():
+            print(attribute.dry_run_text(p))
+        orchestrate.validate_sweep(sw, sw.expand(), bdir)
+        print("%d runs: %d allocators x %s" % (len(sw.expand()), len(sw.labels),
+                                               ", ".join(wls)))
+        return 0
+    outdir = a.out or orchestrate.out_dir_for("residual", a.results or
+                                              os.path.join(REPO, "results"))
+    os.makedirs(outdir, exist_ok=True)
+    path = os.path.join(outdir, "residual.ini")
+    with open(path, "w") as f:
+        f.write(text)
+    residualmod.write_plan(outdir, plans, wls, a.scale)
+    rpath, bad = orchestrate.run_sweep(path, bdir, out=outdir, seed=a.seed, quiet=a.quiet,
+                                       build=build, load_options=load_options(a))
+    print(residualmod.summary(residualmod.read_plan(outdir),
+                              tidy.read_csv(os.path.join(outdir, "runs.csv"))))
+    print(rpath)
     return 1 if bad else 0
 
 

@@ -19,8 +19,8 @@ from types import SimpleNamespace
 from .. import fmt as F
 from ..verdicts.today import relabel
 from . import (cost, failures, fronts, header, heapmaps, history, hoard, hoard2026, knobs,
-               memory, michael, production, programs, purge, remote, series, taxonomy,
-               throughput, ucpp)
+               memory, michael, production, programs, purge, remote, residual, series,
+               taxonomy, throughput, ucpp)
 from .plots import all_plots, plots_section
 
 __all__ = ("write", "all_plots")
@@ -50,6 +50,7 @@ SECTIONS = (
     ("all", lambda c: programs.section(c.rows, c.meta)),
     ("all", lambda c: cost.cost_section(c.outdir, c.meta)),
     ("all", lambda c: heapmaps.heapmap_section(c.outdir)),
+    ("bench", lambda c: residual.residual_section(c.outdir, c.bench)),
     ("all", lambda c: plots_section(c.plot_files, c.plot_errors)),
 )
 
