@@ -17,8 +17,8 @@ import os
 from types import SimpleNamespace
 
 from .. import fmt as F
-from . import (cost, failures, fronts, header, heapmaps, history, hoard, hoard2026, knobs,
-               memory, michael, production, programs, purge, remote, series, taxonomy,
+from . import (cost, failures, fronts, header, heapmaps, history, hoard, hoard2026, hugepages,
+               knobs, memory, michael, production, programs, purge, remote, series, taxonomy,
                throughput, ucpp)
 from .plots import all_plots, plots_section
 
@@ -45,6 +45,7 @@ SECTIONS = (
     ("bench", lambda c: memory.memory_tables(c.bench)),
     ("bench", lambda c: series.memory_over_time_section(c.bench)),
     ("bench", lambda c: purge.purge_section(c.bench)),
+    ("bench", lambda c: hugepages.hugepages_section(c.bench, c.meta, c.ncores)),
     ("bench", lambda c: series.latency_section(c.bench, c.ncores)),
     ("all", lambda c: programs.section(c.rows, c.meta)),
     ("all", lambda c: cost.cost_section(c.outdir, c.meta)),
