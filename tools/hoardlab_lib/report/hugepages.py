@@ -219,14 +219,15 @@ def _claim_text(m, never):
         if value in (None, "off"):
             continue
         cov, mem, thr, all_ = claim(m, label, value)
+        measured = bool(memory_ratios(m, label, value))
         if never:
             verdict = "not testable (THP never)"
         else:
-            verdict = F.mark(all_)
+            verdict = F.mark(all_) if measured or all_ is False else \
+                "undecided: memory not measured"
             tally[all_] += 1
         rs.append([label, value, V.decided(cov, "up", "not up"),
-                   V.decided(mem, "yes", "no") if memory_ratios(m, label, value) else
-                   "not measured",
+                   V.decided(mem, "yes", "no") if measured else "not measured",
                    V.decided(thr, "up", "not up"), verdict])
     if not rs:
         return out + ["Not measured: no row ran the chase under `off` and another value.", ""]
