@@ -41,7 +41,8 @@ def key_of(r):
 
 
 def policy_of(r):
-    """The purge policy a drain ran under, in words; OWN for an allocator without one."""
+    """The purge policy a drain ran under, in words: its purge knobs, else its strategy's
+    defaults; OWN where neither says (a production allocator, a composed row, ownership)."""
     return purge_policy(r) or OWN
 
 
@@ -175,9 +176,9 @@ def hugepages_section(rows, meta=None, ncores=1):
             "Coverage: AnonHugePages over Rss of the whole process at the end of the chase "
             "(huge_coverage); over the chase, the series' time-weighted mean of the same. "
             "Held: RSS less LazyFree %s after the drain of the phased workload (MiB), and over "
-            "the row's `off` under the same purge policy (%s: an allocator without a purge "
-            "policy, e.g. a production allocator's own). Median over repetitions, `±p%%` their "
-            "spread." % (t or 0, "" if t == 1 else "s", spoken(HELD_AT), OWN), ""]
+            "the row's `off` under the same purge policy (%s: no purge key set, the allocator's "
+            "own policy: a production allocator's, a composed row's file's, or none, as "
+            "ownership has). Median over repetitions, `±p%%` their spread." % (t or 0, "" if t == 1 else "s", spoken(HELD_AT), OWN), ""]
     head = ["allocator", "hugepages", "chase visits/s", "/ off", "coverage",
             "coverage over the chase"]
     for p in policies:
