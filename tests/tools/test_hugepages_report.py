@@ -171,6 +171,8 @@ def test_without_the_drain_the_claim_is_undecided_not_within_noise():
     assert claim_line(text, "filler") == \
         "| hoard2026 | filler | up | not measured | up | undecided: memory not measured |"
     assert "- held after the drain over `off`'s: not measured." in text
+    assert "The claim agrees in 0 of 2, **MISMATCH** in 0, within noise in 0, undecided in " \
+        "2 (memory not measured)." in text
 
 
 def test_no_section_without_a_heap_row_on_the_chase():

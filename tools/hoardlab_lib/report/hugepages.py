@@ -215,7 +215,7 @@ def _claim_text(m, never):
            "fails, %s when one cannot be decided (one repetition decides nothing)."
            % (round(100 * (CLAIM_MEMORY - 1)), spoken(HELD_AT), CLAIM_MEMORY,
               V.WITHIN_NOISE), ""]
-    rs, tally = [], {True: 0, False: 0, None: 0}
+    rs, tally = [], {True: 0, False: 0, None: 0, "unmeasured": 0}
     for (label, value) in m:
         if value in (None, "off"):
             continue
@@ -224,9 +224,9 @@ def _claim_text(m, never):
         if never:
             verdict = "not testable (THP never)"
         else:
-            verdict = F.mark(all_) if measured or all_ is False else \
-                "undecided: memory not measured"
-            tally[all_] += 1
+            undecided = not measured and all_ is not False
+            verdict = "undecided: memory not measured" if undecided else F.mark(all_)
+            tally["unmeasured" if undecided else all_] += 1
         rs.append([label, value, V.decided(cov, "up", "not up"),
                    V.decided(mem, "yes", "no") if measured else "not measured",
                    V.decided(thr, "up", "not up"), verdict])
@@ -235,8 +235,10 @@ def _claim_text(m, never):
     out += [F.table(["allocator", "hugepages", "coverage", "memory <= %.2fx off" % CLAIM_MEMORY,
                      "chase throughput", "claim"], rs), ""]
     if not never:
-        out += ["The claim agrees in %d of %d, **MISMATCH** in %d, %s in %d." % (
-            tally[True], len(rs), tally[False], V.WITHIN_NOISE, tally[None]), ""]
+        out += ["The claim agrees in %d of %d, **MISMATCH** in %d, %s in %d%s." % (
+            tally[True], len(rs), tally[False], V.WITHIN_NOISE, tally[None],
+            ", undecided in %d (memory not measured)" % tally["unmeasured"]
+            if tally["unmeasured"] else ""), ""]
     return out
 
 
