@@ -5,6 +5,7 @@ import importlib.metadata as md
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -164,7 +165,20 @@ def machine():
     return {"hostname": platform.node(), "cpu_model": cpu_model(), "cores": cores(),
             "cpu_count": os.cpu_count(), "kernel": platform.release(),
             "kernel_version": platform.version(), "arch": platform.machine(),
-            "os": _os_release(), "topology": topology(), "loadavg_start": loadavg()}
+            "os": _os_release(), "topology": topology(), "loadavg_start": loadavg(),
+            "thp": thp_mode()}
+
+
+def thp_mode():
+    """The kernel's transparent huge page mode (always, madvise, never: the bracketed word of
+    /sys/kernel/mm/transparent_hugepage/enabled), or None where the file is missing."""
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            text = f.read()
+    except OSError:
+        return None
+    m = re.search(r"\[(\w+)\]", text)
+    return m.group(1) if m else None
 
 
 def collect(bdir, sweep=None, extra=None):

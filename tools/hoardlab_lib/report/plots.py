@@ -11,7 +11,7 @@ import os
 
 from .. import plotkit as K, verdicts as V
 from ..verdicts.today import relabel
-from . import fronts, michael, programs, purge, series as S
+from . import fronts, hugepages, michael, programs, purge, series as S
 
 
 def _speed_workloads(tab):
@@ -258,6 +258,7 @@ def all_plots(rows, rounds, outdir, baseline, ncores, series=()):
                      (S.series_plots, (rows, series, outdir)),
                      (S.latency_plots, (merged_bench, outdir, ncores)),
                      (purge.pareto_plot, (bench, outdir)),
+                     (hugepages.coverage_plot, (bench, outdir, ncores)),
                      (fronts.fronts_plot, (bench, outdir)),
                      (programs.programs_plot, (rows, outdir))):
         try:
