@@ -7,7 +7,7 @@ measure's table (returned 10 s after the threads exited)."""
 import itertools
 import json
 
-from hoardlab_lib.report import purge as P
+from hoardlab_lib.report import purge as P, survivors as S
 
 _ids = itertools.count()
 PROD = ("glibc", "jemalloc", "mimalloc3")
@@ -72,7 +72,7 @@ def test_pattern_and_point_of_a_row():
     assert P.pattern_of({"params.churn": "4", "params.keep_every": "20"}) == "churn"
     assert P.point_name({"variant": "jemalloc", "params.collect": "1"}) == "jemalloc +collect"
     assert P.point_name({"variant": "jemalloc"}) == "jemalloc"
-    assert P.checkpoint_keys({"params.checkpoints": "0.1,1,10"}) == ["100ms", "1s", "10s"]
+    assert S.checkpoint_keys({"params.checkpoints": "0.1,1,10"}) == ["100ms", "1s", "10s"]
     # the peak: RSS at the drain when the spike's samples saw less
     r = rows_of({"glibc": ("glibc", "", 0.5, 1e6)}, "spread", reps=(1.0,))[0]
     assert P.peak_kb(r) == 100000 and abs(P.held_fraction(r) - 0.5) < 1e-3
@@ -92,7 +92,7 @@ def test_the_patterns_are_kept_apart():
 
 
 def test_spread_section_table_frontier_and_aims():
-    text = "\n".join(P.purge_section(rows_of(SPREAD, "spread")))
+    text = "\n".join(S.section(rows_of(SPREAD, "spread")))
     assert "## " + P.SECTION in text
     assert "### Survivors spread: one block in 32 kept" in text
     assert "`keep_every = 32` (blocks of 16..512 B)" in text
@@ -125,16 +125,16 @@ def test_spread_aims_computed_not_written():
     """The same sentence turns when the numbers do: hole purging holding 0.6 and slow."""
     pts = dict(SPREAD)
     pts["hoard2026-holes-0"] = ("hoard2026", "purge=free;purge_holes=on;retain=0", 0.6, 90e6)
-    text = "\n".join(P.purge_section(rows_of(pts, "spread")))
+    text = "\n".join(S.section(rows_of(pts, "spread")))
     assert "held 1 s 0.60 [0.59, 0.61]: above 0.5; next burst / `purge = off` 0.60 " \
         "[0.58, 0.62]: below 0.8; both: no." in text
     del pts["hoard2026-holes-0"]
-    text = "\n".join(P.purge_section(rows_of(pts, "spread")))
+    text = "\n".join(S.section(rows_of(pts, "spread")))
     assert "- `hoard2026` with `purge_holes = on`: not measured (no such row)." in text
 
 
 def test_together_section_best_policy_against_best_production():
-    text = "\n".join(P.purge_section(rows_of(TOGETHER, "together")))
+    text = "\n".join(S.section(rows_of(TOGETHER, "together")))
     assert "### Survivors together: the first 1/32 kept" in text
     assert "purge_holes" not in text                    # the hole line is spread's
     # free-64M: next burst 145 / 150 (within 10% of off), held 0.10; jemalloc 0.15
@@ -143,7 +143,7 @@ def test_together_section_best_policy_against_best_production():
         "the production allocator holding least, `jemalloc`: 0.15 [0.15, 0.15]; ratio 0.67 " \
         "[0.64, 0.69]: holds no more." in text
     # one repetition decides nothing
-    text = "\n".join(P.purge_section(rows_of(TOGETHER, "together", reps=(1.0,))))
+    text = "\n".join(S.section(rows_of(TOGETHER, "together", reps=(1.0,))))
     assert "within noise: no policy's next burst is within 10%" in text
 
 
@@ -175,7 +175,7 @@ def churn_rows(points=CHURN, reps=(0.98, 1.0, 1.02)):
 
 
 def test_churn_table_and_lines():
-    text = "\n".join(P.purge_section(churn_rows()))
+    text = "\n".join(S.section(churn_rows()))
     assert "## " + P.SECTION in text
     assert "### Thread churn, then idle: what comes back 10 s after the threads are gone" in text
     assert "`churn = 4`: each thread's share is run by 4 threads in turn" in text
@@ -196,7 +196,7 @@ def test_sections_absent_without_rows():
     rows = rows_of(SPREAD, "spread")
     for r in rows:
         del r["extra.next_burst_ops_per_s"]
-    assert P.purge_section(rows) == [] and P.pareto_plot(rows, "/nonexistent") == []
+    assert S.section(rows) == [] and P.pareto_plot(rows, "/nonexistent") == []
 
 
 def test_collect_points_in_the_random_drain_leave_the_claim_alone():
@@ -208,7 +208,7 @@ def test_collect_points_in_the_random_drain_leave_the_claim_alone():
            "hoard2026-free-64M": ("hoard2026", "purge=free;retain=64M", 0.5, 120e6),
            "hoard2026-free-64M +c": ("hoard2026", "purge=free;retain=64M", 0.1, 10e6, 1),
            "hoard2026-off +c": ("hoard2026", "purge=off", 0.2, 300e6, 1)}
-    text = "\n".join(P.purge_section(rows_of(pts, "random")))
+    text = "\n".join(S.section(rows_of(pts, "random")))
     assert "| hoard2026-free-64M +collect | purge = free, retain = 64M; collect: " \
         "hoardlab_collect |" in text
     # the claim: 64M against retain 0 from the rows without collect (120 / 70, 0.5 / 0.3)

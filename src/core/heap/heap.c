@@ -4,7 +4,8 @@
  * The block-level steps are inline in heap.h; the strategies' paths are in heappaths.{c,h}. */
 #include <stdlib.h>
 #include "heap.h"
-#include "purge.h"
+#include <sys/mman.h>
+#include <time.h>
 
 unsigned hl_heap_groups;
 size_t (*hl_heap_floor)(const struct hl_heap *h, size_t a);
@@ -35,6 +36,25 @@ static void holes_bound(struct hl_sb *sb)
     if (sb->list == 0 && sb->used / HOLES_STEP >= 2) sb->group_lo = sb->used / HOLES_STEP;
 }
 
+/* purge_holes = on: a free moved sb (its owner locked) into its lowest fullness group, or
+ * quartered its `used` there (again = true): its free pages given back (superblock.c), as
+ * `purge` advises (decay and ownership, which has no purge: MADV_FREE), unless (at the
+ * crossing) that was done within max(10 ms, purge_delay or decay_ms); parked_at, unused
+ * while sb is not parked, keeps when. */
+static void purge_holes_low(struct hl_sb *sb, bool again)
+{
+    long ms = hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);   /* the vDSO's: no system call */
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t gap = (uint64_t)(ms > 10 ? ms : 10) * 1000000u;
+    if (sb->parked || (!again && sb->parked_at && sb->parked_at <= now &&
+                       now - sb->parked_at < gap))
+        return;
+    sb->parked_at = now;
+    hl_sb_purge_holes(sb, hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE, false);
+}
+
 static void holes_observer(const struct hl_heap *ch, const struct hl_sb *csb, unsigned from,
                            unsigned to)
 {
@@ -47,7 +67,7 @@ static void holes_observer(const struct hl_heap *ch, const struct hl_sb *csb, un
         /* into the lowest group, or its used quartered there (holes_bound) */
         if (to == 0 && from != HL_LIST_EMPTY &&
             (from != 0 || sb->used < sb->group_lo))
-            hl_purge_holes_low(sb, from == 0);
+            purge_holes_low(sb, from == 0);
     }
     if (next_observer) next_observer(h, sb, from, to);
 }

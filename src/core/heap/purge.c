@@ -71,7 +71,7 @@
  * inside superblocks that still hold live blocks -- survivors spread over every page, where
  * no superblock empties and nothing above can act -- are given back:
  *   - when a free moves a superblock into the lowest fullness group (used below capacity /
- *     fullness_groups: hl_heap_regroup calls hl_purge_holes_low, under the owner's lock),
+ *     fullness_groups: heap.c's holes observer purges them, under the owner's lock),
  *     every unit whose blocks are all free, with madvise as `purge` says (MADV_FREE under
  *     decay, and under ownership, which has no `purge`); at most once per
  *     max(10 ms, purge_delay, or decay_ms under decay) for the same superblock (its parked_at,
@@ -569,22 +569,6 @@ size_t hl_purge_all(struct hl_heap *const *shards, unsigned n)
 }
 
 /* ---- holes (purge_holes) --------------------------------------------------------------------- */
-
-static int hole_advice(void)
-{
-    return hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE;
-}
-
-void hl_purge_holes_low(struct hl_sb *sb, bool again)
-{
-    long ms = hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay;
-    uint64_t now = now_ns(), gap = ms_ns(ms > 10 ? ms : 10);
-    if (sb->parked || (!again && sb->parked_at && sb->parked_at <= now &&
-                       now - sb->parked_at < gap))
-        return;
-    sb->parked_at = now;
-    hl_sb_purge_holes(sb, hole_advice(), false);
-}
 
 size_t hl_purge_heap_holes(struct hl_heap *h)
 {

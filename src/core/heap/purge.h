@@ -81,10 +81,6 @@ void hl_purge_fork(int phase);           /* fork.c: the timed purges' lock, and 
  * MADV_DONTNEED, whatever the policy and its timing; the bytes newly purged (purge.c). */
 size_t hl_purge_all(struct hl_heap *const *shards, unsigned n);
 
-/* purge_holes = on (purge.c, superblock.c): a free moved sb (its owner locked) into its
- * lowest fullness group, or quartered its `used` there (again = true): its free pages given
- * back, unless (at the crossing) it was done lately. */
-void hl_purge_holes_low(struct hl_sb *sb, bool again);
 struct hl_heap;
 /* hoardlab_collect, h locked: every partly used superblock's free pages given back with
  * MADV_DONTNEED (and its earlier holes advised again); the bytes newly given back. 0 under

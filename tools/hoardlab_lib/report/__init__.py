@@ -19,8 +19,8 @@ from types import SimpleNamespace
 from .. import fmt as F
 from ..verdicts.today import relabel
 from . import (cost, failures, fronts, header, heapmaps, history, hoard, hoard2026, hugepages,
-               knobs, memory, michael, production, programs, purge, remote, residual, series,
-               taxonomy, throughput, ucpp)
+               knobs, memory, michael, production, programs, remote, residual, series,
+               survivors, taxonomy, throughput, ucpp)
 from .plots import all_plots, plots_section
 
 __all__ = ("write", "all_plots")
@@ -45,7 +45,7 @@ SECTIONS = (
     ("bench", lambda c: production.production_section(c.merged)),
     ("bench", lambda c: memory.memory_tables(c.merged)),
     ("bench", lambda c: series.memory_over_time_section(c.bench)),
-    ("bench", lambda c: purge.purge_section(c.bench)),
+    ("bench", lambda c: survivors.section(c.bench)),
     ("bench", lambda c: hugepages.hugepages_section(c.bench, c.meta, c.ncores)),
     ("bench", lambda c: series.latency_section(c.merged, c.ncores)),
     ("all", lambda c: programs.section(c.rows, c.meta)),

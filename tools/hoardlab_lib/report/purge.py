@@ -11,7 +11,8 @@ each with its table, frontier and plot (purge-pareto-<pattern>.png): the survivo
 (every k-th block in allocation order kept) and together (the first 1/k); rows with
 collect = 1 (the allocator's explicit call right after the drain) are points of their own,
 named `<variant> +collect`. The churn measure (phased's churn: the threads that allocated
-have exited, the process idles) is a table of what each allocator gave back. Every aim's
+have exited, the process idles) is a table of what each allocator gave back. The survivor
+patterns and the churn measure close the section: report/survivors.py. Every aim's
 sentence is computed from the rows: a ratio or a value and the direction its interval
 decides (verdicts.NOISE_RULE), no target judged."""
 from .. import fmt as F, plotkit as K, verdicts as V
@@ -211,9 +212,10 @@ def held_table(pts, checkpoints=CHECKPOINTS):
                     ["next burst ops/s", "next / first spike", "next / purge = off"], rs), ""]
 
 
-def purge_section(rows):
+def purge_section(rows, tail=()):
+    """The section; `tail`: lines that close it (report/survivors.py's subsections)."""
     pts = points(rows)
-    extra = survivors_text(rows) + churn_text(rows)
+    extra = list(tail)
     if not pts:
         return ["## %s" % SECTION, ""] + extra if extra else []
     t = max(r["threads"] for _, rr, _, _ in pts for r in rr)
@@ -227,8 +229,8 @@ def purge_section(rows):
            "(all %d threads), and over the first spike's (cold: pages fresh from the OS). "
            "Median over repetitions, `±p%%` their spread." % t, ""]
     out += held_table(pts)
-    out += _pareto_text(pts) + _claim_text(claim_rows(pts)) + _beside_text(pts)
-    coll = _collect_lines(pts)
+    out += pareto_text(pts) + _claim_text(claim_rows(pts)) + _beside_text(pts)
+    coll = collect_lines(pts)
     if coll:
         out += ["The explicit collect right after the drain:", ""] + coll + [""]
     return out + extra
@@ -248,7 +250,7 @@ def off_throughput(pts, strategy):
                  is_off(rr[0])), None)
 
 
-def _best(cands):
+def best_of(cands):
     """(variant, held Spread) of the least held median among cands [(v, rr, held, thr)]."""
     return min(((held.med, v, held) for v, _, held, _ in cands), default=(None, None, None))[1:]
 
@@ -262,8 +264,8 @@ def _beside_text(pts):
     off = off_throughput(pts, "hoard2026")
     ok26 = [p for p in pts if p[1][0].get("strategy") == "hoard2026" and
             decide(V.ratio(p[3], off), ">=", NEAR_OFF) is True]
-    v26, h26 = _best(ok26)
-    vp, hp = _best([p for p in pts if p[1][0].get("alloc_kind") == "production"])
+    v26, h26 = best_of(ok26)
+    vp, hp = best_of([p for p in pts if p[1][0].get("alloc_kind") == "production"])
     if v26 and vp:
         q = V.ratio(h26, hp)
         out.append("- `hoard2026`'s best policy whose next burst is within %d%% of `purge = "
@@ -279,10 +281,10 @@ def _beside_text(pts):
     else:
         out.append("- `hoard2026` against the production allocators: not measured (no "
                    "`purge = off` row of it, or no production allocator).")
-    return out + [_budget_line(pts), ""]
+    return out + [budget_line(pts), ""]
 
 
-def _budget_line(pts):
+def budget_line(pts):
     """hoard202607's defaults against their retain budget beyond the bytes live (a claim of
     Hoard #116's design, judged)."""
     dflt = [p for p in plain(pts) if p[1][0].get("strategy") == "hoard202607" and
@@ -306,7 +308,7 @@ def beyond_live(r, t=HELD_AT):
     return (rss - (lazy or 0)) * 1024 - live
 
 
-def _pareto_text(pts, plot=PLOT, title=None):
+def pareto_text(pts, plot=PLOT, title=None):
     spreads = {v: (held, thr) for v, _, held, thr in pts}
     front, dom = frontier([(v, held.med, thr.med) for v, _, held, thr in pts])
     out = ["### %s" % (title or "The trade-off: held %s after the drain against the next burst"
@@ -399,125 +401,7 @@ def _draw_pareto(pts, outdir, name, what):
     return K.save(fig, outdir, name)
 
 
-# ---- the survivor patterns: spread and together ------------------------------------------------
-
-def _k_of(pts, key):
-    """The k of keep_every / keep_first of the points' rows (one value, else 'k')."""
-    ks = {param(rr[0], key) for _, rr, _, _ in pts}
-    return str(ks.pop()) if len(ks) == 1 else "k"
-
-
-def _sizes(pts):
-    """'16..512 B' from the rows' min_size and max_size (one value each), else ''."""
-    lo = {param(rr[0], "min_size") for _, rr, _, _ in pts}
-    hi = {param(rr[0], "max_size") for _, rr, _, _ in pts}
-    return "%d..%d B" % (lo.pop(), hi.pop()) if len(lo) == len(hi) == 1 and 0 not in lo | hi \
-        else "the default sizes"
-
-
-def survivors_text(rows):
-    """A subsection per survivor pattern measured: what was run, the held table (100 ms,
-    1 s, 5 s after the drain, the next burst), the frontier of its plot, and the aims'
-    sentences computed from the rows."""
-    out = []
-    for pattern, key, title in SURVIVORS:
-        pts = points(rows, pattern)
-        if not pts:
-            continue
-        k = _k_of(pts, key)
-        kept = [r.get("extra.drain_kept_blocks") for _, rr, _, _ in pts for r in rr]
-        live = [r.get("extra.drain_live_blocks") for _, rr, _, _ in pts for r in rr]
-        share = (sum(x for x in kept if x) / sum(x for x in live if x)
-                 if any(live) and all(x is not None for x in kept + live) else None)
-        how = ("blocks 0, %s, 2 x %s, ... of each thread's live blocks in allocation order"
-               % (k, k) if pattern == "spread" else
-               "the first 1/%s of each thread's live blocks in allocation order (the oldest)"
-               % k)
-        out += ["### %s" % (title % k), "",
-                "The phased workload with `%s = %s` (blocks of %s): the drain keeps %s and "
-                "frees the rest, and the threads idle (no allocation, no free) until the last "
-                "checkpoint is read; then the next burst. %sHeld and the next burst as in the "
-                "table above, less the harness's own tables of live blocks (resident before and "
-                "after the drain, by mincore); the peak is the higher of the spike's sampled "
-                "RSS peak and RSS as the first thread reached the drain." % (
-                    key, k, _sizes(pts), how,
-                    "Kept: %.4f of the live blocks (all runs). " % share if share else ""), ""]
-        out += held_table(pts)
-        out += _pareto_text(pts, pattern_plot(pattern), "The trade-off, survivors %s: held "
-                            "%s after the drain against the next burst" %
-                            (pattern, spoken(HELD_AT)))
-        out += _aims(pattern, pts) + [""]
-    return out
-
-
-def _production_range(pts):
-    """'0.97 (`glibc`) to 1.00 (`tcmalloc`)': the production allocators' held medians at
-    HELD_AT, least to most; None without any."""
-    prod = sorted((held.med, v) for v, rr, held, _ in plain(pts)
-                  if rr[0].get("alloc_kind") == "production")
-    if not prod:
-        return None
-    return "%.2f (`%s`) to %.2f (`%s`)" % (prod[0][0], prod[0][1], prod[-1][0], prod[-1][1])
-
-
-def _holes_lines(pts):
-    """hoard2026 with purge_holes = on: held at HELD_AT against HOLES_HELD, its next burst
-    over purge = off's against HOLES_BURST, each the direction its interval decides."""
-    off = off_throughput(pts, "hoard2026")
-    holes = [p for p in plain(pts) if p[1][0].get("strategy") == "hoard2026" and
-             V.knobs_of(p[1][0]).get(HOLES_KNOB) == "on"]
-    if not holes:
-        return ["- `hoard2026` with `%s = on`: not measured (no such row)." % HOLES_KNOB]
-    out = []
-    for v, rr, held, thr in holes:
-        q = V.ratio(thr, off) if off else None
-        low = decide(held, "<=", HOLES_HELD)
-        fast = decide(q, ">=", HOLES_BURST) if q else None
-        out.append("- `%s` (%s): held %s %s: %s; next burst / `purge = off` %s: %s; both: %s."
-                   % (v, policy_text(rr[0]), spoken(HELD_AT), F.iv(held),
-                      V.decided(low, "at most %.1f" % HOLES_HELD, "above %.1f" % HOLES_HELD),
-                      F.iv(q) if q else "– (no `purge = off` row)",
-                      V.decided(fast, "at least %.1f" % HOLES_BURST,
-                                "below %.1f" % HOLES_BURST),
-                      V.decided(V.all_hold(low, fast))))
-    return out
-
-
-def _best_line(pts):
-    """hoard2026's best policy (least held at HELD_AT among those whose next burst is within
-    10% of purge = off's by the interval) against the production allocator holding least: the
-    ratio and whether hoard2026's holds no more, by the interval."""
-    off = off_throughput(pts, "hoard2026")
-    ok26 = [p for p in plain(pts) if p[1][0].get("strategy") == "hoard2026" and off and
-            decide(V.ratio(p[3], off), ">=", NEAR_OFF) is True]
-    v26, h26 = _best(ok26)
-    vp, hp = _best([p for p in plain(pts) if p[1][0].get("alloc_kind") == "production"])
-    if not (v26 and vp):
-        return ("- `hoard2026`'s best policy against the best production allocator: %s." %
-                ("not measured (no `purge = off` row of it, or no production allocator)"
-                 if not (off and vp) else "%s: no policy's next burst is within %d%% of "
-                 "`purge = off` by its interval" % (V.WITHIN_NOISE, round(100 * (1 - NEAR_OFF)))))
-    q = V.ratio(h26, hp)
-    return ("- `hoard2026`'s best policy whose next burst is within %d%% of `purge = off` "
-            "(ratio >= %.1f by its interval): `%s`, held %s %s; the production allocator "
-            "holding least, `%s`: %s; ratio %s: %s." % (
-                round(100 * (1 - NEAR_OFF)), NEAR_OFF, v26, spoken(HELD_AT), F.iv(h26), vp,
-                F.iv(hp), F.iv(q), V.decided(decide(q, "<=", 1.0), "holds no more",
-                                             "holds more")))
-
-
-def _aims(pattern, pts):
-    rng = _production_range(pts)
-    out = ["Beside the production allocators (a value or a ratio and the direction its "
-           "interval decides):", "",
-           "- The production allocators hold %s of the peak %s after the drain (medians)."
-           % (rng, spoken(HELD_AT)) if rng else "- No production allocator measured."]
-    if pattern == "spread":
-        out += _holes_lines(pts)
-    return out + [_best_line(pts), _budget_line(pts)] + _collect_lines(pts)
-
-
-def _collect_lines(pts):
+def collect_lines(pts):
     """Each point with collect = 1: the call, held HELD_AT after the drain, and over the same
     variant without it (the direction its interval decides)."""
     out = []
@@ -530,94 +414,3 @@ def _collect_lines(pts):
             "; over without the call %s: %s" % (F.iv(q), V.decided(
                 decide(q, "<", 1.0), "gives back more", "gives back less")) if q else ""))
     return out
-
-
-# ---- the churn measure: threads gone, then idle -------------------------------------------------
-
-def checkpoint_keys(r):
-    """A row's checkpoints as its keys name them ('100ms', '1s', '10s'), from
-    params.checkpoints; phased's default when absent."""
-    text = r.get("params.checkpoints")
-    if not text:
-        return list(CHECKPOINTS)
-    keys = []
-    for part in str(text).split(","):
-        ms = round(float(part) * 1000)
-        keys.append("%dms" % ms if ms % 1000 else "%ds" % (ms // 1000))
-    return keys
-
-
-def churn_points(rows):
-    """[(point, rows, checkpoint keys)] of the churn measure's ok rows at the highest thread
-    count, in order of first appearance; a point whose last checkpoint was not read is out."""
-    mr = [r for r in V.ok(rows) if not V.is_census(r) and pattern_of(r) == "churn"]
-    if not mr:
-        return []
-    t = max(r["threads"] for r in mr)
-    out = []
-    for v in names(mr):
-        rr = [r for r in mr if point_name(r) == v and r["threads"] == t]
-        keys = checkpoint_keys(rr[0])
-        rr = [r for r in rr if held_fraction(r, keys[-1]) is not None]
-        if rr:
-            out.append((v, rr, keys))
-    return out
-
-
-def churn_text(rows):
-    """The churn measure: per allocator the RSS peak, held at each checkpoint after the
-    last thread exited, and returned at the last (1 - held); the allocator returning most,
-    and hoard2026's best beside the best production allocator (a ratio, by the interval)."""
-    pts = churn_points(rows)
-    if not pts:
-        return []
-    r0 = pts[0][1][0]
-    keys = pts[0][2]
-    last = keys[-1]
-    out = ["### Thread churn, then idle: what comes back %s after the threads are gone"
-           % spoken(last), "",
-           "The phased workload with `churn = %d`: each thread's share is run by %d threads "
-           "in turn (created, allocate, exit), blocks of %d..%d B; the last of each keeps "
-           "%s at its drain and exits; the process then idles with no worker thread and RSS "
-           "is read %s after the last exit. Held: RSS less LazyFree over the peak before the "
-           "drain (the higher of the spike's sampled peak and RSS at the drain), both less "
-           "the harness's own tables of live blocks; returned: 1 - held at %s, with its "
-           "interval. Median over repetitions." % (
-               param(r0, "churn"), param(r0, "churn"), param(r0, "min_size"),
-               param(r0, "max_size"),
-               "one block in %d (0, k, 2k, ... in allocation order)" % param(r0, "keep_every")
-               if param(r0, "keep_every") else
-               "the first 1/%d of its blocks" % param(r0, "keep_first")
-               if param(r0, "keep_first") else "a share of its blocks (`drain`)",
-               ", ".join(spoken(k) for k in keys), spoken(last)), ""]
-    rs, ret = [], {}
-    for v, rr, ks in pts:
-        peak = V.spread_of([peak_kb(r) * 1024 for r in rr])
-        cells = [v, policy_text(rr[0]), F.pm(peak, F.mib)]
-        cells += [F.pm(V.spread_of([held_fraction(r, k) for r in rr]), "%.2f") for k in ks]
-        ret[v] = (rr, V.spread_of([1 - held_fraction(r, ks[-1]) for r in rr]),
-                  V.spread_of([held_fraction(r, ks[-1]) for r in rr]))
-        cells.append(F.iv(ret[v][1]))
-        rs.append(cells)
-    out += [F.table(["allocator", "policy", "RSS peak MiB"] +
-                    ["held %s" % spoken(k) for k in keys] +
-                    ["returned %s" % spoken(last)], rs), ""]
-    most = max(ret, key=lambda v: ret[v][1].med)
-    out.append("- Returns most %s after: `%s`, %s of its peak." % (
-        spoken(last), most, F.iv(ret[most][1])))
-    best = {}
-    for kind, test in (("hoard2026", lambda r: r.get("strategy") == "hoard2026"),
-                       ("production", lambda r: r.get("alloc_kind") == "production")):
-        cands = [(s[2].med, v, s[2]) for v, s in ret.items() if test(s[0][0])]
-        if cands:
-            best[kind] = min(cands)[1:]
-    if len(best) == 2:
-        (v26, h26), (vp, hp) = best["hoard2026"], best["production"]
-        q = V.ratio(h26, hp)
-        out.append("- `hoard2026`'s policy holding least, `%s` (%s), against the production "
-                   "allocator holding least, `%s` (%s): held ratio %s: %s." % (
-                       v26, F.iv(h26), vp, F.iv(hp), F.iv(q),
-                       V.decided(decide(q, "<=", 1.0), "holds no more", "holds more")))
-    else:
-        out.append("- `hoard2026` against the production allocators: not measured.")
-    return out + [""]
