@@ -118,17 +118,18 @@ def names(rows):
     return seen
 
 
+def by_point(mr):
+    """[(point, its rows at the highest thread count of mr)], in the order of the points."""
+    t = max((r["threads"] for r in mr), default=None)
+    return [(v, [r for r in mr if point_name(r) == v and r["threads"] == t]) for v in names(mr)]
+
+
 def points(rows, pattern="random"):
     """[(point, its rows, held Spread, next-burst throughput Spread)] of `pattern` at the
     highest thread count, in the order of the points (a variant, and with collect = 1 the
     variant `+collect`); a point without both numbers is left out."""
-    mr = measured(rows, pattern)
-    if not mr:
-        return []
-    t = max(r["threads"] for r in mr)
     out = []
-    for v in names(mr):
-        rr = [r for r in mr if point_name(r) == v and r["threads"] == t]
+    for v, rr in by_point(measured(rows, pattern)):
         held = V.spread_of([held_fraction(r) for r in rr])
         thr = V.spread_of([r.get("extra.next_burst_ops_per_s") for r in rr])
         if rr and held and thr:

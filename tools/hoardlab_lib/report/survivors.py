@@ -6,9 +6,9 @@ that allocated have exited and the process idles), a table of what each allocato
 at each checkpoint after the last exit."""
 from .. import fmt as F, verdicts as V
 from .purge import (CHECKPOINTS, HELD_AT, HOLES_BURST, HOLES_HELD, HOLES_KNOB, NEAR_OFF,
-                    SURVIVORS, best_of, budget_line, collect_lines, decide, held_fraction,
-                    held_table, names, off_throughput, pareto_text, param, pattern_of,
-                    pattern_plot, peak_kb, plain, point_name, points, policy_text,
+                    SURVIVORS, best_of, budget_line, by_point, collect_lines, decide,
+                    held_fraction, held_table, off_throughput, pareto_text, param,
+                    pattern_of, pattern_plot, peak_kb, plain, points, policy_text,
                     purge_section, spoken)
 
 
@@ -152,12 +152,8 @@ def churn_points(rows):
     """[(point, rows, checkpoint keys)] of the churn measure's ok rows at the highest thread
     count, in order of first appearance; a point whose last checkpoint was not read is out."""
     mr = [r for r in V.ok(rows) if not V.is_census(r) and pattern_of(r) == "churn"]
-    if not mr:
-        return []
-    t = max(r["threads"] for r in mr)
     out = []
-    for v in names(mr):
-        rr = [r for r in mr if point_name(r) == v and r["threads"] == t]
+    for v, rr in by_point(mr):
         keys = checkpoint_keys(rr[0])
         rr = [r for r in rr if held_fraction(r, keys[-1]) is not None]
         if rr:
