@@ -235,8 +235,11 @@ def test_after_the_first_timeouts_the_rest_are_not_waited_for(tmp_path):
     assert time.time() - t0 < 200          # not the 300 s the stand-in would wait
 
 
+# The child is a tool in the foreground: a shell starts a background job (`cmd &`) with SIGINT
+# ignored, which Python then keeps, so the child takes Python's default SIGINT handler back.
 INTERRUPTED = r"""
-import os, shutil, sys, tempfile
+import os, shutil, signal, sys, tempfile
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, %r)
 from hoardlab_lib import runner
 tmp = tempfile.mkdtemp(prefix="hoardlab-test-interrupt-")

@@ -47,7 +47,8 @@ static inline uint32_t hl_cache_flush_n(uint32_t limit)
  * its lock, h's pending remote frees collected first; any whose superblock moved meanwhile
  * (to the global heap, or another heap through it) to its current owner, re-read under that
  * owner's lock, one acquisition for each run of blocks of one owner; after each free the
- * row's policy (hl_heap_after_free) when due, as heap.c's free paths do. The blocks were uncounted from U when the program freed them.
+ * row's policy (hl_heap_after_free) when due, as heap.c's free paths do. The blocks were
+ * uncounted from U when the program freed them.
  * Inline in each front: as one exported function it made the remote pair dearer (+15
  * instructions, tools/hoardlab cost). */
 static inline __attribute__((always_inline)) void hl_cache_give_back(struct hl_heap *h,

@@ -29,7 +29,8 @@
  * list's class may take the list whole, unwalked (tlab.c's take_runs): as its chain if
  * empty, else as a second, spare chain that its next slow path uses without a lock, else in
  * front of its chain; a list longer than the bin's room is cut there (walked up to the cut),
- * its first part taken, the rest settled as before. The blocks were out of their superblock while pending and stay so in
+ * its first part taken, the rest settled as before. The blocks were out of their superblock
+ * while pending and stay so in
  * the TLAB: `used` and u do not change, and nobody reads a block's link until malloc hands it
  * out. Under remote_free = batch the same goes for each run of one superblock's blocks in a
  * message, which the malloc slow path takes from the heap's inbox without the heap's lock

@@ -117,7 +117,8 @@ extern size_t hl_sb_hole_unit;
 extern unsigned hl_sb_hole_shift;
 /* Give back to the OS (madvise `advice`) every hole unit of sb (owner's lock held) whose
  * blocks are all free: on the free list (local_free, free_lists = sharded, joins it first) or
- * never carved (the remote list's count as live); blocks that start in one leave the list. Only for classes of blocks no
+ * never carved (the remote list's count as live); blocks that start in one leave the list. Only
+ * for classes of blocks no
  * larger than a unit, below the carved end, never the header's unit. again: its earlier
  * holes are advised again too while every block overlapping them is still free
  * (hoardlab_collect's MADV_DONTNEED after a MADV_FREE). The bytes

@@ -15,7 +15,8 @@
  * Under hoard2026 with remote_free = batch, a block another thread frees goes: tlab.h's free
  * finds its superblock's owner is not the TLAB's heap -> tlab.c's free_other_batch ->
  * hl_remote_batch_free (below: onto the freeing thread's open run of its class, a run of its
- * superblock that joins the bucket of that owner when it closes) -> sent whole (sender.c's send_bucket -> mailbox.c's hl_mailbox_send: one CAS
+ * superblock that joins the bucket of that owner when it closes) -> sent whole (sender.c's
+ * send_bucket -> mailbox.c's hl_mailbox_send: one CAS
  * onto the owner heap's inbox) at remote_batch_bytes, the sender's malloc slow path or its
  * exit -> the owner's TLAB malloc slow path drains its inbox (inbox.c's hl_remote_drain) and
  * takes each run its bins hold (tlab.c's take_runs), the rest back into their superblocks

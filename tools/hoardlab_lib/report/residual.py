@@ -1,4 +1,4 @@
-"""Residual: what the composed rows explain (issue 47). For a folder `hoardlab residual`
+"""Residual: what the composed rows explain. For a folder `hoardlab residual`
 wrote (residual.json beside runs.csv): per composed row, the share of the real allocator's
 advantage over hoard2026 that the row's elements explain on each workload, with its interval
 and verdict, the residual named where the elements do not explain half, the attribution
@@ -36,7 +36,7 @@ def row_lines(row, real, per, plan, rows, workloads):
                      p["status"] + ("; the row overshoots (beats %s)" % real
                                     if p["overshoot"] else "")]
                     for wl, p in per.items()]), "",
-           "Target (issue 47): the elements explain at least half, decided, on %d workloads: "
+           "Aim: the elements explain at least half, decided, on %d workloads: "
            "%s — %s." % (R.TARGET_WORKLOADS, ", ".join(won) or "none",
                          "met" if met else "not met"), ""]
     for wl, p in per.items():
