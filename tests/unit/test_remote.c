@@ -561,8 +561,34 @@ static void batch_hashed(void **state)
     expect_settled();
 }
 
-/* batch: the runs of a message as its owner reads them (inbox.c's sort_runs): a run's first
- * block's second word holds its last block (bits 0..47) and its length (48..63). Blocks of
+/* The runs of the message in h's inbox, read as its owner reads them (inbox.c's sort_runs): a
+ * run's first block's second word holds its last block (bits 0..47) and its length (48..63).
+ * Each run is of 1..cap blocks of one superblock and starts at one of blocks[0..n); together
+ * they hold n blocks. The message goes back into the inbox for its owner to collect. */
+static size_t message_runs(struct hl_heap *h, size_t cap, size_t n)
+{
+    void *p = (void *)atomic_exchange(&h->inbox, 0), *all = p;
+    size_t seen = 0, runs = 0;
+    while (p) {
+        uintptr_t meta = ((uintptr_t *)p)[1];
+        void *last = (void *)(meta & (((uintptr_t)1 << 48) - 1)), *q = p;
+        size_t k = (size_t)(meta >> 48), heads = 0;
+        assert_true(k >= 1 && k <= cap);
+        for (size_t i = 1; i < k; i++)                /* k blocks of one superblock, to last */
+            assert_ptr_equal(hl_sb_of(q = *(void **)q), hl_sb_of(p));
+        assert_ptr_equal(q, last);
+        for (size_t i = 0; i < n; i++) heads += blocks[i] == p;
+        assert_int_equal(heads, 1);
+        seen += k;
+        runs++;
+        p = *(void **)last;
+    }
+    assert_int_equal(seen, n);
+    atomic_store(&h->inbox, (uintptr_t)all);
+    return runs;
+}
+
+/* batch: the runs of a message as its owner reads them (message_runs). Blocks of
  * one superblock freed in a row go as runs of at most run_cap blocks (with a TLAB a quarter
  * of a bin's first limit, else 65535), each of one superblock, which together hold every
  * block once. */
@@ -581,24 +607,8 @@ static void batch_runs(void **state)
     for (size_t i = 0; i < n; i++) blocks[i] = alloc_in(h);
     for (size_t i = 0; i < n; i++) hl_free(blocks[i]);
     hl_remote_flush();
-    void *p = (void *)atomic_exchange(&h->inbox, 0), *all = p;
-    size_t seen = 0, runs = 0;
-    while (p) {
-        uintptr_t meta = ((uintptr_t *)p)[1];
-        void *last = (void *)(meta & (((uintptr_t)1 << 48) - 1)), *q = p;
-        size_t k = (size_t)(meta >> 48);
-        assert_true(k >= 1 && k <= cap);
-        for (size_t i = 1; i < k; i++) {              /* k blocks of one superblock, to last */
-            assert_ptr_equal(hl_sb_of(q = *(void **)q), hl_sb_of(p));
-        }
-        assert_ptr_equal(q, last);
-        seen += k;
-        runs++;
-        p = *(void **)last;
-    }
-    assert_int_equal(seen, n);
+    size_t runs = message_runs(h, cap, n);
     assert_true(runs >= (n + cap - 1) / cap);
-    atomic_store(&h->inbox, (uintptr_t)all);         /* back, for its owner to collect */
     collect_all(&h, 1);
     assert_int_equal(inbox_bytes(h), 0);
     assert_int_equal(hl_heap_u(h), 0);
@@ -624,25 +634,9 @@ static void batch_mixed_runs(void **state)
     }
     for (int i = 0; i < 2 * EACH; i++) hl_free(blocks[i]);
     hl_remote_flush();
-    void *p = (void *)atomic_exchange(&h->inbox, 0), *all = p;
-    size_t seen = 0, runs = 0;
-    while (p) {
-        uintptr_t meta = ((uintptr_t *)p)[1];
-        void *last = (void *)(meta & (((uintptr_t)1 << 48) - 1)), *q = p;
-        size_t k = (size_t)(meta >> 48);
-        for (size_t i = 1; i < k; i++)                /* k blocks of one superblock, to last */
-            assert_ptr_equal(hl_sb_of(q = *(void **)q), hl_sb_of(p));
-        assert_ptr_equal(q, last);
-        for (int i = 0; i < 2 * EACH; i++) seen += blocks[i] == p;
-        seen += k - 1;
-        runs++;
-        p = *(void **)last;
-    }
-    assert_int_equal(seen, 2 * EACH);
     /* one run per class and superblock: 2, or a few more where a class's blocks came from
      * two superblocks or a run reached its cap */
-    assert_true(runs <= 8);
-    atomic_store(&h->inbox, (uintptr_t)all);         /* back, for its owner to collect */
+    assert_true(message_runs(h, 0xffff, 2 * EACH) <= 8);
     collect_all(&h, 1);
     assert_int_equal(inbox_bytes(h), 0);
     assert_int_equal(hl_heap_u(h), 0);
