@@ -4,7 +4,8 @@
  * hl_malloc is on huge pages (huge_regions > 0) unless the kernel's THP is `never`, where
  * huge_regions is 0; and under filler, a freed piece's pages stay (in A) until its whole 2 MiB
  * region is free, then the region leaves A whole, and a request takes the fullest region's
- * kept piece first. */
+ * kept piece first. A large object of 2 MiB or more is mapped at a 2 MiB boundary, and under
+ * filler its mapping is whole 2 MiB regions (its usable size reaches the last one's end). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -85,6 +86,22 @@ static void touched_working_set_is_on_huge_pages(void **state)
     free(v);
 }
 
+static void large_mapping_is_whole_huge_pages(void **state)
+{
+    (void)state;
+    size_t size = 7 * ((size_t)1 << 20) + 4096;           /* the chase's pointer array, about */
+    char *p = hl_malloc(size);
+    assert_non_null(p);
+    uintptr_t base = (uintptr_t)p & ~(uintptr_t)(HL_PAGE - 1);   /* the header's page */
+    if (base % REGION) fail_msg("a %zu-byte block's mapping starts %zu bytes past a 2 MiB "
+                                "boundary", size, (size_t)(base % REGION));
+    size_t end = (size_t)((uintptr_t)p - base) + hl_malloc_usable_size(p);
+    if (hl_cfg.hugepages == HL_HUGE_FILLER) assert_int_equal(end, 8 * ((size_t)1 << 20));
+    else assert_true(end < 8 * ((size_t)1 << 20));
+    memset(p, 1, size);
+    hl_free(p);
+}
+
 /* filler only: pieces of 64 KiB straight from the arena. */
 static void filler_gives_back_whole_regions_fullest_first(void **state)
 {
@@ -138,6 +155,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(arena_is_aligned_and_advised),
         cmocka_unit_test(touched_working_set_is_on_huge_pages),
+        cmocka_unit_test(large_mapping_is_whole_huge_pages),
         cmocka_unit_test(filler_gives_back_whole_regions_fullest_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

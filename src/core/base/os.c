@@ -108,17 +108,21 @@ void *hl_os_map(size_t size, size_t align)
 }
 
 /* `hugepages` (arena.c hands it over at init): large objects' mappings of 2 MiB or more are
- * advised MADV_HUGEPAGE too (mremap keeps the advice); hoardlab's own structures are not. */
+ * advised MADV_HUGEPAGE too (mremap keeps the advice), and placed at a 2 MiB boundary: the
+ * kernel backs only whole aligned 2 MiB frames inside a mapping with a huge page, so an
+ * unaligned 7 MiB mapping got two or three of them where an aligned one gets three (issue 50's
+ * lost coverage). hoardlab's own structures are not advised. */
 static int huge_advise;
 
 void hl_os_set_huge(int on) { huge_advise = on; }
 
 void *hl_os_alloc(size_t size, size_t align, enum hl_os_use use)
 {
+    bool huge = huge_advise && use == HL_OS_HELD && size >= HL_HUGE_REGION;
+    if (huge && align < HL_HUGE_REGION) align = HL_HUGE_REGION;
     void *p = hl_os_map(size, align);
     if (p) hl_os_account(use, (ptrdiff_t)size);
-    if (p && huge_advise && use == HL_OS_HELD && size >= HL_HUGE_REGION)
-        hl_os_madvise(p, size, MADV_HUGEPAGE);      /* refused: small pages, no harm */
+    if (p && huge) hl_os_madvise(p, size, MADV_HUGEPAGE);   /* refused: small pages, no harm */
     return p;
 }
 

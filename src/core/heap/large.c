@@ -590,6 +590,11 @@ static void *alloc(size_t size, size_t align, bool zero)
     size_t offset = align;                       /* room for the header, keeping alignment */
     if (size > PTRDIFF_MAX - offset - HL_PAGE) { errno = ENOMEM; return NULL; }
     size_t map_size = hl_align_up(offset + size, HL_PAGE);
+    /* filler (issue 50): a mapping of 2 MiB or more is whole huge pages, its last one too
+     * (os.c places it at a 2 MiB boundary); the tail's slack is counted in A, as Temeraire's
+     * is until it fills it with small objects, which this testbed does not do */
+    if (map_size >= HL_HUGE_REGION && hl_arena_huge_mode() == HL_HUGE_FILLER)
+        map_size = hl_align_up(map_size, HL_HUGE_REGION);
     if (align <= HL_PAGE && hl_cfg.large_reuse == HL_LARGE_FOLLOW) return follow(size, map_size, offset, zero);
     struct resident res;
     char *base = align <= HL_PAGE ? cache_take(&map_size, &res) : NULL;
