@@ -6,14 +6,15 @@
 #include <string.h>
 #include "record.h"
 
-/* Levels are reported as they are; every other statistic is a counter, reported as its
- * change over the measured phase. */
-static bool is_level(const char *name)
+/* Levels are reported as they are, every other statistic as its change over the measured
+ * phase. A level is one hoardlab_stats() sets whole and the tools do not sum across processes
+ * (include/hoardlab.h's from = total, across not sum: a gauge, a peak, the most threads),
+ * and remote_pending, which the threads count but which nets to bytes pending now. Reported
+ * as a change, a gauge lower at the end than at the start wrapped below 0 (tlab_bytes after
+ * xfree read 2^64 - 704). */
+static bool is_level(const char *name, const char *from, const char *across)
 {
-    return !strcmp(name, "in_use") || !strcmp(name, "in_use_peak") ||
-           !strcmp(name, "os_bytes") || !strcmp(name, "os_bytes_peak") ||
-           !strcmp(name, "held_bytes") || !strcmp(name, "held_bytes_peak") ||
-           !strcmp(name, "meta_bytes") || !strcmp(name, "huge_regions");
+    return (!strcmp(from, "total") && strcmp(across, "sum")) || !strcmp(name, "remote_pending");
 }
 
 static void hoardlab_record(struct hb_json *j, const struct hb_run *r)
@@ -28,7 +29,8 @@ static void hoardlab_record(struct hb_json *j, const struct hb_run *r)
     if (!s->counting && (!strcmp(#from, "thread") || !strncmp(#name, "in_use", 6)))           \
         hb_json_null(j, #name);                 /* counting = off: not counted */             \
     else                                                                                      \
-        hb_json_uint(j, #name, is_level(#name) ? s->name : s->name - r->base.name);
+        hb_json_uint(j, #name, is_level(#name, #from, #across) ? s->name                      \
+                                                               : s->name - r->base.name);
     HOARDLAB_STATS(HB_STAT)
 #undef HB_STAT
     /* A/U with the policy's A (memory held for blocks, as Hoard's Table 4 counts it), and with
