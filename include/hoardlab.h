@@ -105,7 +105,8 @@
       "header), their mean fullness, to within the classes' tail waste")                          \
     X(huge_regions, total, largest,                                                               \
       "hugepages = madvise | filler: the arena's 2 MiB regions on huge pages now, whole (its "    \
-      "AnonHugePages in /proc/self/smaps / 2 MiB; read at each call); 0 under off")              \
+      "AnonHugePages in /proc/self/smaps / 2 MiB; read at most once per 1-4 ms tick of the "    \
+      "coarse clock); 0 under off")                                                               \
     X(sb_active, total, largest,                                                                  \
       "lockfree: superblocks in state ACTIVE")                                                    \
     X(sb_partial, total, largest,                                                                 \

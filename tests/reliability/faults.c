@@ -377,7 +377,7 @@ static void report_failure(char *const extra[], const struct result *r)
 }
 
 /* The knob settings a strategy is swept under: each a NULL-terminated list of HOARD_ lines. */
-struct variant { const char *strategies, *knobs[3]; };
+struct variant { const char *strategies, *knobs[4]; };
 static const struct variant variants[] = {
     { "*", { NULL } },                                      /* large_reuse = follow */
     { "*", { "HOARD_LARGE_REUSE=unmap" } },
@@ -390,6 +390,12 @@ static const struct variant variants[] = {
     { "hoard", { "HOARD_TLAB=on", "HOARD_REMOTE_FREE=queue" } },
     { "ownership hoard hoard2026", { "HOARD_CACHE=cpu" } },
     { "ownership hoard hoard2026 lockfree", { "HOARD_RELEASE_EMPTY=on" } },
+    /* issue 49: free pages inside used superblocks given back (a hole's blocks off the list,
+     * taken back on slow paths); issue 50: the arena advised, filler's regions counted */
+    { "hoard2026", { "HOARD_PURGE=dontneed", "HOARD_RETAIN=0", "HOARD_PURGE_HOLES=on" } },
+    { "ownership", { "HOARD_PURGE_HOLES=on" } },
+    { "hoard2026", { "HOARD_HUGEPAGES=madvise" } },
+    { "hoard2026", { "HOARD_HUGEPAGES=filler" } },
 };
 
 static bool applies(const char *list, const char *strategy)

@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include "hoardlab.h"
 
 /* Everything declared from here on is internal to the library: hidden, so that code reaches
@@ -54,6 +55,13 @@
 
 static inline size_t hl_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 static inline bool hl_is_pow2(size_t n) { return n && !(n & (n - 1)); }
+/* CLOCK_MONOTONIC_COARSE in ns: the vDSO's, no system call; it moves in ticks of 1-4 ms. */
+static inline uint64_t hl_coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* ---- dispatch.c: the dispatch table (its rows: front/registry.c) ---------------------------- */
 

@@ -44,9 +44,7 @@ static void holes_bound(struct hl_sb *sb)
 static void purge_holes_low(struct hl_sb *sb, bool again)
 {
     long ms = hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);   /* the vDSO's: no system call */
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t now = hl_coarse_ns();
     uint64_t gap = (uint64_t)(ms > 10 ? ms : 10) * 1000000u;
     if (sb->parked || (!again && sb->parked_at && sb->parked_at <= now &&
                        now - sb->parked_at < gap))

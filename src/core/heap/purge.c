@@ -137,13 +137,6 @@ static size_t backlog[DECAY_STEPS];      /* decay: the excess's growth per epoch
 
 static bool timed(void) { return hl_cfg.purge == HL_PURGE_DECAY || hl_cfg.purge_delay > 0; }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);   /* the vDSO's: no system call */
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t ms_ns(long ms) { return (uint64_t)ms * 1000000u; }
 
 double hl_purge_decay_curve(double x)
@@ -272,7 +265,7 @@ static void purge_due(uint64_t now, struct hl_heap *held)
 
 static void tick(struct hl_heap *held)
 {
-    uint64_t now = now_ns();
+    uint64_t now = hl_coarse_ns();
     if (now < atomic_load_explicit(&due, memory_order_relaxed) || !hl_trylock(&lock)) return;
     purge_due(now, held);                /* (busy: whoever holds `lock` will set `due`) */
     hl_lock_release(&lock);
@@ -286,7 +279,7 @@ static void park_timed(struct hl_sb *sb)
     sb->parked = KEPT;
     hl_lock_acquire(&lock);
     atomic_fetch_add_explicit(&retained, hl_sb_size, memory_order_relaxed);
-    sb->parked_at = now_ns();
+    sb->parked_at = hl_coarse_ns();
     sb->purge_next = NULL;
     if ((sb->purge_prev = newest)) newest->purge_next = sb;
     else oldest = sb;
@@ -374,7 +367,7 @@ void hl_purge_park_range(struct hl_purge_range *r, char *from, size_t len, bool 
     if (!r->len) return;
     hl_lock_acquire(&lock);
     r->parked = KEPT;
-    r->parked_at = now_ns();
+    r->parked_at = hl_coarse_ns();
     atomic_fetch_add_explicit(&ranges_kept, len, memory_order_relaxed);
     r->next = NULL;
     if ((r->prev = newest_range)) newest_range->next = r;
@@ -438,14 +431,14 @@ static void *thread_main(void *arg)
     prctl(PR_SET_NAME, "hoardlab-purge");
     pthread_mutex_lock(&rest);
     for (;;) {
-        uint64_t d = atomic_load_explicit(&due, memory_order_seq_cst), now = now_ns();
+        uint64_t d = atomic_load_explicit(&due, memory_order_seq_cst), now = hl_coarse_ns();
         if (d <= now) {
             atomic_store_explicit(&resting_until, 0, memory_order_relaxed);
             pthread_mutex_unlock(&rest);
             tick(NULL);                  /* the slow paths' code; no lock across the sleep */
             pthread_mutex_lock(&rest);
             d = atomic_load_explicit(&due, memory_order_seq_cst);
-            now = now_ns();              /* (still due: `lock` was busy; retry a step later) */
+            now = hl_coarse_ns();              /* (still due: `lock` was busy; retry a step later) */
         }
         uint64_t until = d == UINT64_MAX ? UINT64_MAX : (d > now ? d : now) + step;
         atomic_store_explicit(&resting_until, until, memory_order_seq_cst);

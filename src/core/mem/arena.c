@@ -349,9 +349,19 @@ static long arena_huge_kb(void)
     return kb;
 }
 
+/* Read at most once per tick of the coarse clock (1-4 ms): a caller polling faster gets the
+ * tick's count. Reading smaps costs about 160 us, and a program (rel_faults with its checks)
+ * that reads the statistics after every operation spent 1.7 s of 2.2 in it. */
 long hl_arena_huge_regions(void)
 {
+    static _Atomic uint64_t read_at;
+    static _Atomic long regions;
     if (huge_mode == HL_HUGE_OFF || !atomic_load(&hl_arena_span)) return 0;
-    long kb = arena_huge_kb();
-    return kb > 0 ? kb / (long)(REGION / 1024) : 0;
+    uint64_t now = hl_coarse_ns();
+    if (atomic_load_explicit(&read_at, memory_order_acquire) == now)
+        return atomic_load_explicit(&regions, memory_order_relaxed);
+    long kb = arena_huge_kb(), n = kb > 0 ? kb / (long)(REGION / 1024) : 0;
+    atomic_store_explicit(&regions, n, memory_order_relaxed);
+    atomic_store_explicit(&read_at, now, memory_order_release);
+    return n;
 }
