@@ -30,11 +30,10 @@
  * empty, else as a second, spare chain that its next slow path uses without a lock, else in
  * front of its chain; a list longer than the bin's room is cut there (walked up to the cut),
  * its first part taken, the rest settled as before. The blocks were out of their superblock
- * while pending and stay so in
- * the TLAB: `used` and u do not change, and nobody reads a block's link until malloc hands it
- * out. Under remote_free = batch the same goes for each run of one superblock's blocks in a
- * message, which the malloc slow path takes from the heap's inbox without the heap's lock
- * (inbox.c's hl_remote_drain).
+ * while pending and stay so in the TLAB: `used` and u do not change, and nobody reads a
+ * block's link until malloc hands it out. Under remote_free = batch the same goes for each
+ * run of one superblock's blocks in a message, which the malloc slow path takes from the
+ * heap's inbox without the heap's lock (inbox.c's hl_remote_drain).
  *
  * Threads. A thread's bins are set up on its first free or malloc that would use them (state
  * 1 only), given back when it exits (hl_tlab_thread_exit, after which its calls bypass the
