@@ -6,6 +6,8 @@
  *     purged_bytes count them), every superblock's free list and holes still account for all
  *     its free blocks (hl_sb_check), and allocating as much again hands out no block twice
  *     (no two live blocks overlap), the survivors' contents intact, holes taken back;
+ *   - with the program idle after such a drain, the purge thread's sweep makes nearly every
+ *     unit no survivor touches a hole (no collect; it waits for the sweep, never times it);
  *   - the free lists survive a purge at the lowest group's crossing, too (no collect);
  *   - threads allocate, keep every 32nd block, free and reuse the same pages while another
  *     thread purges them again and again (hoardlab_collect): every block keeps its contents.
@@ -22,6 +24,7 @@
 #include <unistd.h>
 #include "hoard.h"
 #include "purge.h"
+#include "tlab.h"
 
 #define KEEP 32                          /* every KEEP-th block survives */
 
@@ -90,25 +93,36 @@ static unsigned char *v[N];
 static size_t len[N];
 static unsigned tags[N];
 
-static void spread_survivors_are_given_back(void **state)
+/* The survivors' superblocks and, per superblock, a bit per unit a survivor touches. */
+enum { MAXSB = 4096 };
+static struct hl_sb *sbs[MAXSB];
+static uint64_t live[MAXSB];
+static unsigned nsb;
+
+/* N blocks of 16..512 B allocated, every KEEP-th kept and the rest freed, in allocation
+ * order or shuffled (a page then empties only late in the drain, as in a program's); sbs
+ * and live set. */
+static void drain_to_spread(unsigned seed, bool shuffled)
 {
-    (void)state;
-    unsigned seed = 7;
+    static unsigned order[N];
     for (unsigned i = 0; i < N; i++) {
         len[i] = size_of(&seed);
         assert_non_null(v[i] = hl_malloc(len[i]));
         fill(v[i], len[i], i);
+        order[i] = i;
     }
-    for (unsigned i = 0; i < N; i++)
+    for (unsigned i = N - 1; shuffled && i > 0; i--) {
+        unsigned j = rnd(&seed) % (i + 1), t = order[i];
+        order[i] = order[j], order[j] = t;
+    }
+    for (unsigned k = 0; k < N; k++) {
+        unsigned i = order[k];
         if (i % KEEP) {
             hl_free(v[i]);
             v[i] = NULL;
         }
-    /* The units no survivor touches, below each superblock's carved end, but its first. */
-    enum { MAXSB = 4096 };
-    static struct hl_sb *sbs[MAXSB];
-    static uint64_t live[MAXSB];
-    unsigned nsb = 0;
+    }
+    nsb = 0;
     for (unsigned i = 0; i < N; i += KEEP) {
         struct hl_sb *sb = hl_sb_of(v[i]);
         unsigned k = 0;
@@ -119,15 +133,27 @@ static void spread_survivors_are_given_back(void **state)
         }
         mark_live(&live[k], v[i], hl_sb_usable(v[i]), sb);
     }
+}
+
+/* The units of sbs[k] that can be holes: wholly carved, not the header's; 0 if none. */
+static unsigned last_unit(const struct hl_sb *sb)
+{
+    size_t end = HL_SB_HEADER + (size_t)sb->carved * sb->size;
+    if (sb->size > hl_sb_hole_unit || end >> hl_sb_hole_shift < 2) return 0;
+    return (unsigned)(end >> hl_sb_hole_shift) - 1;
+}
+
+static void spread_survivors_are_given_back(void **state)
+{
+    (void)state;
+    drain_to_spread(7, false);
     uint64_t before = holes_now();
     hoardlab_collect();                  /* this thread's TLAB first, then every heap */
     size_t want = 0, resident = 0, units = 0, unit = hl_sb_hole_unit;
     unsigned char vec[64 * 16];
     for (unsigned k = 0; k < nsb; k++) {
         struct hl_sb *sb = sbs[k];
-        size_t end = HL_SB_HEADER + (size_t)sb->carved * sb->size;
-        if (sb->size > unit || end >> hl_sb_hole_shift < 2) continue;
-        unsigned last = (unsigned)(end >> hl_sb_hole_shift) - 1;   /* wholly carved units */
+        unsigned last = last_unit(sb);
         assert_int_equal(mincore(sb, hl_sb_size, vec), 0);
         for (unsigned u = 1; u <= last; u++) {
             units++;
@@ -151,7 +177,7 @@ static void spread_survivors_are_given_back(void **state)
     for (unsigned i = 0; i < N; i += KEEP) expect(v[i], len[i], i);
 
     /* As much again: the holes are taken back, no block twice. */
-    seed = 11;
+    unsigned seed = 11;
     for (unsigned i = 0; i < N; i++)
         if (i % KEEP) {
             len[i] = size_of(&seed);
@@ -172,6 +198,55 @@ static void spread_survivors_are_given_back(void **state)
     }
     hoardlab_collect();
     hl_heaps_foreach(check_sbs, NULL);
+}
+
+/* The units of the survivors' superblocks that hold none, and of those how many are holes
+ * now (each superblock read under its owner's lock). */
+static void count_holes(size_t *want, size_t *holes)
+{
+    *want = *holes = 0;
+    for (unsigned k = 0; k < nsb; k++) {
+        struct hl_heap *h = hl_heap_lock_owner(sbs[k]);
+        for (unsigned u = 1, last = last_unit(sbs[k]); u <= last; u++)
+            if (!(live[k] >> u & 1)) {
+                ++*want;
+                *holes += sbs[k]->holes >> u & 1;
+            }
+        hl_heap_unlock(h);
+    }
+}
+
+/* With the program idle after a drain in random order (no malloc, no free, no collect), the
+ * purge thread's sweep purges the holes the frees after the lowest group's last quartering
+ * left (about a third of them here: without the sweep the test fails): nearly
+ * every unit no survivor touches becomes a hole, less one a superblock (below). Waits for
+ * it up to 20 s (the sweep's period is at most decay_ms or purge_delay, here 1 s), never
+ * timing it. */
+static void idle_sweep_gives_back(void **state)
+{
+    (void)state;
+    drain_to_spread(5, true);
+    hl_tlab_flush();                     /* what this thread's TLAB holds goes back first */
+    size_t want, holes, first;
+    count_holes(&want, &first);
+    holes = first;
+    /* (a superblock's last free unit stays back if all its free blocks would be in holes:
+     * one a superblock is allowed; 8 KiB superblocks have one unit to give at most, so the
+     * test cannot fail there) */
+    for (int i = 0; i < 200 && holes + nsb < want * 9 / 10; i++) {
+        usleep(100 * 1000);
+        count_holes(&want, &holes);
+    }
+    printf("# %u superblocks hold survivors, %zu units hold none: holes %zu after the drain, "
+           "%zu after the sweep\n", nsb, want, first, holes);
+    assert_true(want > 0);
+    assert_true(holes + nsb >= want * 9 / 10);
+    hl_heaps_foreach(check_sbs, NULL);
+    for (unsigned i = 0; i < N; i++) {
+        if (v[i]) expect(v[i], len[i], i);
+        hl_free(v[i]);
+        v[i] = NULL;
+    }
 }
 
 /* The lowest group's crossing purges too (no collect): each size drained to every 32nd block
@@ -274,6 +349,7 @@ int main(void)
         return 77;
     }
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(idle_sweep_gives_back),
         cmocka_unit_test(spread_survivors_are_given_back),
         cmocka_unit_test(crossing_purge_keeps_free_lists),
         cmocka_unit_test(purge_while_others_reuse),

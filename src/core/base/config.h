@@ -210,7 +210,8 @@
     "paths and by purge_thread (mimalloc's purge_delay); 0 = as it parks")                     \
   X(purge_thread,    superblock,   BOOL,  "on",       0, 1, NULL,                              \
     HL_HOARD_ROWS " if purge=free|dontneed|decay",                                             \
-    "hoard, purge=decay or purge_delay > 0 (nothing to do elsewhere): one background thread "  \
+    "hoard, purge=decay or purge_delay > 0, or purge_holes=on (nothing to do elsewhere): "     \
+    "one background thread "                                                                   \
     "also does the due purges, waking when the next falls due (at most once a step of the "   \
     "coarse clock, 1-4 ms), so idle threads' memory is purged too (jemalloc's "                \
     "background_thread); started by the first malloc slow path (never a free); off: slow "    \
@@ -221,9 +222,11 @@
     "(madvise as purge says; MADV_FREE under decay and ownership), their free blocks off the " \
     "free list until malloc takes the page back: when a free moves a superblock into the "     \
     "lowest fullness group (at most once per max(10 ms, purge_delay, or decay_ms under "       \
-    "decay) a superblock) and each time frees then quarter its used blocks there, and by "     \
-    "hoardlab_collect (MADV_DONTNEED); not by the purge thread; retain does not bound them; "  \
-    "counted in purged_bytes and hole_purged_bytes")                                           \
+    "decay) a superblock) and each time frees then quarter its used blocks there; by the "    \
+    "purge thread (started for it whatever purge says, unless purge_thread=off) in those "     \
+    "freed into since, every max(500 ms, purge_delay, or decay_ms under decay) while frees "   \
+    "go on; and by hoardlab_collect (MADV_DONTNEED); retain does not bound them; counted in "  \
+    "purged_bytes and hole_purged_bytes")                                                      \
   X(partial_list,    lockfree,     ENUM,  "fifo",     0, 0, hl_list_orders,                    \
     "lockfree",                                                                                \
     "lockfree: order of a size class's list of PARTIAL superblocks (Michael 2004 prefers fifo)") \

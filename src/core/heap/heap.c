@@ -14,19 +14,11 @@ hl_after_free_fn hl_heap_after_free;
 void (*hl_heap_observer)(const struct hl_heap *h, const struct hl_sb *sb, unsigned from,
                          unsigned to);
 
-/* ---- purge_holes: the heap's side, as an observer (no instruction where it is off) ----
- * A superblock with holes keeps a block on its free list (superblock.h), so its group_hi is
- * at most hl_sb_hole_bound: set after every move that sets the bounds, as the observer is
- * called (attach: after; regroup: hl_heap_regroup's observed branch). Before a regroup or a
- * detach, a hole comes back if the free list ran dry (the pop that emptied it is the one
- * that regroups; a detached superblock's next owner pops once); a free that moves a
- * superblock into the lowest group purges holes (purge.c). The heap log's observer, if
- * any, is called after. */
-static void (*next_observer)(const struct hl_heap *, const struct hl_sb *, unsigned, unsigned);
+/* ---- purge_holes: the bounds (purge.c's observer purges) ---------------------------------- */
 
 enum { HOLES_STEP = 4 };
 
-static void holes_bound(struct hl_sb *sb)
+void hl_heap_holes_bound(struct hl_sb *sb)
 {
     if (hl_unlikely(sb->holes) && sb->group_hi > hl_sb_hole_bound(sb))
         sb->group_hi = hl_sb_hole_bound(sb);
@@ -36,47 +28,9 @@ static void holes_bound(struct hl_sb *sb)
     if (sb->list == 0 && sb->used / HOLES_STEP >= 2) sb->group_lo = sb->used / HOLES_STEP;
 }
 
-/* purge_holes = on: a free moved sb (its owner locked) into its lowest fullness group, or
- * quartered its `used` there (again = true): its free pages given back (superblock.c), as
- * `purge` advises (decay and ownership, which has no purge: MADV_FREE), unless (at the
- * crossing) that was done within max(10 ms, purge_delay or decay_ms); parked_at, unused
- * while sb is not parked, keeps when. */
-static void purge_holes_low(struct hl_sb *sb, bool again)
-{
-    long ms = hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay;
-    uint64_t now = hl_coarse_ns();
-    uint64_t gap = (uint64_t)(ms > 10 ? ms : 10) * 1000000u;
-    if (sb->parked || (!again && sb->parked_at && sb->parked_at <= now &&
-                       now - sb->parked_at < gap))
-        return;
-    sb->parked_at = now;
-    hl_sb_purge_holes(sb, hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE, false);
-}
-
-static void holes_observer(const struct hl_heap *ch, const struct hl_sb *csb, unsigned from,
-                           unsigned to)
-{
-    struct hl_heap *h = (struct hl_heap *)ch;     /* (the observer's view is const) */
-    struct hl_sb *sb = (struct hl_sb *)csb;
-    if (from == HL_LIST_NONE) {
-        holes_bound(sb);                 /* attached: bounds set */
-    } else {
-        if (sb->holes && !sb->free_head) hl_sb_unhole(sb);
-        /* into the lowest group, or its used quartered there (holes_bound) */
-        if (to == 0 && from != HL_LIST_EMPTY &&
-            (from != 0 || sb->used < sb->group_lo))
-            purge_holes_low(sb, from == 0);
-    }
-    if (next_observer) next_observer(h, sb, from, to);
-}
-
 void hl_heap_init(void)
 {
     hl_heap_groups = (unsigned)hl_cfg.fullness_groups;
-    if (hl_cfg.purge_holes && hl_heap_observer != holes_observer) {
-        next_observer = hl_heap_observer;
-        hl_heap_observer = holes_observer;
-    }
 }
 
 struct hl_heap *hl_heap_new(unsigned index, bool shared)
@@ -183,7 +137,7 @@ static HL_COLD void regroup_observed(struct hl_heap *h, struct hl_sb *sb, unsign
     hl_heap_observer(h, sb, sb->list, to);
     hl_heap_list_unlink(h, sb);
     hl_heap_list_push(h, sb, to);
-    if (hl_cfg.purge_holes) holes_bound(sb);
+    if (hl_cfg.purge_holes) hl_heap_holes_bound(sb);
 }
 
 void hl_heap_regroup(struct hl_heap *h, struct hl_sb *sb)

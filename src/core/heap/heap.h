@@ -64,6 +64,10 @@ struct hl_heap {
     uint32_t nsb, nempty;                /* superblocks held; of those, completely empty */
     uint64_t acquisitions, contended;    /* this heap's lock, written under it */
     struct hl_heap *all_next;            /* heapselect.c: every heap, newest first */
+    /* purge_holes = on (purge.c): listed for the purge thread's sweep of holes, and the link
+     * in that list (pushed by a free under the lock, taken whole by the sweep) */
+    bool holes_listed;
+    struct hl_heap *holes_next;
     /* remote_free = list | queue | batch (remote.h): what other threads freed into this heap and it
      * has not collected; a line of its own, since other threads write it. */
     _Alignas(HL_CACHE_LINE) _Atomic uintptr_t inbox;
@@ -83,6 +87,11 @@ extern unsigned hl_heap_groups;          /* G */
 extern size_t (*hl_heap_floor)(const struct hl_heap *h, size_t a);
 
 void hl_heap_init(void);                 /* after config and size classes */
+/* purge_holes = on (purge.c's observer calls it after a move that sets sb's bounds, h
+ * locked): a superblock with holes keeps a block on its free list (superblock.h), so its
+ * group_hi is at most hl_sb_hole_bound; in the lowest group its group_lo is a quarter of
+ * `used`, so the free that quarters it regroups and the observer purges again. */
+void hl_heap_holes_bound(struct hl_sb *sb);
 struct hl_heap *hl_heap_new(unsigned index, bool shared);
 size_t hl_heap_u(const struct hl_heap *h);   /* u_i: the sum over classes */
 size_t hl_heap_a(const struct hl_heap *h);   /* a_i: the sum over classes */

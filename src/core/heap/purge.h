@@ -60,7 +60,7 @@ static inline void hl_purge_tick(void)
  * the C library frees with its own locks held (a dead thread's TLS blocks under the stack
  * cache's lock, which pthread_create takes: a free that started the thread there deadlocked
  * the thread churn under decay). One load and a branch once decided (running, failed, or
- * not used: purge_thread = off or no timed purge). */
+ * not used: purge_thread = off, or neither a timed purge nor purge_holes). */
 enum { HL_PURGE_THREAD_NONE, HL_PURGE_THREAD_STARTING, HL_PURGE_THREAD_RUNNING,
        HL_PURGE_THREAD_FAILED, HL_PURGE_THREAD_UNUSED };
 extern _Atomic int hl_purge_thread_state;
@@ -86,6 +86,9 @@ struct hl_heap;
  * MADV_DONTNEED (and its earlier holes advised again); the bytes newly given back. 0 under
  * purge_holes = off. */
 size_t hl_purge_heap_holes(struct hl_heap *h);
+/* After config and hl_heap_init: purge_holes = on installs the heap observer that purges
+ * holes (purge.c says when), before the heap log's if any. */
+void hl_purge_init(void);
 
 #pragma GCC visibility pop
 

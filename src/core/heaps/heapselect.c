@@ -17,6 +17,7 @@
  * 1, 2, ...; with global_shards = n > 1, shards 1 .. n-1 come after the heaps made at init.
  */
 #include "heapselect.h"
+#include "purge.h"
 #include "sender.h"
 #include "selector.h"
 
@@ -54,6 +55,7 @@ void hl_heaps_init(bool with_global, bool exclusive)
 {
     hl_sb_init();
     hl_heap_init();
+    hl_purge_init();                     /* purge_holes: its observer */
     hl_remote_init();
     mode = hl_cfg.heap_select;
     exclusive_heaps = exclusive && mode == HL_SELECT_THREAD;

@@ -71,6 +71,7 @@ void hl_sb_format(struct hl_sb *sb, unsigned c)
     sb->size = (uint32_t)hl_class_size(c);
     sb->capacity = hl_sb_capacity_of(c);
     sb->used = sb->carved = 0;
+    sb->holes_used = UINT32_MAX;
     sb->cls = (uint16_t)c;
     atomic_store_explicit(&sb->interior, 0, memory_order_relaxed);
     __atomic_store_n(&sb->tlab_slot, hl_sb_slot_base + hl_tlab_slot(c), __ATOMIC_RELAXED);
@@ -158,6 +159,7 @@ size_t hl_sb_purge_holes(struct hl_sb *sb, int advice, bool again)
 {
     size_t size = sb->size, unit = hl_sb_hole_unit;
     unsigned shift = hl_sb_hole_shift;
+    sb->holes_used = sb->used;
     if (size > unit || !sb->carved) return 0;
     if (sb->local_free) {                /* free_lists = sharded: one list (both LIFO) */
         void **link = &sb->free_head;

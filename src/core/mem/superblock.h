@@ -57,6 +57,10 @@ struct hl_sb {
     _Alignas(HL_CACHE_LINE) _Atomic uintptr_t remote;
     struct hl_sb *inbox_next;
     _Atomic(void *) remote_tail;
+    /* purge_holes = on: `used` when its holes were last purged (UINT32_MAX: not since it was
+     * formatted), so the purge thread's sweep (heap.c) walks only superblocks freed into
+     * since. Here, not above: the line above is full, and this is written only by a purge. */
+    uint32_t holes_used;
 };
 
 #define HL_SB_MAGIC 0x48534231u          /* "HSB1" */
@@ -122,7 +126,7 @@ extern unsigned hl_sb_hole_shift;
  * larger than a unit, below the carved end, never the header's unit. again: its earlier
  * holes are advised again too while every block overlapping them is still free
  * (hoardlab_collect's MADV_DONTNEED after a MADV_FREE). The bytes
- * newly given back (counted in hl_stats_holes). */
+ * newly given back (counted in hl_stats_holes); holes_used becomes `used`. */
 size_t hl_sb_purge_holes(struct hl_sb *sb, int advice, bool again);
 /* The free list of sb (owner's lock held) is empty: its lowest holes taken back until one
  * puts a block on the free list, or none is left. The free list's head after (NULL: carve).
