@@ -416,12 +416,18 @@ static void holes_later(void)
         }
 }
 
-/* The one that takes `holes_due` sweeps (the thread, or a timed slow path's tick). */
+/* The one that takes `holes_due` sweeps (the thread, or a timed slow path's tick), holding
+ * `lock` (by trylock: busy, it is retried a step later), which fork.c takes
+ * after every heap's: a fork never finds the list taken and half swept, which would leave
+ * the child with heaps marked listed that no list holds. A large free parking a range waits
+ * for it meanwhile. */
 static void holes_tick(uint64_t now)
 {
     uint64_t d = atomic_load_explicit(&holes_due, memory_order_relaxed);
-    if (now < d || !atomic_compare_exchange_strong(&holes_due, &d, UINT64_MAX)) return;
-    if (holes_sweep()) holes_later();
+    if (now < d || !hl_trylock(&lock)) return;
+    if (atomic_compare_exchange_strong(&holes_due, &d, UINT64_MAX) && holes_sweep())
+        holes_later();
+    hl_lock_release(&lock);
 }
 
 /* The thread's next deadline: the earlier of the two. */
