@@ -71,7 +71,7 @@
  * inside superblocks that still hold live blocks -- survivors spread over every page, where
  * no superblock empties and nothing above can act -- are given back:
  *   - when a free moves a superblock into the lowest fullness group (used below capacity /
- *     fullness_groups: heap.c's holes observer purges them, under the owner's lock),
+ *     fullness_groups: the holes observer below purges them, under the owner's lock),
  *     every unit whose blocks are all free, with madvise as `purge` says (MADV_FREE under
  *     decay, and under ownership, which has no `purge`); at most once per
  *     max(10 ms, purge_delay, or decay_ms under decay) for the same superblock (its parked_at,
@@ -82,9 +82,9 @@
  *     drain purges a superblock about log4(capacity / fullness_groups) times, and one going
  *     back and forth across that bound is not walked twice before it quarters again; at
  *     half, a drain walked the free lists twice as often for 0.43 of the spike, not 0.45).
- *     heap.c calls it from its observer, installed only under purge_holes = on, so the
+ *     Done by this file's heap observer, installed only under purge_holes = on, so the
  *     heap's paths gain nothing where it is off.
- *   - by a sweep (heap.c's hl_heap_holes_sweep): a heap whose free purged holes above is
+ *   - by a sweep (holes_sweep, below): a heap whose free purged holes above is
  *     listed, and a period later -- max(500 ms, purge_delay, or decay_ms under decay) --
  *     the sweep purges the holes of its lowest groups' superblocks freed into since their
  *     last hole purge (their holes_used), and lists it again if it found one, so the sweep
@@ -283,9 +283,19 @@ static void purge_due(uint64_t now, struct hl_heap *held)
 static void (*next_observer)(const struct hl_heap *, const struct hl_sb *, unsigned, unsigned);
 static void holes_later(void);
 
-static int holes_advice(void)
+/* sb's holes purged now (its owner locked), as `purge` advises (decay and ownership, which
+ * has no purge: MADV_FREE); parked_at, unused while sb is not parked, keeps when. */
+static void purge_holes_now(struct hl_sb *sb, uint64_t now)
 {
-    return hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE;
+    sb->parked_at = now;
+    hl_sb_purge_holes(sb, hl_cfg.purge == HL_PURGE_DONTNEED ? MADV_DONTNEED : MADV_FREE, false);
+}
+
+/* The ms a superblock's holes wait between purges at the crossing, and the sweep's period,
+ * are at least: purge_delay, or decay_ms under decay. */
+static long holes_delay_ms(void)
+{
+    return hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay;
 }
 
 /* The heaps whose frees purged holes since the last sweep (the purge thread's, below):
@@ -302,22 +312,19 @@ static void holes_push(struct hl_heap *h)
 }
 
 /* purge_holes = on: a free moved sb (its owner h locked) into its lowest fullness group, or
- * quartered its `used` there (again = true): its free pages given back (superblock.c), as
- * `purge` advises (decay and ownership, which has no purge: MADV_FREE), unless (at the
- * crossing) that was done within max(10 ms, purge_delay or decay_ms); parked_at, unused
- * while sb is not parked, keeps when. h is listed for the purge thread's sweep: the frees
+ * quartered its `used` there (again = true): its free pages given back (superblock.c),
+ * unless (at the crossing) that was done within max(10 ms, holes_delay_ms). h is listed for
+ * the purge thread's sweep: the frees
  * that follow, below the next quartering, would otherwise leave their pages for good once
  * the program's threads go idle (a drain's last quarter). */
 static void purge_holes_low(struct hl_heap *h, struct hl_sb *sb, bool again)
 {
-    long ms = hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay;
-    uint64_t now = hl_coarse_ns();
-    uint64_t gap = (uint64_t)(ms > 10 ? ms : 10) * 1000000u;
+    long ms = holes_delay_ms();
+    uint64_t now = hl_coarse_ns(), gap = ms_ns(ms > 10 ? ms : 10);
     if (sb->parked || (!again && sb->parked_at && sb->parked_at <= now &&
                        now - sb->parked_at < gap))
         return;
-    sb->parked_at = now;
-    hl_sb_purge_holes(sb, holes_advice(), false);
+    purge_holes_now(sb, now);
     if (h->shared && !h->holes_listed) {
         h->holes_listed = true;
         holes_push(h);
@@ -334,8 +341,7 @@ static bool holes_sweep_heap(struct hl_heap *h)
     for (unsigned c = 0; c < hl_classes->count; c++)
         for (struct hl_sb *sb = h->cls[c].list[0]; sb; sb = sb->next) {
             if (sb->parked || hl_sb_empty(sb) || sb->used >= sb->holes_used) continue;
-            sb->parked_at = now;
-            hl_sb_purge_holes(sb, holes_advice(), false);
+            purge_holes_now(sb, now);
             found = true;
         }
     return found;
@@ -392,14 +398,13 @@ void hl_purge_init(void)
     }
 }
 
-
-/* When heap.c's sweep of the listed heaps is due (UINT64_MAX: none listed). */
+/* When the sweep of the listed heaps is due (UINT64_MAX: none listed). */
 static _Atomic uint64_t holes_due = UINT64_MAX;
 
-/* The sweep's period: half a second, or purge_delay, or decay_ms under decay, if longer. */
+/* The sweep's period: half a second, or holes_delay_ms if longer. */
 static uint64_t holes_period(void)
 {
-    long ms = hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay;
+    long ms = holes_delay_ms();
     return ms_ns(ms > 500 ? ms : 500);
 }
 
@@ -614,7 +619,7 @@ static void *thread_main(void *arg)
             tick(NULL);                  /* the slow paths' code; no lock across the sleep */
             pthread_mutex_lock(&rest);
             d = next_due();
-            now = hl_coarse_ns();              /* (still due: `lock` was busy; retry a step later) */
+            now = hl_coarse_ns();        /* (still due: `lock` was busy; retry a step later) */
         }
         uint64_t until = d == UINT64_MAX ? UINT64_MAX : (d > now ? d : now) + step;
         atomic_store_explicit(&resting_until, until, memory_order_seq_cst);
