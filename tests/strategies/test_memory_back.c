@@ -41,6 +41,7 @@
 #include <unistd.h>
 #include "hl.h"
 #include "large.h"
+#include "purge.h"
 
 /* ---- burst -------------------------------------------------------------------------------- */
 
@@ -106,6 +107,8 @@ static void burst_drained(void **state)
      * heaps' partly used superblocks. */
     long bound = (long)((hl_cfg.retain >> 10) + (24 << 10));
     long wait = hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay;
+    if (!wait && hl_cfg.purge != HL_PURGE_OFF && hl_cfg.retain)      /* untimed, aged ranges */
+        wait = HL_PURGE_RANGE_AGE_MS;
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     long after = kept_kb(), beyond = after - start - (long)(live >> 10), ms = 0;   /* KiB */
@@ -155,9 +158,12 @@ static void large_drained(void **state)
     long full = kept_kb();
     for (size_t i = 0; i < N; i++) hl_free(v[i]);
     long after = kept_kb(), bound = (long)(hl_cfg.retain >> 10) + (4 << 10), ms = 0;
-    /* Timed (decay, purge_delay): purged when due (issue 51), by the purge thread alone here
-     * (no slow path runs), so waited for as burst_drained does. */
+    /* Timed (decay, purge_delay), or untimed with retain > 0 (ranges wait
+     * HL_PURGE_RANGE_AGE_MS): purged when due (issue 51), by the purge thread alone here (no
+     * slow path runs), so waited for as burst_drained does. */
     long wait = hl_cfg.purge == HL_PURGE_DECAY ? hl_cfg.decay_ms : hl_cfg.purge_delay;
+    if (!wait && hl_cfg.purge != HL_PURGE_OFF && hl_cfg.retain)      /* untimed, aged ranges */
+        wait = HL_PURGE_RANGE_AGE_MS;
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     while (after - start > bound && wait > 0 && ms < wait + 10000) {

@@ -193,8 +193,8 @@
     "hoard: pages of empty superblocks parked in the global heap go back to the OS with "      \
     "madvise MADV_FREE or MADV_DONTNEED, beyond `retain` bytes kept as they are (Hoard #99, "  \
     "#116), or with MADV_FREE along a curve over decay_ms (decay: jemalloc's); they stay "     \
-    "counted in A; so are freed large mappings' pages as they enter the large cache, beyond "  \
-    "what retain leaves")                                                                      \
+    "counted in A; so are freed large mappings' pages in the large cache, beyond what retain " \
+    "leaves, once cached purge_delay ms (or 500 ms with purge_delay = 0 and retain > 0)")    \
   X(retain,          superblock,   SIZE,  "64M",      0, 64 * 1024 * HL_MB, NULL,              \
     HL_HOARD_ROWS " if purge=free|dontneed|decay",                                             \
     "hoard purge: bytes of parked empty superblocks and of cached freed large mappings "       \
@@ -210,12 +210,12 @@
     "paths and by purge_thread (mimalloc's purge_delay); 0 = as it parks")                     \
   X(purge_thread,    superblock,   BOOL,  "on",       0, 1, NULL,                              \
     HL_HOARD_ROWS " if purge=free|dontneed|decay",                                             \
-    "hoard, purge=decay or purge_delay > 0, or purge_holes=on (nothing to do elsewhere): "     \
-    "one background thread "                                                                   \
-    "also does the due purges, waking when the next falls due (at most once a step of the "   \
-    "coarse clock, 1-4 ms), so idle threads' memory is purged too (jemalloc's "                \
-    "background_thread); started by the first malloc slow path (never a free); off: slow "    \
-    "paths only")                                                                              \
+    "hoard with purge=decay, purge_delay > 0 or retain > 0, or purge_holes=on (nothing to "  \
+    "do elsewhere): one background thread also does the due purges (decay, purge_delay, "    \
+    "cached large mappings, the sweep of holes), waking when the next falls due (at most "    \
+    "once a step of the coarse clock, 1-4 ms), so idle threads' memory is purged too "         \
+    "(jemalloc's background_thread); started by the first malloc slow path (never a free); "  \
+    "off: slow paths only")                                                                    \
   X(purge_holes,     superblock,   BOOL,  "off",      0, 1, NULL,                              \
     "ownership; " HL_HOARD_ROWS " if purge=free|dontneed|decay",                               \
     "hole purging: free pages inside superblocks that still hold blocks go back to the OS "    \

@@ -54,13 +54,13 @@
  *     (where the cache writes its record) are parked with purge.c as a range, as an empty
  *     superblock parks in the global heap, and taken out again (unparked) before the mapping
  *     is reused, merged or cut: they are kept, aged and purged by the superblocks' policy and
- *     clock, in the same `retain` (MADV_FREE, or MADV_DONTNEED under dontneed). So under
- *     decay or purge_delay > 0 a freed mapping is never purged as it is freed: only once it
- *     has stayed cached long enough, by a slow path passing by (a large malloc or free, a
- *     heap's refill) or the purge thread, which a large malloc may start (never a free).
- *     Under free or dontneed with purge_delay = 0 the excess over `retain` is purged as it
- *     arises, the oldest cached mappings first, so the one just freed, the first the next
- *     request of its size takes, keeps its pages. What is parked is the part of the mapping
+ *     clock, in the same `retain` (MADV_FREE, or MADV_DONTNEED under dontneed). So a freed
+ *     mapping is not purged as it is freed: only once it has stayed cached long enough
+ *     (decay, purge_delay; with neither, HL_PURGE_RANGE_AGE_MS, half a second, the oldest
+ *     first, so that one taken again soon keeps its pages), by a slow path passing by (a
+ *     large malloc or free, a heap's refill) or the purge thread, which a large malloc may
+ *     start (never a free); only with retain = 0 (keep nothing) and no delay is it purged as
+ *     it enters the cache. What is parked is the part of the mapping
  *     that may be resident (struct resident: a freed block's all, a purged one's none, the
  *     hull of the parts' when merged, each piece's share when cut), so `retain` counts and a
  *     purge gives back only that; a mapping re-entering the cache (merged, cut) is parked

@@ -42,12 +42,22 @@
  * older head of the two), at the same times — so under decay or purge_delay never as it
  * parks, but when it is due, by a slow path passing by (a large malloc or free parks and
  * takes ranges, a refill ticks) or by the thread. Untimed (free or dontneed with
- * purge_delay = 0) the excess is purged as it parks, as a superblock's: the oldest ranges
- * first, the one parking last, so that a mapping freed and taken again at once (the cache
- * serves its newest first) keeps its pages. (Before, every mapping freed beyond the budget
- * was purged as it was freed, and the budget, counted as mappings entered, did not come back
- * as they were taken: largebuf under hoard202607 gave back 285 of its 600 freed mappings'
- * pages and faulted or re-dirtied them again; a program reusing one size went 3.2 -> 8 s.)
+ * purge_delay = 0) with a budget (retain > 0), where a superblock's excess is purged as it
+ * parks, a range still waits HL_PURGE_RANGE_AGE_MS before it may go (oldest first, by the
+ * next range parking or by the thread, which therefore starts): a mapping taken again within
+ * it keeps its pages. With retain = 0 (keep nothing) it goes as it parks: under phased's
+ * drain, whose light load still frees and takes large blocks hundreds of times a second, the
+ * half second kept 17-30 MiB of them resident (held 1 s after the drain 0.20-0.23 of the
+ * spike under hoard2026, purge = free, retain = 0, against 0.11). (At
+ * first every mapping freed beyond the budget was purged as it was freed, and the budget,
+ * counted as mappings entered, did not come back as they were taken: largebuf under
+ * hoard202607 gave back 285 of its 600 freed mappings' pages and faulted or re-dirtied them
+ * again; a program reusing one size went 3.2 -> 8 s. Then the excess went as it parked,
+ * oldest first: largebuf at 2 threads still ran at 0.75-0.86 of hoard2026's speed, and at
+ * 0.74 with a 10 ms delay, 0.91 with 100 ms, 0.96 with 1 s, 0.97 with a budget it never
+ * reached, each ±15-20 %, 5 repetitions. Aged, it ran at 0.99 ±25 % (1 thread) and
+ * 0.93 ±21 % (2) of hoard2026's, 11 repetitions, and 1.41x faster than before, pair by pair;
+ * its minor faults at 2 threads, scale 5: 66k, against 130k before and hoard2026's 104k.)
  * A range is purged with `lock` held, so a take (hl_purge_unpark_range, which takes `lock`)
  * waits for it to finish before the mapping is written; large.c parks and takes ranges under
  * its cache's lock, which is therefore taken before `lock`, never after (fork.c's order). A
@@ -101,9 +111,9 @@
  * fault per page, not a superblock's worth. Counted in purged_bytes and hole_purged_bytes (a
  * gauge: units given back and not yet taken back by malloc).
  *
- * The thread. One per process, for the timed policies and hole purging only, started
- * lazily by the first malloc slow path (hl_purge_poll: a refill, a large malloc), never by a
- * free. It
+ * The thread. One per process, for the timed policies, the untimed ones with a budget (the
+ * ranges wait) and hole purging, started lazily by the first malloc slow path (hl_purge_poll: a refill, a large
+ * malloc), never by a free. It
  * runs the ticks' code, tick(NULL): holding no shard's lock, it takes them by trylock as any
  * tick does; it sleeps (a condition variable with a deadline) on a mutex of its own, `rest`,
  * never holding another lock, until `due` (plus the coarse clock's step, so that the clock
@@ -148,6 +158,21 @@ static size_t backlog[DECAY_STEPS];      /* decay: the excess's growth per epoch
 static bool timed(void) { return hl_cfg.purge == HL_PURGE_DECAY || hl_cfg.purge_delay > 0; }
 
 static uint64_t ms_ns(long ms) { return (uint64_t)ms * 1000000u; }
+
+/* Untimed (free or dontneed, purge_delay = 0) with a budget (retain > 0): ranges wait
+ * HL_PURGE_RANGE_AGE_MS. With none (retain = 0: keep nothing) a range goes as it parks, as a
+ * superblock does. */
+static bool ranges_age(void)
+{
+    return hl_cfg.purge != HL_PURGE_OFF && !timed() && hl_cfg.retain > 0;
+}
+
+/* How long the oldest parked entry waits before a purge (not decay): purge_delay, or, with
+ * none, HL_PURGE_RANGE_AGE_MS (untimed, only ranges are in the lists). */
+static uint64_t delay_ns(void)
+{
+    return ms_ns(hl_cfg.purge_delay > 0 ? hl_cfg.purge_delay : HL_PURGE_RANGE_AGE_MS);
+}
 
 double hl_purge_decay_curve(double x)
 {
@@ -259,7 +284,7 @@ static void set_due(void)
     if (excess() && hl_cfg.purge == HL_PURGE_DECAY)
         at = epoch_start + ms_ns(hl_cfg.decay_ms) / DECAY_STEPS;
     else if (excess() && first != UINT64_MAX)
-        at = first + ms_ns(hl_cfg.purge_delay);
+        at = first + delay_ns();
     atomic_store_explicit(&due, at, memory_order_seq_cst);   /* before the thread's deadline */
     thread_wake(at);
 }
@@ -268,8 +293,8 @@ static void set_due(void)
 static void purge_due(uint64_t now, struct hl_heap *held)
 {
     if (hl_cfg.purge == HL_PURGE_DECAY) decay(now, held);
-    else if (now >= ms_ns(hl_cfg.purge_delay))
-        purge_oldest(0, now - ms_ns(hl_cfg.purge_delay), held);
+    else if (now >= delay_ns())
+        purge_oldest(0, now - delay_ns(), held);
     set_due();
 }
 
@@ -554,8 +579,8 @@ void hl_purge_park_range(struct hl_purge_range *r, char *from, size_t len, bool 
     if ((r->prev = newest_range)) newest_range->next = r;
     else oldest_range = r;
     newest_range = r;
-    if (timed()) purge_due(r->parked_at, NULL);          /* what fell due, not r */
-    else purge_oldest(0, UINT64_MAX, NULL);              /* the excess, now: oldest first */
+    if (timed() || ranges_age()) purge_due(r->parked_at, NULL);   /* what fell due, not r */
+    else purge_oldest(0, UINT64_MAX, NULL);              /* retain = 0: all of it, now */
     hl_lock_release(&lock);
 }
 
@@ -572,7 +597,7 @@ bool hl_purge_unpark_range(struct hl_purge_range *r)
     bool was_purged = r->parked == PURGED;
     if (!was_purged) {
         unlink_range(r);
-        if (timed()) set_due();
+        if (timed() || ranges_age()) set_due();
     }
     r->parked = 0;
     hl_lock_release(&lock);
@@ -658,7 +683,7 @@ void hl_purge_thread_start(void)
     if (!atomic_compare_exchange_strong(&hl_purge_thread_state, &none,
                                         HL_PURGE_THREAD_STARTING))
         return;
-    if (!hl_cfg.purge_thread || !(timed() || hl_cfg.purge_holes)) {
+    if (!hl_cfg.purge_thread || !(timed() || ranges_age() || hl_cfg.purge_holes)) {
         atomic_store(&hl_purge_thread_state, HL_PURGE_THREAD_UNUSED);
         return;
     }

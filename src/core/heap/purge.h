@@ -32,9 +32,12 @@ struct hl_purge_range {
     uint8_t parked;                      /* kept or purged */
     bool cut_high;                       /* a purge of part of it takes its high end first */
 };
+/* Untimed (purge = free | dontneed, purge_delay = 0) with retain > 0, a range waits this long
+ * before it may be purged (purge.c, "Ranges"); with retain = 0 it goes as it parks. */
+enum { HL_PURGE_RANGE_AGE_MS = 500 };
 /* r's pages [from, from + len) enter the cache (its lock held, never purge.c's or a shard's):
- * kept while `retain` has room, else purged, the oldest ranges first — at once under purge =
- * free | dontneed with purge_delay = 0, else when due (delay, decay). cut_high: the pages freed
+ * kept while `retain` has room, else purged, the oldest ranges first, when due (delay,
+ * decay; untimed, once parked HL_PURGE_RANGE_AGE_MS, or as it parks if retain = 0). cut_high: the pages freed
  * last are at its low end, so a purge of part of it starts at the high end (else the low). */
 void hl_purge_park_range(struct hl_purge_range *r, char *from, size_t len, bool cut_high);
 /* r leaves the cache (its lock held), before anyone writes its pages: true if they were
@@ -60,7 +63,7 @@ static inline void hl_purge_tick(void)
  * the C library frees with its own locks held (a dead thread's TLS blocks under the stack
  * cache's lock, which pthread_create takes: a free that started the thread there deadlocked
  * the thread churn under decay). One load and a branch once decided (running, failed, or
- * not used: purge_thread = off, or neither a timed purge nor purge_holes). */
+ * not used: purge_thread = off, or neither `purge` nor purge_holes on). */
 enum { HL_PURGE_THREAD_NONE, HL_PURGE_THREAD_STARTING, HL_PURGE_THREAD_RUNNING,
        HL_PURGE_THREAD_FAILED, HL_PURGE_THREAD_UNUSED };
 extern _Atomic int hl_purge_thread_state;
