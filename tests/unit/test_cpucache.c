@@ -263,8 +263,116 @@ static void flush_to_owner(void **state)
 #endif
 }
 
-int main(void)
+/* ---- idle CPUs (cpu_cache_idle_ms, argument "idle": 100 ms) ------------------------------ */
+
+static cpu_set_t all_cpus;               /* the process's CPUs, before main pinned itself */
+static const size_t idle_sizes[] = { 16, 64, 176 };
+#define NSIZES (sizeof idle_sizes / sizeof *idle_sizes)
+
+static void pin_to(long on)
 {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(on, &set);
+    assert_int_equal(sched_setaffinity(0, sizeof set, &set), 0);
+}
+
+static uint32_t held(long on, size_t size)
+{
+    return limit_of(size) - (uint32_t)HL_RSEQ_ROOM(head_of(on, size));
+}
+
+/* On CPU `arg`: 2 x limit blocks of each size malloc'd, then freed (the stack fills, flushes
+ * half, fills again). */
+static void *fill_there(void *arg)
+{
+    pin_to((long)(intptr_t)arg);
+    for (size_t k = 0; k < NSIZES; k++) {
+        uint32_t n = 2 * limit_of(idle_sizes[k]);
+        void **v = calloc(n, sizeof *v);
+        for (uint32_t i = 0; i < n; i++) v[i] = hl_malloc(idle_sizes[k]);
+        for (uint32_t i = 0; i < n; i++) hl_free(v[i]);
+        free(v);
+    }
+    return NULL;
+}
+
+/* Every CPU's stacks of three classes filled by a thread there, then no malloc or free in
+ * the process for up to 10 s: the purge thread takes each down to a sixteenth of its limit
+ * (without cpu_cache_idle_ms they stay as they are: more than half full). The blocks it
+ * took are then handed out once each. Waits, never times anything. */
+static void idle_cpus_give_back(void **state)
+{
+    (void)state;
+    for (long on = 0; on < CPU_SETSIZE; on++) {
+        if (!CPU_ISSET(on, &all_cpus)) continue;
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, fill_there, (void *)(intptr_t)on), 0);
+        pthread_join(t, NULL);
+        for (size_t k = 0; k < NSIZES; k++)
+            assert_true(held(on, idle_sizes[k]) > limit_of(idle_sizes[k]) / 16);
+    }
+    bool down = false;
+    for (int waited = 0; !down && waited < 10000; waited += 50) {
+        usleep(50 * 1000);
+        down = true;
+        for (long on = 0; on < CPU_SETSIZE; on++)
+            for (size_t k = 0; CPU_ISSET(on, &all_cpus) && k < NSIZES; k++)
+                down &= held(on, idle_sizes[k]) <= limit_of(idle_sizes[k]) / 16;
+    }
+    for (long on = 0; on < CPU_SETSIZE; on++)
+        for (size_t k = 0; CPU_ISSET(on, &all_cpus) && k < NSIZES; k++)
+            print_message("CPU %ld, %zu B: %u of %u blocks held after the wait\n", on,
+                          idle_sizes[k], held(on, idle_sizes[k]), limit_of(idle_sizes[k]));
+    assert_true(down);
+    for (size_t k = 0; k < NSIZES; k++) expect_each_block_once(idle_sizes[k], 4 * limit_of(64));
+}
+
+/* Threads on every CPU malloc, write, check and free bursts of blocks, resting 0-250 ms
+ * between them, so that the purge thread takes their stacks back while they rest and some
+ * wake while it pops: no block is handed to two owners (each keeps its block's pattern) and
+ * none is handed out twice. */
+enum { BURST = 400, BURSTS = 16 };
+
+static void *burst_there(void *arg)
+{
+    long on = (long)(intptr_t)arg;
+    pin_to(on);
+    unsigned seed = (unsigned)on * 7919u + 1;
+    unsigned char *v[BURST];
+    size_t n[BURST];
+    for (int b = 0; b < BURSTS; b++) {
+        for (int i = 0; i < BURST; i++) {
+            n[i] = idle_sizes[rand_r(&seed) % NSIZES];
+            v[i] = hl_malloc(n[i]);
+            memset(v[i], (int)(((uintptr_t)v[i] >> 4) & 0xff), n[i]);
+        }
+        for (int i = 0; i < BURST; i++)
+            for (size_t j = 0; j < n[i]; j++)
+                if (v[i][j] != (unsigned char)(((uintptr_t)v[i] >> 4) & 0xff))
+                    fail_msg("CPU %ld burst %d: block %p byte %zu overwritten", on, b,
+                             (void *)v[i], j);
+        for (int i = 0; i < BURST; i++) hl_free(v[i]);
+        usleep((useconds_t)(rand_r(&seed) % 250) * 1000);
+    }
+    return NULL;
+}
+
+static void woken_while_taken(void **state)
+{
+    (void)state;
+    pthread_t t[CPU_SETSIZE];
+    long n = 0;
+    for (long on = 0; on < CPU_SETSIZE; on++)
+        if (CPU_ISSET(on, &all_cpus))
+            assert_int_equal(pthread_create(&t[n++], NULL, burst_there, (void *)(intptr_t)on), 0);
+    while (n) pthread_join(t[--n], NULL);
+    for (size_t k = 0; k < NSIZES; k++) expect_each_block_once(idle_sizes[k], 4 * limit_of(64));
+}
+
+int main(int argc, char **argv)
+{
+    bool idle = argc > 1 && !strcmp(argv[1], "idle");
     if (__rseq_size == 0) {
         fprintf(stderr, "test_cpucache: no rseq area registered (__rseq_size == 0): skipped\n");
         return 77;                       /* rseq unavailable, and nothing else, skips */
@@ -273,6 +381,8 @@ int main(void)
     setenv("HOARD_CACHE", "cpu", 1);
     setenv("HOARD_CPU_CACHE_BYTES", "4K", 1);
     setenv("HOARD_HEAP_SELECT", "thread", 1);
+    if (idle) setenv("HOARD_CPU_CACHE_IDLE_MS", "100", 1);
+    if (sched_getaffinity(0, sizeof all_cpus, &all_cpus)) return 1;
     cpu = sched_getcpu();
     assert_true(cpu >= 0);
     hl_init();
@@ -291,5 +401,10 @@ int main(void)
         cmocka_unit_test(cache_batches),
         cmocka_unit_test(flush_to_owner),
     };
+    const struct CMUnitTest idle_tests[] = {
+        cmocka_unit_test(idle_cpus_give_back),
+        cmocka_unit_test(woken_while_taken),
+    };
+    if (idle) return cmocka_run_group_tests(idle_tests, NULL, NULL);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

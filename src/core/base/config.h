@@ -147,6 +147,12 @@
     HL_TLAB_ROWS " if cache=cpu",                                                              \
     "cache = cpu: free bytes a CPU's cache may hold per size class (at most 65535 blocks), "   \
     "as tlab_budget per thread")                                                               \
+  X(cpu_cache_idle_ms, cache,      INT,   "0",        0, 3600000, NULL,                        \
+    HL_TLAB_ROWS " if cache=cpu",                                                              \
+    "cache = cpu: a CPU on whose stacks no block moved for this long (taken within twice it) " \
+    "gives back what each holds beyond a sixteenth of its limit to the heaps: the purge "      \
+    "thread (started for it; none under purge_thread=off) pins itself there and pops them "    \
+    "(TCMalloc's reclaim of idle CPU caches); 0 = off")                                        \
   X(tlab_budget,     tlab,         SIZE,  "64K",      0, 64 * HL_MB, NULL,                     \
     HL_TLAB_ROWS " if tlab=on",                                                                \
     "hoard tlab: free bytes a thread's TLAB may hold per size class before it overflows")      \

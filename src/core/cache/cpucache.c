@@ -6,6 +6,7 @@
  * Every change to a stack goes through rseq.h's pop and push, the slow halves' batches too
  * (a block at a time: a batch is one lock acquisition on the heap; pushing or popping its
  * blocks costs a dozen instructions each), so no lock guards a stack. */
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/rseq.h>
 #include <sys/sysinfo.h>
@@ -285,6 +286,81 @@ __attribute__((noinline)) void hl_cpu_free_slow(void *p)
     if (chain) give_back(heap_now(), chain);
 }
 
+/* ---- idle CPUs (cpu_cache_idle_ms) ---------------------------------------------------------
+ * A CPU that no thread ran malloc or free on for a while keeps its stacks' blocks for good:
+ * nothing but a thread on that CPU may pop them (rseq.h). So the purge thread goes there
+ * itself: every cpu_cache_idle_ms it compares each CPU's stacks (their head words, folded)
+ * with what it saw a period before, and on a CPU where none moved and some stack holds more
+ * than a sixteenth of its limit it pins itself to that CPU and pops the excess, in the same
+ * restartable sections as any thread there, so a program thread waking on that CPU meanwhile
+ * restarts its section or ours, never both in one (as TCMalloc's background thread reclaims
+ * idle CPUs' caches). The blocks go back to their superblocks' owners as a flush's do. A CPU
+ * is taken back after one to two periods of rest. Its affinity is restored after. */
+static uint64_t *seen_heads;             /* per CPU: its stacks' heads folded, a period ago */
+
+static uint64_t heads_of(long cpu)
+{
+    uint64_t h = 0;
+    for (unsigned c = 0; c < hl_classes->count; c++)
+        h = (h ^ atomic_load_explicit(&entry(cpu, c)->head, memory_order_relaxed)) *
+            0x9e3779b97f4a7c15ull;
+    return h;
+}
+
+/* The blocks of class c on `cpu`'s stack beyond the floor (a sixteenth of the limit). */
+static uint32_t beyond_floor(long cpu, unsigned c)
+{
+    uint32_t held = limit[c] - (uint32_t)HL_RSEQ_ROOM(atomic_load_explicit(&entry(cpu, c)->head,
+                                                                         memory_order_relaxed));
+    return held > limit[c] / 16 ? held - limit[c] / 16 : 0;
+}
+
+/* The purge thread, pinned to `cpu`: its stacks down to the floor, given back. */
+static void take_back(long cpu)
+{
+    for (unsigned c = 0; c < hl_classes->count; c++) {
+        char *e0 = hl_cpu_slabs + hl_tlab_slot(c);
+        void *chain = NULL;
+        struct tally t = { 0, 0 };
+        for (uint32_t n = beyond_floor(cpu, c); n; n--) {
+            size_t at;
+            void *q = hl_rseq_pop(e0, 0, &at);
+            if (!q) break;
+            HL_CPU_ACQUIRE(q);
+            tally_add(&t, at, c, 1);
+            *(void **)q = chain;
+            chain = q;
+            if (cpu_of(at) != cpu) break;    /* moved off it (a CPU taken offline): enough */
+        }
+        tally_done(&t, c);
+        if (chain) give_back(atomic_load_explicit(&hl_sb_of(chain)->owner, memory_order_relaxed),
+                             chain);
+    }
+}
+
+static void idle_sweep(void)
+{
+    cpu_set_t was, one;
+    if (sched_getaffinity(0, sizeof was, &was)) return;
+    bool pinned = false;
+    for (long cpu = 0; cpu < ncpus && cpu < CPU_SETSIZE; cpu++) {
+        uint64_t h = heads_of(cpu);
+        bool rested = h == seen_heads[cpu];
+        seen_heads[cpu] = h;
+        bool excess = false;
+        for (unsigned c = 0; c < hl_classes->count && !excess; c++) excess = beyond_floor(cpu, c);
+        if (!rested || !excess) continue;
+        /* (any CPU, not only those in its mask, which is its creator's: a pinned thread's) */
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (sched_setaffinity(0, sizeof one, &one)) continue;
+        pinned = true;
+        take_back(cpu);
+        seen_heads[cpu] = heads_of(cpu);
+    }
+    if (pinned) sched_setaffinity(0, sizeof was, &was);
+}
+
 size_t hl_cpu_cache_bytes(void)
 {
     size_t bytes = 0;
@@ -315,6 +391,10 @@ const struct hl_paths *hl_cpu_cache_start(const struct hl_cache_row *behind)
 {
     row = *behind;
     bool by_room = init();
+    if (hl_cfg.cpu_cache_idle_ms && !emulated) {   /* (valgrind runs no rseq: none to pin) */
+        seen_heads = hl_meta_alloc((size_t)ncpus * sizeof *seen_heads);
+        hl_purge_every(idle_sweep, hl_cfg.cpu_cache_idle_ms);
+    }
     if (by_room) hl_stats_unseen_fn = unseen;
     return &paths[!hl_cfg.counting ? 0 : by_room ? 1 : 2];
 }

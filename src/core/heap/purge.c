@@ -112,10 +112,10 @@
  * gauge: units given back and not yet taken back by malloc).
  *
  * The thread. One per process, for the timed policies, the untimed ones with a budget (the
- * ranges wait) and hole purging, started lazily by the first malloc slow path (hl_purge_poll: a refill, a large
- * malloc), never by a free. It
- * runs the ticks' code, tick(NULL): holding no shard's lock, it takes them by trylock as any
- * tick does; it sleeps (a condition variable with a deadline) on a mutex of its own, `rest`,
+ * ranges wait), hole purging and another layer's sweep (hl_purge_every: cache = cpu's idle
+ * CPUs), started lazily by the first malloc slow path (hl_purge_poll: a refill, a large
+ * malloc), never by a free. It runs the ticks' code, tick(NULL): holding no shard's lock,
+ * it takes them by trylock as any tick does; it sleeps (a condition variable with a deadline) on a mutex of its own, `rest`,
  * never holding another lock, until `due` (plus the coarse clock's step, so that the clock
  * has reached `due` when it wakes: at most one wake per step, 1-4 ms), or for good while
  * nothing is due. set_due wakes it when `due` moves before its deadline (the first parking
@@ -460,12 +460,36 @@ static void holes_tick(uint64_t now)
     hl_lock_release(&lock);
 }
 
-/* The thread's next deadline: the earlier of the two. */
+/* ---- another layer's sweep (hl_purge_every) ----------------------------------------------- */
+
+static void (*every_sweep)(void);
+static uint64_t every_period;            /* ns */
+static _Atomic uint64_t every_due = UINT64_MAX;
+
+void hl_purge_every(void (*sweep)(void), long ms)
+{
+    every_sweep = sweep;
+    every_period = ms_ns(ms);
+    atomic_store_explicit(&every_due, hl_coarse_ns() + every_period, memory_order_relaxed);
+}
+
+/* The thread only (the sweep may pin it to a CPU), holding no lock: the sweep when due, and
+ * the next a period later. */
+static void every_tick(uint64_t now)
+{
+    if (!every_sweep || now < atomic_load_explicit(&every_due, memory_order_relaxed)) return;
+    every_sweep();
+    atomic_store_explicit(&every_due, hl_coarse_ns() + every_period, memory_order_relaxed);
+}
+
+/* The thread's next deadline: the earliest of the three. */
 static uint64_t next_due(void)
 {
     uint64_t d = atomic_load_explicit(&due, memory_order_seq_cst);
     uint64_t h = atomic_load_explicit(&holes_due, memory_order_seq_cst);
-    return h < d ? h : d;
+    uint64_t e = atomic_load_explicit(&every_due, memory_order_relaxed);
+    if (h < d) d = h;
+    return e < d ? e : d;
 }
 
 static void tick(struct hl_heap *held)
@@ -642,6 +666,7 @@ static void *thread_main(void *arg)
             atomic_store_explicit(&resting_until, 0, memory_order_relaxed);
             pthread_mutex_unlock(&rest);
             tick(NULL);                  /* the slow paths' code; no lock across the sleep */
+            every_tick(hl_coarse_ns());
             pthread_mutex_lock(&rest);
             d = next_due();
             now = hl_coarse_ns();        /* (still due: `lock` was busy; retry a step later) */
@@ -683,7 +708,8 @@ void hl_purge_thread_start(void)
     if (!atomic_compare_exchange_strong(&hl_purge_thread_state, &none,
                                         HL_PURGE_THREAD_STARTING))
         return;
-    if (!hl_cfg.purge_thread || !(timed() || ranges_age() || hl_cfg.purge_holes)) {
+    bool work = timed() || ranges_age() || hl_cfg.purge_holes || every_sweep;
+    if (!hl_cfg.purge_thread || !work) {
         atomic_store(&hl_purge_thread_state, HL_PURGE_THREAD_UNUSED);
         return;
     }

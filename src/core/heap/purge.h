@@ -63,7 +63,8 @@ static inline void hl_purge_tick(void)
  * the C library frees with its own locks held (a dead thread's TLS blocks under the stack
  * cache's lock, which pthread_create takes: a free that started the thread there deadlocked
  * the thread churn under decay). One load and a branch once decided (running, failed, or
- * not used: purge_thread = off, or neither `purge` nor purge_holes on). */
+ * not used: purge_thread = off, or nothing for it to do: no timed purge, no untimed one
+ * with a budget, no hole purging, no hl_purge_every). */
 enum { HL_PURGE_THREAD_NONE, HL_PURGE_THREAD_STARTING, HL_PURGE_THREAD_RUNNING,
        HL_PURGE_THREAD_FAILED, HL_PURGE_THREAD_UNUSED };
 extern _Atomic int hl_purge_thread_state;
@@ -92,6 +93,11 @@ size_t hl_purge_heap_holes(struct hl_heap *h);
 /* After config and hl_heap_init: purge_holes = on installs the heap observer that purges
  * holes (purge.c says when), before the heap log's if any. */
 void hl_purge_init(void);
+/* Another layer's periodic work for the thread alone (cache = cpu's idle CPUs, cpucache.c:
+ * it pins the thread to a CPU, which no program thread's slow path may do): sweep() every
+ * `ms`, from the thread's start to the process's end; registered before the first malloc
+ * slow path, it starts the thread (unless purge_thread = off). */
+void hl_purge_every(void (*sweep)(void), long ms);
 
 #pragma GCC visibility pop
 
