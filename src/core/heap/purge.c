@@ -114,15 +114,17 @@
  * The thread. One per process, for the timed policies, the untimed ones with a budget (the
  * ranges wait), hole purging and another layer's sweep (hl_purge_every: cache = cpu's idle
  * CPUs), started lazily by the first malloc slow path (hl_purge_poll: a refill, a large
- * malloc), never by a free. It runs the ticks' code, tick(NULL): holding no shard's lock,
- * it takes them by trylock as any tick does; it sleeps (a condition variable with a deadline) on a mutex of its own, `rest`,
- * never holding another lock, until `due` (plus the coarse clock's step, so that the clock
- * has reached `due` when it wakes: at most one wake per step, 1-4 ms), or for good while
- * nothing is due. set_due wakes it when `due` moves before its deadline (the first parking
- * after a lull). It never allocates: it has no thread id, heap, TLAB or counters, and is no
- * thread of the program's for the statistics or heap selection. It blocks every signal (a
- * program's handlers are for its own threads). fork: the child has no thread; it is wanted
- * again there if something is due, and started by the child's next slow path. */
+ * malloc), never by a free. It runs the ticks' code, tick(NULL): holding no shard's lock, it
+ * takes them by trylock as any tick does; it sleeps (a condition variable with a deadline) on a
+ * mutex of its own, `rest`, never holding another lock, until `due` (plus the coarse clock's
+ * step, so that the clock has reached `due` when it wakes: at most one wake per step, 1-4 ms),
+ * or for good while nothing is due. set_due wakes it when `due` moves before its deadline (the
+ * first parking after a lull). It never allocates: it has no thread id, heap or TLAB, its
+ * counters are never summed, and it is no thread of the program's for the statistics or heap
+ * selection (the idle CPUs' sweep gives blocks back to their owners' heaps, as a flush
+ * does). It blocks every signal (a program's handlers are for its own threads). fork: the
+ * child has no thread; it is wanted again there if something is due, and started by the
+ * child's next slow path. */
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
