@@ -250,6 +250,29 @@ __attribute__((noinline)) void *hl_cpu_malloc_slow(size_t size)
     return hl_stats_malloc(p, hl_class_size(c));
 }
 
+/* Up to k blocks of class c popped from the stack of the CPU the caller runs on (fewer if it
+ * empties, or, with only >= 0, once a pop finds the caller moved off CPU `only`), as a chain,
+ * their moves told to moved(). Inlined, so a flush's `only` = -1 folds away (out of line it
+ * cost the remote pair of cache = cpu 3.4 instructions, tools/hoardlab cost). */
+static inline __attribute__((always_inline)) void *pop_chain(char *e0, unsigned c, uint32_t k,
+                                                              long only)
+{
+    void *chain = NULL;
+    struct tally t = { 0, 0 };
+    for (uint32_t i = 0; i < k; i++) {
+        size_t at;
+        void *q = hl_rseq_pop(e0, 0, &at);
+        if (!q) break;                   /* (migrated to an emptier CPU) */
+        HL_CPU_ACQUIRE(q);
+        tally_add(&t, at, c, 1);
+        *(void **)q = chain;
+        chain = q;
+        if (only >= 0 && cpu_of(at) != only) break;
+    }
+    tally_done(&t, c);
+    return chain;
+}
+
 __attribute__((noinline)) void hl_cpu_free_slow(void *p)
 {
     struct hl_sb *sb = hl_sb_of(p);
@@ -263,18 +286,8 @@ __attribute__((noinline)) void hl_cpu_free_slow(void *p)
     }
     long cpu = (int32_t)rseq_area()->cpu_id;
     see(cpu, c);
-    void *chain = NULL;
-    uint32_t k = hl_cache_flush_n(limit[c]);
-    struct tally t = { 0, 0 };
-    for (uint32_t i = 0; i < k; i++) {   /* full: the newest blocks go back, p stays */
-        void *q = hl_rseq_pop(e0, 0, &at);
-        if (!q) break;                   /* (migrated to an emptier CPU) */
-        HL_CPU_ACQUIRE(q);
-        tally_add(&t, at, c, 1);
-        *(void **)q = chain;
-        chain = q;
-    }
-    tally_done(&t, c);
+    /* full: the newest blocks go back, p stays */
+    void *chain = pop_chain(e0, c, hl_cache_flush_n(limit[c]), -1);
     if (chain) HL_COUNT(cpu_flushes, 1);
     HL_CPU_RELEASE(p);
     if (hl_rseq_push(e0, 0, p, &at)) {
@@ -319,20 +332,8 @@ static uint32_t beyond_floor(long cpu, unsigned c)
 static void take_back(long cpu)
 {
     for (unsigned c = 0; c < hl_classes->count; c++) {
-        char *e0 = hl_cpu_slabs + hl_tlab_slot(c);
-        void *chain = NULL;
-        struct tally t = { 0, 0 };
-        for (uint32_t n = beyond_floor(cpu, c); n; n--) {
-            size_t at;
-            void *q = hl_rseq_pop(e0, 0, &at);
-            if (!q) break;
-            HL_CPU_ACQUIRE(q);
-            tally_add(&t, at, c, 1);
-            *(void **)q = chain;
-            chain = q;
-            if (cpu_of(at) != cpu) break;    /* moved off it (a CPU taken offline): enough */
-        }
-        tally_done(&t, c);
+        /* (moved off it, a CPU taken offline: enough) */
+        void *chain = pop_chain(hl_cpu_slabs + hl_tlab_slot(c), c, beyond_floor(cpu, c), cpu);
         if (chain) give_back(atomic_load_explicit(&hl_sb_of(chain)->owner, memory_order_relaxed),
                              chain);
     }

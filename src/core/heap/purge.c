@@ -169,6 +169,10 @@ static bool ranges_age(void)
     return hl_cfg.purge != HL_PURGE_OFF && !timed() && hl_cfg.retain > 0;
 }
 
+/* Parked ranges wait before a purge (a timed policy, or ranges_age): never purged as they
+ * park. */
+static bool ranges_wait(void) { return timed() || ranges_age(); }
+
 /* How long the oldest parked entry waits before a purge (not decay): purge_delay, or, with
  * none, HL_PURGE_RANGE_AGE_MS (untimed, only ranges are in the lists). */
 static uint64_t delay_ns(void)
@@ -605,7 +609,7 @@ void hl_purge_park_range(struct hl_purge_range *r, char *from, size_t len, bool 
     if ((r->prev = newest_range)) newest_range->next = r;
     else oldest_range = r;
     newest_range = r;
-    if (timed() || ranges_age()) purge_due(r->parked_at, NULL);   /* what fell due, not r */
+    if (ranges_wait()) purge_due(r->parked_at, NULL);    /* what fell due, not r */
     else purge_oldest(0, UINT64_MAX, NULL);              /* retain = 0: all of it, now */
     hl_lock_release(&lock);
 }
@@ -623,7 +627,7 @@ bool hl_purge_unpark_range(struct hl_purge_range *r)
     bool was_purged = r->parked == PURGED;
     if (!was_purged) {
         unlink_range(r);
-        if (timed() || ranges_age()) set_due();
+        if (ranges_wait()) set_due();
     }
     r->parked = 0;
     hl_lock_release(&lock);
@@ -710,7 +714,7 @@ void hl_purge_thread_start(void)
     if (!atomic_compare_exchange_strong(&hl_purge_thread_state, &none,
                                         HL_PURGE_THREAD_STARTING))
         return;
-    bool work = timed() || ranges_age() || hl_cfg.purge_holes || every_sweep;
+    bool work = ranges_wait() || hl_cfg.purge_holes || every_sweep;
     if (!hl_cfg.purge_thread || !work) {
         atomic_store(&hl_purge_thread_state, HL_PURGE_THREAD_UNUSED);
         return;
