@@ -14,6 +14,8 @@
  *                        cached mapping is purged when due, as a superblock, never as it is
  *                        freed (before, MADV_FREE at every free beyond `retain`); once due, it
  *                        is, by a slow path or the thread, and the memory held falls.
+ *   purge = free, aged   (untimed with a budget: the large cache's ranges age) the thread
+ *                        looks at them every half age, not woken at each free beyond `retain`.
  * A thread fills many superblocks and frees them all (release_threshold = 0: every empty one
  * parks at once); the test then sleeps and checks what the policy must have done by the time
  * it measured (the bounds come from the time elapsed, never from how fast anything ran). */
@@ -419,6 +421,47 @@ static void large_reuse(void **state)
     hl_large_flush();
 }
 
+/* Untimed with a budget (purge = free | dontneed, purge_delay = 0, retain > 0; issue 51), a
+ * cached range's age is a floor, not a deadline: the purge thread looks at the ranges every
+ * half age on its own, and is not woken each time the excess over `retain` comes back. Here
+ * one large block stays cached (within `retain`) and a bigger one is taken and freed again
+ * 200 times, 1 ms apart: each free brings an excess, each take ends it. Woken at each, the
+ * thread woke about 200 times (a futex call and a context switch each: largebuf at 2 threads
+ * made 3,700 futex calls in 1.6 s); now at most once per half age that passed, and once at
+ * the first excess. */
+static void range_wakes(void **state)
+{
+    (void)state;
+    if (hl_cfg.purge == HL_PURGE_OFF || hl_cfg.purge == HL_PURGE_DECAY ||
+        hl_cfg.purge_delay > 0 || !hl_cfg.retain || !hl_cfg.purge_thread) skip();
+    assert_int_equal(atomic_load(&hl_purge_thread_state), HL_PURGE_THREAD_RUNNING);
+    size_t a = hl_cfg.retain / 2, b = hl_cfg.retain * 3 / 4;
+    if (a <= hl_large_threshold) skip();
+    hl_large_flush();
+    char *pb = hl_malloc(b), *guard = hl_malloc(a), *pa = hl_malloc(a);
+    pb[0] = 1;                           /* (the guard, live, keeps pa's and pb's mappings from
+                                          * merging in the cache) */
+    hl_free(pa);                                           /* cached, within retain */
+    size_t w0 = hl_purge_thread_wakes(), crossed = 0;
+    double t0 = now_ms();
+    hl_free(pb);                                           /* beyond retain with pa's */
+    for (int i = 0; i < 200; i++) {
+        crossed += hl_purge_ranges_kept() > hl_cfg.retain;
+        char *p = hl_malloc(b);                            /* pb's mapping again */
+        p[0] = 1;
+        hl_free(p);
+        usleep(1000);
+    }
+    double ms = now_ms() - t0;
+    size_t woke = hl_purge_thread_wakes() - w0;
+    printf("# %zu frees beyond retain (of 200) and takes in %.0f ms: the purge thread woke %zu "
+           "times\n", crossed, ms, woke);
+    assert_true(crossed >= 100);                           /* (the test's own premise) */
+    assert_true(woke <= (size_t)(ms / (HL_PURGE_RANGE_AGE_MS / 2)) + 2);
+    hl_free(guard);
+    hl_large_flush();
+}
+
 int main(void)
 {
     hl_init();
@@ -431,6 +474,7 @@ int main(void)
         cmocka_unit_test(idle),
         cmocka_unit_test(fork_idle),
         cmocka_unit_test(large_reuse),
+        cmocka_unit_test(range_wakes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,9 +55,9 @@
  * again; a program reusing one size went 3.2 -> 8 s. Then the excess went as it parked,
  * oldest first: largebuf at 2 threads still ran at 0.75-0.86 of hoard2026's speed, and at
  * 0.74 with a 10 ms delay, 0.91 with 100 ms, 0.96 with 1 s, 0.97 with a budget it never
- * reached, each ±15-20 %, 5 repetitions. Aged, it ran at 0.99 ±25 % (1 thread) and
- * 0.93 ±21 % (2) of hoard2026's, 11 repetitions, and 1.41x faster than before, pair by pair;
- * its minor faults at 2 threads, scale 5: 66k, against 130k before and hoard2026's 104k.)
+ * reached, each ±15-20 %, 5 repetitions. Aged, it ran 1.41x faster than before, pair by
+ * pair, but at 2 threads still at 0.86 [0.75, 0.97] of hoard2026's speed (25 repetitions),
+ * which the thread's wakes explained (slack_ns): 0.99 [0.89, 1.07] without them.)
  * A range is purged with `lock` held, so a take (hl_purge_unpark_range, which takes `lock`)
  * waits for it to finish before the mapping is written; large.c parks and takes ranges under
  * its cache's lock, which is therefore taken before `lock`, never after (fork.c's order). A
@@ -119,7 +119,8 @@
  * mutex of its own, `rest`, never holding another lock, until `due` (plus the coarse clock's
  * step, so that the clock has reached `due` when it wakes: at most one wake per step, 1-4 ms),
  * or for good while nothing is due. set_due wakes it when `due` moves before its deadline (the
- * first parking after a lull). It never allocates: it has no thread id, heap or TLAB, its
+ * first parking after a lull); untimed ranges, which only age, it looks at every half age
+ * instead while any is kept (slack_ns). It never allocates: it has no thread id, heap or TLAB, its
  * counters are never summed, and it is no thread of the program's for the statistics or heap
  * selection (the idle CPUs' sweep gives blocks back to their owners' heaps, as a flush
  * does). It blocks every signal (a program's handlers are for its own threads). fork: the
@@ -649,12 +650,23 @@ static pthread_cond_t wake;              /* on CLOCK_MONOTONIC (thread_init) */
 /* The thread's deadline while it waits (UINT64_MAX: none), 0 while it is awake or woken. */
 static _Atomic uint64_t resting_until;
 static uint64_t step;                    /* the coarse clock's resolution, ns */
+static _Atomic size_t wakes;             /* hl_purge_thread_wakes */
 
-/* set_due, `lock` held: `due` (stored before) is now at. A wait that ends later is woken;
- * under `rest`, so the signal cannot fall between the thread's test of `due` and its wait. */
+/* How late the thread may look at a due: untimed, a range's age is a floor, not a deadline,
+ * so while ranges are kept the thread looks every half age on its own (thread_main) and is
+ * not woken for a due at most that much before its deadline. Woken each time instead, as
+ * the timed policies' thread is: largebuf (2 threads) parks and takes ranges hundreds of
+ * times a second, the excess over `retain` came and went with them, and each coming woke the
+ * thread (3,700 futex calls in 1.6 s; 0.86-0.92 of hoard2026's speed, 25 repetitions). */
+static uint64_t slack_ns(void) { return ranges_age() ? delay_ns() / 2 : 0; }
+
+/* set_due, `lock` held: `due` (stored before) is now at. A wait that ends later (by more than
+ * the slack) is woken; under `rest`, so the signal cannot fall between the thread's test of
+ * `due` and its wait. */
 static void thread_wake(uint64_t at)
 {
-    if (at >= atomic_load_explicit(&resting_until, memory_order_seq_cst)) return;
+    uint64_t until = atomic_load_explicit(&resting_until, memory_order_seq_cst);
+    if (at >= until || until - at <= slack_ns()) return;
     pthread_mutex_lock(&rest);
     atomic_store_explicit(&resting_until, 0, memory_order_relaxed);   /* one signal is enough */
     pthread_cond_signal(&wake);
@@ -678,6 +690,9 @@ static void *thread_main(void *arg)
             now = hl_coarse_ns();        /* (still due: `lock` was busy; retry a step later) */
         }
         uint64_t until = d == UINT64_MAX ? UINT64_MAX : (d > now ? d : now) + step;
+        if (atomic_load_explicit(&ranges_kept, memory_order_relaxed) && slack_ns() &&
+            now + slack_ns() < until)
+            until = now + slack_ns();    /* untimed ranges: a look every half age */
         atomic_store_explicit(&resting_until, until, memory_order_seq_cst);
         if (next_due() != d) continue;                                   /* moved: again */
         if (until == UINT64_MAX) {
@@ -686,9 +701,12 @@ static void *thread_main(void *arg)
             struct timespec ts = { (time_t)(until / 1000000000u), (long)(until % 1000000000u) };
             pthread_cond_timedwait(&wake, &rest, &ts);
         }
+        atomic_fetch_add_explicit(&wakes, 1, memory_order_relaxed);
     }
     return NULL;
 }
+
+size_t hl_purge_thread_wakes(void) { return atomic_load_explicit(&wakes, memory_order_relaxed); }
 
 /* The condition variable waits on the clock `due` is read from (the coarse one is the same
  * clock, read at a lower resolution). */

@@ -69,6 +69,8 @@ enum { HL_PURGE_THREAD_NONE, HL_PURGE_THREAD_STARTING, HL_PURGE_THREAD_RUNNING,
        HL_PURGE_THREAD_FAILED, HL_PURGE_THREAD_UNUSED };
 extern _Atomic int hl_purge_thread_state;
 void hl_purge_thread_start(void);
+/* How many times the thread has woken so far (a signal or its deadline): test_purge's count. */
+size_t hl_purge_thread_wakes(void);
 static inline void hl_purge_poll(void)
 {
     if (hl_unlikely(atomic_load_explicit(&hl_purge_thread_state, memory_order_relaxed) ==
