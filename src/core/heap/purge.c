@@ -57,7 +57,7 @@
  * 0.74 with a 10 ms delay, 0.91 with 100 ms, 0.96 with 1 s, 0.97 with a budget it never
  * reached, each ±15-20 %, 5 repetitions. Aged, it ran 1.41x faster than before, pair by
  * pair, but at 2 threads still at 0.86 [0.75, 0.97] of hoard2026's speed (25 repetitions),
- * which the thread's wakes explained (slack_ns): 0.99 [0.89, 1.07] without them.)
+ * which the thread's wakes explained (thread_wake): 0.99 [0.89, 1.07] without them.)
  * A range is purged with `lock` held, so a take (hl_purge_unpark_range, which takes `lock`)
  * waits for it to finish before the mapping is written; large.c parks and takes ranges under
  * its cache's lock, which is therefore taken before `lock`, never after (fork.c's order). A
@@ -119,13 +119,12 @@
  * mutex of its own, `rest`, never holding another lock, until `due` (plus the coarse clock's
  * step, so that the clock has reached `due` when it wakes: at most one wake per step, 1-4 ms),
  * or for good while nothing is due. set_due wakes it when `due` moves before its deadline (the
- * first parking after a lull); untimed ranges, which only age, it looks at every half age
- * instead while any is kept (slack_ns). It never allocates: it has no thread id, heap or TLAB, its
- * counters are never summed, and it is no thread of the program's for the statistics or heap
- * selection (the idle CPUs' sweep gives blocks back to their owners' heaps, as a flush
- * does). It blocks every signal (a program's handlers are for its own threads). fork: the
- * child has no thread; it is wanted again there if something is due, and started by the
- * child's next slow path. */
+ * first parking after a lull; never a due back at the deadline it keeps: thread_wake). It
+ * never allocates: it has no thread id, heap or TLAB, its counters are never summed, and it
+ * is no thread of the program's for the statistics or heap selection (the idle CPUs' sweep
+ * gives blocks back to their owners' heaps, as a flush does). It blocks every signal (a
+ * program's handlers are for its own threads). fork: the child has no thread; it is wanted
+ * again there if something is due, and started by the child's next slow path. */
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -288,9 +287,13 @@ static void set_due(void)
     uint64_t at = UINT64_MAX, first = UINT64_MAX;     /* first: the oldest parking */
     if (oldest) first = oldest->parked_at;
     if (oldest_range && oldest_range->parked_at < first) first = oldest_range->parked_at;
-    if (excess() && hl_cfg.purge == HL_PURGE_DECAY)
-        at = epoch_start + ms_ns(hl_cfg.decay_ms) / DECAY_STEPS;
-    else if (excess() && first != UINT64_MAX)
+    if (excess() && hl_cfg.purge == HL_PURGE_DECAY) {
+        /* the next epoch's start after now: epoch_start moves only where decay() runs, and a
+         * due in the past, recomputed at every unpark, woke the thread at each */
+        uint64_t epoch = ms_ns(hl_cfg.decay_ms) / DECAY_STEPS, now = hl_coarse_ns();
+        at = epoch_start + epoch;
+        if (at <= now) at += (now - epoch_start) / epoch * epoch;
+    } else if (excess() && first != UINT64_MAX)
         at = first + delay_ns();
     atomic_store_explicit(&due, at, memory_order_seq_cst);   /* before the thread's deadline */
     thread_wake(at);
@@ -652,25 +655,34 @@ static _Atomic uint64_t resting_until;
 static uint64_t step;                    /* the coarse clock's resolution, ns */
 static _Atomic size_t wakes;             /* hl_purge_thread_wakes */
 
-/* How late the thread may look at a due: untimed, a range's age is a floor, not a deadline,
- * so while ranges are kept the thread looks every half age on its own (thread_main) and is
- * not woken for a due at most that much before its deadline. Woken each time instead, as
- * the timed policies' thread is: largebuf (2 threads) parks and takes ranges hundreds of
- * times a second, the excess over `retain` came and went with them, and each coming woke the
- * thread (3,700 futex calls in 1.6 s; 0.86-0.92 of hoard2026's speed, 25 repetitions). */
-static uint64_t slack_ns(void) { return ranges_age() ? delay_ns() / 2 : 0; }
-
-/* set_due, `lock` held: `due` (stored before) is now at. A wait that ends later (by more than
- * the slack) is woken; under `rest`, so the signal cannot fall between the thread's test of
- * `due` and its wait. */
+/* set_due, `lock` held: `due` (stored before) is now at. A wait that ends later than at's own
+ * deadline (at plus the step, as the thread sets it) is woken; under `rest`, so the signal
+ * cannot fall between the thread's test of `due` and its wait. A due that comes back to the
+ * deadline the thread already keeps wakes nobody: when the excess over `retain` comes and
+ * goes (a block parked, taken again) while the oldest parking stays, `due` goes to none and
+ * back to the same time. Compared without the step, each coming back woke the thread: a
+ * futex call and a context switch (largebuf at 2 threads under hoard202607: 3,700 futex
+ * calls in 1.6 s and 0.86 [0.75, 0.97] of hoard2026's speed, 25 repetitions; phased at 2
+ * threads with purge_delay = 100: 35,000 in 3 s). Nor does a due while the thread's own wait
+ * ends within two steps. (With set_due's next epoch for decay and thread_main's precise
+ * deadline: phased at 2 threads under decay_ms = 1000 ran with the thread at 0.80 [0.70,
+ * 0.91] of its speed without it, and now at 1.03 [0.76, 1.22], 7 repetitions.) */
 static void thread_wake(uint64_t at)
 {
     uint64_t until = atomic_load_explicit(&resting_until, memory_order_seq_cst);
-    if (at >= until || until - at <= slack_ns()) return;
+    if (at >= until || until - at <= step) return;
+    if (until <= hl_coarse_ns() + 2 * step) return;        /* it wakes within two steps anyway */
     pthread_mutex_lock(&rest);
     atomic_store_explicit(&resting_until, 0, memory_order_relaxed);   /* one signal is enough */
     pthread_cond_signal(&wake);
     pthread_mutex_unlock(&rest);
+}
+
+static uint64_t precise_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void *thread_main(void *arg)
@@ -689,10 +701,12 @@ static void *thread_main(void *arg)
             d = next_due();
             now = hl_coarse_ns();        /* (still due: `lock` was busy; retry a step later) */
         }
-        uint64_t until = d == UINT64_MAX ? UINT64_MAX : (d > now ? d : now) + step;
-        if (atomic_load_explicit(&ranges_kept, memory_order_relaxed) && slack_ns() &&
-            now + slack_ns() < until)
-            until = now + slack_ns();    /* untimed ranges: a look every half age */
+        /* At least a step from now by the precise clock, which the coarse one trails (by a
+         * step or more): a deadline from the coarse one could have passed already, the wait
+         * ended at once, and the thread spun (still due while `lock` was busy; decay_ms =
+         * 100, phased at 2 threads: 10,000 waits in 3 s, one every 66 us at times). */
+        uint64_t p = precise_ns();
+        uint64_t until = d == UINT64_MAX ? UINT64_MAX : (d > p ? d : p) + step;
         atomic_store_explicit(&resting_until, until, memory_order_seq_cst);
         if (next_due() != d) continue;                                   /* moved: again */
         if (until == UINT64_MAX) {
