@@ -57,7 +57,7 @@
  * 0.74 with a 10 ms delay, 0.91 with 100 ms, 0.96 with 1 s, 0.97 with a budget it never
  * reached, each ±15-20 %, 5 repetitions. Aged, it ran 1.41x faster than before, pair by
  * pair, but at 2 threads still at 0.86 [0.75, 0.97] of hoard2026's speed (25 repetitions),
- * which the thread's wakes explained (thread_wake): 0.99 [0.89, 1.07] without them.)
+ * which the thread's wakes explained (thread_wake): 0.90-0.99 without them, not decided.)
  * A range is purged with `lock` held, so a take (hl_purge_unpark_range, which takes `lock`)
  * waits for it to finish before the mapping is written; large.c parks and takes ranges under
  * its cache's lock, which is therefore taken before `lock`, never after (fork.c's order). A
