@@ -55,13 +55,16 @@
 
 static inline size_t hl_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 static inline bool hl_is_pow2(size_t n) { return n && !(n & (n - 1)); }
-/* CLOCK_MONOTONIC_COARSE in ns: the vDSO's, no system call; it moves in ticks of 1-4 ms. */
-static inline uint64_t hl_coarse_ns(void)
+static inline uint64_t hl_clock_ns(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    clock_gettime(clock, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+/* CLOCK_MONOTONIC_COARSE in ns: the vDSO's, no system call; it moves in ticks of 1-4 ms. */
+static inline uint64_t hl_coarse_ns(void) { return hl_clock_ns(CLOCK_MONOTONIC_COARSE); }
+/* CLOCK_MONOTONIC in ns: the same clock, precise (also the vDSO's). */
+static inline uint64_t hl_now_ns(void) { return hl_clock_ns(CLOCK_MONOTONIC); }
 
 /* ---- dispatch.c: the dispatch table (its rows: front/registry.c) ---------------------------- */
 

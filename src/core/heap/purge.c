@@ -678,13 +678,6 @@ static void thread_wake(uint64_t at)
     pthread_mutex_unlock(&rest);
 }
 
-static uint64_t precise_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void *thread_main(void *arg)
 {
     (void)arg;
@@ -698,14 +691,13 @@ static void *thread_main(void *arg)
             tick(NULL);                  /* the slow paths' code; no lock across the sleep */
             every_tick(hl_coarse_ns());
             pthread_mutex_lock(&rest);
-            d = next_due();
-            now = hl_coarse_ns();        /* (still due: `lock` was busy; retry a step later) */
+            d = next_due();              /* (still due: `lock` was busy; retry a step later) */
         }
         /* At least a step from now by the precise clock, which the coarse one trails (by a
          * step or more): a deadline from the coarse one could have passed already, the wait
          * ended at once, and the thread spun (still due while `lock` was busy; decay_ms =
          * 100, phased at 2 threads: 10,000 waits in 3 s, one every 66 us at times). */
-        uint64_t p = precise_ns();
+        uint64_t p = hl_now_ns();
         uint64_t until = d == UINT64_MAX ? UINT64_MAX : (d > p ? d : p) + step;
         atomic_store_explicit(&resting_until, until, memory_order_seq_cst);
         if (next_due() != d) continue;                                   /* moved: again */

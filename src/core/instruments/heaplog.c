@@ -49,13 +49,6 @@ static _Atomic bool stopped;
 static HL_TLS const struct hl_sb *last_sb;
 static HL_TLS unsigned last_heap;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- formatting without stdio ------------------------------------------------------------- */
 
 struct line { char *s; size_t len; };
@@ -141,7 +134,7 @@ static void event(const struct hl_heap *h, const struct hl_sb *sb, unsigned from
         last_sb = NULL;
     }
     s->global = hl_heap_is_shard(h);
-    uint64_t t = now_ns() - t_start;
+    uint64_t t = hl_now_ns() - t_start;
     if (kind == 'g' && interval_ns && t - s->last_ns < interval_ns) {
         s->dirty = true;
         return;
@@ -170,7 +163,7 @@ bool hl_heaplog_init(const char *p)
     memcpy(path, p, n + 1);
     lists = (unsigned)hl_cfg.fullness_groups + 2;
     interval_ns = (uint64_t)hl_cfg.heap_log_interval * 1000000u;
-    t_start = now_ns();
+    t_start = hl_now_ns();
     hl_heap_observer = event;
     return true;
 }
@@ -227,7 +220,7 @@ void hl_heaplog_write(void)
         if (run && buf[at - 1] != '\n') put_all(fd, "\n", 1);   /* a cut line stands alone */
         while (at < end && !buf[at]) at++;
     }
-    uint64_t t = now_ns() - t_start;
+    uint64_t t = hl_now_ns() - t_start;
     for (unsigned i = 0; i < MAX_HEAPS; i++)
         if (slots[i].dirty) {
             l.len = 0;

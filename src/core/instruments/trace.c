@@ -46,13 +46,6 @@ static void *map(size_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 bool hl_trace_init(const char *p)
 {
     size_t n = strlen(p);
@@ -61,7 +54,7 @@ bool hl_trace_init(const char *p)
         return false;
     }
     memcpy(path, p, n + 1);
-    t_start = now_ns();
+    t_start = hl_now_ns();
     return true;
 }
 
@@ -96,7 +89,7 @@ static void put(struct hl_thread *t, char op, void *p, size_t size, size_t usabl
         b->last = c = more;
         n = 0;
     }
-    c->r[n] = (struct rec){ now_ns() - t_start, (uintptr_t)p, size, usable, (uint32_t)align, op };
+    c->r[n] = (struct rec){ hl_now_ns() - t_start, (uintptr_t)p, size, usable, (uint32_t)align, op };
     atomic_store_explicit(&c->n, n + 1, memory_order_release);
 }
 
