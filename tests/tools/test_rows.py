@@ -24,11 +24,12 @@ STRATEGIES = ["serial", "hoard", "hoard2026"]       # enough for the name checks
 ESSENTIAL = {
     "mimalloc-like": {"heap_select": "thread", "remote_free": "list", "free_lists": "sharded",
                       "purge": "dontneed", "purge_delay": "10", "cache": "none"},
-    "snmalloc-like": {"heap_select": "thread", "remote_free": "batch", "cache": "thread"},
+    "snmalloc-like": {"heap_select": "thread", "remote_free": "batch", "cache": "thread",
+                      "tlab_prefetch": "on"},
     "tcmalloc-like": {"cache": "cpu", "heaps": "1"},
     # issue 51: the testbed's fastest knobs (docs/rows.md says how they were chosen)
     "fastest": {"heap_select": "thread", "remote_free": "batch", "cache": "thread",
-                "tlab_adaptive": "on", "tlab_sb_cache": "0"},
+                "tlab_adaptive": "on", "tlab_sb_cache": "0", "tlab_prefetch": "on"},
 }
 EFFECTIVE = re.compile(r"^hoardlab: (\w+)\s*= (.*?)\s*\((\w+)\)$")
 SIZE = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -100,7 +101,8 @@ def test_a_row_selects_what_it_claims(name):
 
 # What `fastest` is, as its account says: hoard202607 but for these keys (remote_queue_cap acts
 # with queue only, so hoard202607's 256 changes nothing under batch).
-FASTEST_OVER_HOARD202607 = {"heap_select": "thread", "remote_free": "batch", "tlab_sb_cache": "0"}
+FASTEST_OVER_HOARD202607 = {"heap_select": "thread", "remote_free": "batch", "tlab_sb_cache": "0",
+                            "tlab_prefetch": "on"}
 
 
 @needs_built("src/hlconfig")

@@ -185,6 +185,11 @@
     "hoard tlab: entries (0 = off, or a power of two) of a direct-mapped cache of the "        \
     "superblocks the bins refilled from, whose blocks enter the TLAB after the superblock "    \
     "moved to another heap (Hoard #95, #123: 16; kept off the fast path)")                    \
+  X(tlab_prefetch,   tlab,         BOOL,  "off",      0, 1, NULL,                              \
+    HL_TLAB_ROWS " if tlab=on",                                                                \
+    "hoard tlab: malloc asks for the bin's next block's cache line, to be written (x86-64 "   \
+    "PREFETCHW), so a block another core freed (a remote free's link) is here by the next "   \
+    "malloc of its class (snmalloc prefetches its free list's next; one instruction a malloc)") \
   X(remote_queue_cap, heaps,       INT,   "0",        0, 1 << 20, NULL,                        \
     "ownership, " HL_HOARD_ROWS " if remote_free=queue",                                       \
     "remote_free=queue: blocks an owner heap's inbox may hold uncollected; a free that finds " \

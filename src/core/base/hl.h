@@ -53,6 +53,18 @@
 #define HL_TLS         __thread __attribute__((tls_model("initial-exec")))
 #define HL_CACHE_ALIGNED __attribute__((aligned(HL_CACHE_LINE)))
 
+/* Ask for p's cache line in this core's cache, exclusive (to be written), without waiting and
+ * without faulting whatever p is (NULL too). x86-64's PREFETCHW is written out because GCC
+ * makes __builtin_prefetch(p, 1) a read prefetch (PREFETCHT0) unless built for a CPU with
+ * PRFCHW; a CPU without it runs the instruction as a NOP. */
+static inline __attribute__((always_inline)) void hl_prefetch_write(const void *p)
+{
+#if defined(__x86_64__)
+    __asm__ volatile("prefetchw (%0)" : : "r"(p));
+#else
+    __builtin_prefetch(p, 1);
+#endif
+}
 static inline size_t hl_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 static inline bool hl_is_pow2(size_t n) { return n && !(n & (n - 1)); }
 static inline uint64_t hl_clock_ns(clockid_t clock)

@@ -600,25 +600,32 @@ int64_t hl_tlab_unseen(bool mine)
 
 /* The TLAB's fast paths, built once for every row (stats.h's pairs over tlab.h's inline
  * halves): uncounted, counted with U left to the bins, and exact (every call counts U:
- * stats_batch = 0); tlab_sb_cache does not change them (its work is on the slow halves).
+ * stats_batch = 0); each malloc again with tlab_prefetch's prefetch (the frees are the same);
+ * tlab_sb_cache does not change them (its work is on the slow halves).
  * They define tlab_malloc, tlab_malloc_entry, tlab_malloc_uncounted,
  * tlab_malloc_uncounted_entry, tlab_malloc_exact, tlab_malloc_exact_entry, tlab_free,
- * tlab_free_entry, tlab_free_uncounted, tlab_free_uncounted_entry, tlab_free_exact and
- * tlab_free_exact_entry. */
-HL_MALLOC_PAIR(static, tlab_malloc, hl_tlab_malloc, false)
+ * tlab_free_entry, tlab_free_uncounted, tlab_free_uncounted_entry, tlab_free_exact,
+ * tlab_free_exact_entry, tlab_malloc_prefetch, tlab_malloc_prefetch_entry,
+ * tlab_malloc_prefetch_uncounted, tlab_malloc_prefetch_uncounted_entry,
+ * tlab_malloc_prefetch_exact and tlab_malloc_prefetch_exact_entry. */
+HL_MALLOC_PAIR(static, tlab_malloc, hl_tlab_malloc, false, false)
+HL_MALLOC_PAIR(static, tlab_malloc_prefetch, hl_tlab_malloc, false, true)
 HL_FREE_PAIR(static, tlab_free, hl_tlab_free, false)
-HL_MALLOC_BUILD(static, tlab_malloc_exact, hl_tlab_malloc, true, true)
+HL_MALLOC_BUILD(static, tlab_malloc_exact, hl_tlab_malloc, true, true, false)
+HL_MALLOC_BUILD(static, tlab_malloc_prefetch_exact, hl_tlab_malloc, true, true, true)
 HL_FREE_BUILD(static, tlab_free_exact, hl_tlab_free, true, true)
-static const struct hl_paths paths[3] = {
-    HL_PATHS(tlab_malloc_uncounted, tlab_free_uncounted),
-    HL_PATHS(tlab_malloc, tlab_free), HL_PATHS(tlab_malloc_exact, tlab_free_exact),
+static const struct hl_paths paths[2][3] = {
+    {HL_PATHS(tlab_malloc_uncounted, tlab_free_uncounted), HL_PATHS(tlab_malloc, tlab_free),
+     HL_PATHS(tlab_malloc_exact, tlab_free_exact)},
+    {HL_PATHS(tlab_malloc_prefetch_uncounted, tlab_free_uncounted),
+     HL_PATHS(tlab_malloc_prefetch, tlab_free), HL_PATHS(tlab_malloc_prefetch_exact, tlab_free_exact)},
 };
 
 const struct hl_paths *hl_tlab_start(const struct hl_cache_row *behind)
 {
     row = *behind;
     bool u_by_bins = init();
-    return &paths[!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2];
+    return &paths[hl_cfg.tlab_prefetch][!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2];
 }
 
 /* Fork: in the child only the forking thread lives on; its TLAB stays registered, the other

@@ -128,7 +128,8 @@ hl_tlab_free_fn hl_tlab_free_slow;
 extern hl_tlab_free_fn *hl_tlab_free_other;
 
 /* Both fast paths take `exact` and `counted` last (built three ways in tlab.c: uncounted,
- * counted, and counted with exact = true). Counted, they count the call; exact, U as well
+ * counted, and counted with exact = true), malloc `prefetch` between them (each way built
+ * again with it: tlab_prefetch). Counted, they count the call; exact, U as well
  * (else the bin's room is U's record: Accounting above). The slow halves and the row's own
  * paths always count.
  *
@@ -136,7 +137,7 @@ extern hl_tlab_free_fn *hl_tlab_free_other;
  * which refills the bin from the thread's heap (the row's refill when the heap has no room),
  * or, for a thread without a TLAB, calls the row's own malloc. */
 static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size, bool exact,
-                                                                  bool counted)
+                                                                  bool prefetch, bool counted)
 {
     /* Exact, the class is needed for its size, and the table of classes gives both; else
      * the bin's offset comes straight from its own table (one instruction fewer). Its index
@@ -149,7 +150,11 @@ static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size, b
                                   : hl_tlab_bin_at(hl_me.tlab_bins, hl_tlab_slot16[g]);
     void *p = b->head;
     if (hl_unlikely(!p)) return hl_tlab_malloc_slow(size);
-    b->head = *(void **)p;
+    void *next = *(void **)p;
+    b->head = next;
+    /* tlab_prefetch: the next malloc's block, which another core may have written last (a
+     * remote free's link), is on its way here while the caller uses this one. */
+    if (prefetch) hl_prefetch_write(next);
     HL_OWN_ADD(b->room, 1);
     if (exact) return hl_stats_malloc(p, hl_class_size(c));
     HL_COUNT_IF(counted, mallocs, 1);
