@@ -122,3 +122,20 @@ def test_variant_knob_reaches_the_strategy():
     s = strategy()
     with pytest.raises(cost.ToolError, match="remote_free"):
         cost.measure(BDIR, s + ":remote_free=bogus", "8", "local", 1000, "/tmp")
+
+
+@needs_build
+def test_a_composed_row_is_measured_under_its_file():
+    """`cost -a fastest` runs the row's configuration file (HOARD_CONFIG), knobs on top: its
+    tlab_prefetch = on shows as the TLAB's prefetching malloc among the functions counted,
+    and the knob given on top takes it away. A misspelt row is named with the rows."""
+    need_valgrind()
+    names, split_ones = cost.allocators(BDIR, ["fastest", "fastest:tlab_prefetch=off"])
+    assert names == ["fastest", "fastest:tlab_prefetch=off"] and split_ones[-2:] == names
+
+    def functions(allocator):
+        return cost.measure(BDIR, allocator, "8", "local", 1000, "/tmp")["functions"]
+    assert any(f.endswith(":tlab_malloc_prefetch_entry") for f in functions("fastest"))
+    assert not any("prefetch" in f for f in functions("fastest:tlab_prefetch=off"))
+    with pytest.raises(cost.ToolError, match="composed rows: .*fastest"):
+        cost.allocators(BDIR, ["fastst"])

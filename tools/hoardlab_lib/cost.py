@@ -98,8 +98,8 @@ def measure(bdir, allocator, size, mode, pairs, workdir):
             env["LD_PRELOAD"] = lib
     else:
         env["LD_PRELOAD"] = common.require(bdir, "lib")
-        strategy, knobs = parse_variant(allocator)
-        env["HOARD_STRATEGY"] = strategy
+        base, knobs = parse_variant(allocator)
+        env.update(common.selection_env(base))          # a strategy, or a composed row's file
         env.update({"HOARD_" + k.upper(): v for k, v in knobs.items()})
     runs = [callgrind_functions([hlcost, size, str(n), mode], env, workdir,
                                 direct=allocator in common.CALLGRIND_LIBRARY)
@@ -138,7 +138,11 @@ def parse_variant(name):
 
 
 def allocators(bdir, names=None):
+    """(the allocators to measure, the hoardlab ones among them, which get the front /
+    strategy split): every strategy and installed production allocator, or `names`, which may
+    also name knob variants and composed rows (configs/rows: measured when named)."""
     strategies = [s for s, _ in common.hlconfig_strategies(bdir)]
+    rows = list(common.composed_rows())
     production = []
     for p in common.PRODUCTION:
         try:
@@ -151,14 +155,14 @@ def allocators(bdir, names=None):
         for n in names:                 # a production allocator named but not installed
             if n in common.PRODUCTION and n not in production:
                 common.production_library(n)        # raises: how to install it
-        unknown = [n for n in names if parse_variant(n)[0] not in every
-                   or (parse_variant(n)[1] and n.split(":")[0] not in strategies)]
+        unknown = [n for n in names if parse_variant(n)[0] not in every + rows
+                   or (parse_variant(n)[1] and n.split(":")[0] not in strategies + rows)]
         if unknown:
-            raise ToolError("cost: unknown or missing allocator %s; available: %s (a strategy "
-                            "may carry knobs: hoard:remote_free=list)"
-                            % (", ".join(unknown), ", ".join(every)))
-        variants = [n for n in names if ":" in n]
-        return [n for n in every if n in names] + variants, strategies + variants
+            raise ToolError("cost: unknown or missing allocator %s; available: %s; composed "
+                            "rows: %s (a strategy or row may carry knobs: hoard:remote_free=list)"
+                            % (", ".join(unknown), ", ".join(every), ", ".join(rows)))
+        named = [n for n in names if ":" in n or n in rows]
+        return [n for n in every if n in names] + named, strategies + named
     return every, strategies
 
 
