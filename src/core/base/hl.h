@@ -56,7 +56,7 @@
 /* Ask for p's cache line in this core's cache, exclusive (to be written), without waiting and
  * without faulting whatever p is (NULL too). x86-64's PREFETCHW is written out because GCC
  * makes __builtin_prefetch(p, 1) a read prefetch (PREFETCHT0) unless built for a CPU with
- * PRFCHW; a CPU without it runs the instruction as a NOP. */
+ * PRFCHW; tlab.c checks the running CPU has it (tlab_prefetch). */
 static inline __attribute__((always_inline)) void hl_prefetch_write(const void *p)
 {
 #if defined(__x86_64__)
@@ -65,6 +65,7 @@ static inline __attribute__((always_inline)) void hl_prefetch_write(const void *
     __builtin_prefetch(p, 1);
 #endif
 }
+
 static inline size_t hl_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 static inline bool hl_is_pow2(size_t n) { return n && !(n & (n - 1)); }
 static inline uint64_t hl_clock_ns(clockid_t clock)
@@ -193,6 +194,7 @@ void hl_os_set_numa(int mode);          /* the `numa` key (HL_NUMA_*), from conf
 void hl_os_set_huge(int on);            /* `hugepages` != off, from arena.c: advise large maps */
 #define HL_HUGE_REGION ((size_t)2 << 20)   /* what a transparent huge page backs */
 int hl_nprocs(void);                    /* processors this process may run on: P */
+bool hl_os_valgrind(void);              /* running under valgrind, whose CPU is emulated */
 void hl_os_account(enum hl_os_use use, ptrdiff_t bytes);   /* count bytes in or out */
 size_t hl_os_bytes(void), hl_os_bytes_peak(void);
 size_t hl_os_held(void), hl_os_held_peak(void), hl_os_meta(void);

@@ -13,12 +13,6 @@
 #include "cpucache.h"
 #include "purge.h"
 
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#else
-#define RUNNING_ON_VALGRIND 0
-#endif
-
 /* A stack's entry in a slab (rseq.h): the head word, and `seen` (cpucache.h's Accounting). */
 struct cpu_entry {
     _Atomic uint64_t head;
@@ -62,7 +56,7 @@ static void check_rseq(void)
     if (!HL_RSEQ_SUPPORTED)
         hl_die("cache = cpu: the per-CPU cache's restartable sequences are written for x86-64 "
                "only; use cache = thread");
-    emulated = __rseq_size == 0 && RUNNING_ON_VALGRIND;
+    emulated = __rseq_size == 0 && hl_os_valgrind();
     if (__rseq_size == 0 && !emulated)
         hl_die("cache = cpu: no rseq area registered for this thread (__rseq_size is 0: a "
                "kernel without rseq, a seccomp filter, or GLIBC_TUNABLES=glibc.pthread.rseq=0); "

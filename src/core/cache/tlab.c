@@ -18,6 +18,9 @@
  *   tlab_flush     blocks an overflowing bin gives back: half its limit (half), or as many
  *                  as it holds (batch); at least 1, at most 64. */
 #include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include "purge.h"
 #include "tlab.h"
 
@@ -621,11 +624,29 @@ static const struct hl_paths paths[2][3] = {
      HL_PATHS(tlab_malloc_prefetch, tlab_free), HL_PATHS(tlab_malloc_prefetch_exact, tlab_free_exact)},
 };
 
+/* tlab_prefetch's PREFETCHW (hl.h) is an instruction of its own on x86-64 (CPUID PRFCHW: AMD
+ * since the K8, Intel since Broadwell); on a CPU without it malloc does not prefetch, said once
+ * at start-up, rather than run an instruction that CPU may not have. valgrind's emulated CPU
+ * runs it but does not report it (os.c). */
+static bool prefetch_on(void)
+{
+    if (!hl_cfg.tlab_prefetch) return false;
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    if (!hl_os_valgrind() && (!__get_cpuid(0x80000001u, &a, &b, &c, &d) || !(c & bit_PRFCHW))) {
+        hl_say("tlab_prefetch = on: this CPU has no PREFETCHW (CPUID PRFCHW): malloc does not "
+               "prefetch");
+        return false;
+    }
+#endif
+    return true;
+}
+
 const struct hl_paths *hl_tlab_start(const struct hl_cache_row *behind)
 {
     row = *behind;
     bool u_by_bins = init();
-    return &paths[hl_cfg.tlab_prefetch][!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2];
+    return &paths[prefetch_on()][!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2];
 }
 
 /* Fork: in the child only the forking thread lives on; its TLAB stays registered, the other
