@@ -189,8 +189,8 @@
     HL_TLAB_ROWS " if tlab=on",                                                                \
     "hoard tlab: malloc asks for the bin's next block's cache line, to be written (x86-64 "   \
     "PREFETCHW; a CPU without it: said once, no prefetch), so a block another core freed (a " \
-    "remote free's link) is here by the next "                                                \
-    "malloc of its class (snmalloc prefetches its free list's next; one instruction a malloc)") \
+    "remote free's link) is here by the next malloc of its class (snmalloc prefetches its "   \
+    "free list's next; one instruction a malloc)")                                            \
   X(remote_queue_cap, heaps,       INT,   "0",        0, 1 << 20, NULL,                        \
     "ownership, " HL_HOARD_ROWS " if remote_free=queue",                                       \
     "remote_free=queue: blocks an owner heap's inbox may hold uncollected; a free that finds " \
