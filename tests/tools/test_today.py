@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO
 from hoardlab_lib import common, sweep as sweepmod
 from hoardlab_lib.report import today as R
-from hoardlab_lib.verdicts import today as T
+from hoardlab_lib.verdicts import WITHIN_NOISE, today as T
 
 _ids = itertools.count()
 NEVER = 2 ** 64 - 1
@@ -127,6 +127,57 @@ def test_blowup_outside_unbounded_and_lazyfree_is_not_held():
     lazy = [g - 2000 for g in grow]
     rows, rounds = blowup_runs("lazy", {1: 1100, 2: 1200}, grow=grow, lazy=lazy)
     assert T.blowup_outside(rows, rounds, "lazy")["value"] == "O(1)"
+
+
+def growing_runs(variant, finals, held_kb_by_t=None, floor_kb=1000):
+    """today-blowup-roundrobin at 2 threads, one run per entry of `finals`: memory flat at
+    (1000 KiB over the floor) until round 2 (n/4 of 8), then rising to final x that by the
+    last round; and flat runs at 1 and 4 threads (held_kb_by_t: O(P) by default)."""
+    rows, rounds = [], []
+    for t, held in sorted((held_kb_by_t or {1: 1100, 4: 4400}).items()):
+        r = row(variant, "today-blowup-roundrobin", t, 1.0, **{"extra.floor_kb": floor_kb})
+        rows.append(r)
+        rounds += rounds_for(r, [floor_kb + held] * 8)
+    for i, x in enumerate(finals):
+        r = row(variant, "today-blowup-roundrobin", 2, 1.0, repetition=i,
+                **{"extra.floor_kb": floor_kb})
+        rows.append(r)
+        m = floor_kb + 1000
+        mem = [m] * 3 + [round(m * (1 + (x - 1) * k / 5)) for k in range(1, 6)]
+        rounds += rounds_for(r, mem)
+    return rows, rounds
+
+
+def test_blowup_outside_growth_over_rounds_decides_only_outside_its_interval():
+    # three repetitions straddling x1.5 (jemalloc's three main jobs): within noise, and the
+    # group more repetitions would decide it from is named
+    rows, rounds = growing_runs("j", [1.23, 1.47, 1.51])
+    v = T.blowup_outside(rows, rounds, "j")
+    assert v["value"] == WITHIN_NOISE, v
+    assert "rounds x1.47 [1.23, 1.51]" in v["evidence"]
+    assert v["note"].startswith("unbounded or O(P)")
+    assert ("today-blowup-roundrobin", 2) in v["repeat"]
+    # all on one side: decided either way; one run alone is taken as it is
+    assert T.blowup_outside(*growing_runs("a", [1.6, 1.7, 1.55]), "a")["value"] == "unbounded"
+    assert T.blowup_outside(*growing_runs("b", [1.2, 1.3, 1.45]), "b")["value"] == "O(P)"
+    assert T.blowup_outside(*growing_runs("c", [1.47]), "c")["value"] == "O(P)"
+
+
+def test_blowup_outside_growth_over_threads_within_noise():
+    rows, rounds = growing_runs("p", [1.0], {1: 1100, 4: 2800})
+    r = row("p", "today-blowup-roundrobin", 4, 1.0, repetition=1, **{"extra.floor_kb": 1000})
+    rows.append(r)
+    rounds += rounds_for(r, [1000 + 2000] * 8)
+    v = T.blowup_outside(rows, rounds, "p")         # x2.55 and x1.82 against x2.50 needed
+    assert v["value"] == WITHIN_NOISE and v["note"].startswith("O(1) or O(P)"), v
+    assert set(v["repeat"]) == {("today-blowup-roundrobin", 1), ("today-blowup-roundrobin", 4)}
+
+
+def test_a_blowup_within_noise_is_repeated_under_its_today_label():
+    from hoardlab_lib import execute
+    rows, rounds = growing_runs("j", [1.23, 1.47, 1.51])
+    groups = execute.undecided_groups(rows, rounds, 2)
+    assert groups.get(("j", "today-blowup-roundrobin", 2)) == "j blowup within noise", groups
 
 
 def test_blowup_outside_undecided_with_one_thread_count():

@@ -113,6 +113,17 @@ def test_blowup_unbounded_over_rounds():
     assert V.blowup([r], grow, "p", None)["value"] == "undecided"
 
 
+def test_blowup_over_rounds_within_noise_when_repetitions_straddle_the_line():
+    rs = [dict(row("p", "blowup-prodcons", 2, 1, a=800, u=100), repetition=i) for i in range(3)]
+    rounds = []
+    for r, last in zip(rs, (140, 160, 180)):     # x1.4, x1.6, x1.8 from round 2 (n/4 of 8)
+        rounds += rounds_for(r, [100] * 3 + [100 + (last - 100) * k // 5 for k in range(1, 6)])
+    v = V.blowup(rs, rounds, "p", None)
+    assert v["value"] == V.WITHIN_NOISE and v["repeat"] == [("blowup-prodcons", 2)], v
+    assert "rounds x1.60 [1.40, 1.80]" in v["evidence"]
+    assert V.blowup(rs[1:], rounds, "p", None)["value"] == "unbounded"
+
+
 def rr_rows(variant, a_by_t):
     return [row(variant, "blowup-roundrobin", t, 1, a=a, u=100) for t, a in a_by_t.items()]
 

@@ -265,7 +265,8 @@ def undecided_groups(rows, rounds, ncores):
     verdict that is within noise or undecided because the machine was busy: fast? (the
     variant and serial at 1 thread), scalable? (its scaling workloads) and false sharing
     decided from speed (active-/passive-false) — less the groups whose terms are already
-    narrow (narrow_terms), unless another undecided verdict needs them."""
+    narrow (narrow_terms), unless another undecided verdict needs them; and the blowup
+    groups behind a blowup class within noise (the verdict's `repeat`)."""
     res = {}
     add_undecided(res, rows, V.taxonomy(rows, rounds, ncores), ncores)
     # today's allocators (verdicts.today): their `today-<label>` runs read as <label>, and
@@ -276,7 +277,7 @@ def undecided_groups(rows, rounds, ncores):
         rl = T.relabel(rows)
         ents = [e for e in T.today(rl, rounds, ncores, {n: {} for n in names})
                 if not e.get("missing")]
-        planned = set(V.throughput_groups(rows))
+        planned = {(r["variant"], r["workload_label"], r["threads"]) for r in rows}
         found = {}
         add_undecided(found, rl, ents, ncores)
         for (v, wl, t), why in found.items():
@@ -302,6 +303,8 @@ def add_undecided(res, rows, entries, ncores):
             for g in groups:
                 if V.timing_group_of(k, v, ref, g) and g not in skip:
                     res.setdefault(g, why)
+        for wl, t in e["blowup"].get("repeat", ()):      # a blowup class within noise
+            res.setdefault((v, wl, t), "%s blowup %s" % (v, e["blowup"]["value"]))
 
 
 def more_of(runs, rows, group, index):

@@ -9,7 +9,8 @@ decide — too few cores, a workload not measured, runs that failed.
 
 The package's one face (the rest imports `verdicts as V`): noise.py, the numbers (a median
 with its spread, checks); groups.py, the rows selected and grouped, thread counts; rules.py,
-the rules and the taxonomy."""
+the rules and the taxonomy; blowup.py, the blowup rule."""
+from .blowup import *  # noqa: F401,F403
 from .groups import *  # noqa: F401,F403
 from .noise import *  # noqa: F401,F403
 from .rules import *  # noqa: F401,F403

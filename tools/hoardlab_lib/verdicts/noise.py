@@ -27,6 +27,11 @@ def interval_text(s, fmt="%.2f"):
     return "%s [%s, %s]" % (f(s.med), f(s.lo), f(s.hi))
 
 
+def verdict(value, evidence, note=""):
+    """A verdict: its value, the evidence it was decided on, a note."""
+    return {"value": value, "evidence": evidence, "note": note}
+
+
 def decided(holds, yes="yes", no="no"):
     """A verdict's value from check(): yes / no, or WITHIN_NOISE."""
     return WITHIN_NOISE if holds is None else (yes if holds else no)

@@ -2,17 +2,15 @@
 named function whose docstring states it (the report prints RULES), and the taxonomy of
 every strategy measured."""
 from .. import paper
-from .groups import (TIMING_WORKLOADS_EXCLUDED, is_census, memory_of, ok, reference_variant,
-                     round_series, speedup_spreads, throughput_groups, throughput_spreads)
+from .blowup import BLOWUP_WORKLOADS, LIVE_FLAT, P_GROWTH_SHARE, ROUNDS_GROWTH, blowup
+from .groups import (TIMING_WORKLOADS_EXCLUDED, is_census, ok, reference_variant,
+                     speedup_spreads, throughput_groups, throughput_spreads)
 from .noise import (WITHIN_NOISE, Spread, all_hold, check, decided, gmean_spread,
-                    interval_text, median, ratio)
+                    interval_text, median, ratio, verdict)
 
 FAST_MIN_RATIO = 0.8          # fast: 1-thread throughput >= 80% of serial's
 SCALE_YES_GAIN = 0.5          # scalable yes: at least half the ideal extra speedup
 SCALE_NO_GAIN = 0.15          # scalable no: less than 15% of it
-ROUNDS_GROWTH = 1.5           # unbounded: memory at the last round >= 1.5 x at round n/4
-LIVE_FLAT = 1.1               # ... while live bytes grew by less than 10%
-P_GROWTH_SHARE = 0.5          # O(P): blowup grows >= half as fast as the thread count
 FEW_CORES = 4                 # below this many cores, scalability evidence is weak
 
 SCALE_WORKLOADS = ("threadtest", "shbench", "larson", "linux-scalability")
@@ -22,7 +20,6 @@ FS_CENSUS_WORKLOADS = ("active-false", "passive-false", "threadtest", "shbench")
 # the paper's measure (census_paper, 0 where no superblock changes heap) decides.
 FS_PROGRAM_SHARED = ("larson",)
 FS_TIMING_WORKLOADS = ("active-false", "passive-false")
-BLOWUP_WORKLOADS = ("blowup-prodcons", "blowup-roundrobin")
 
 RULES = {
     "fast": "fast? = yes if the geometric mean, over the workloads measured at 1 thread, of "
@@ -50,15 +47,13 @@ RULES = {
               "at round n/4 while live bytes grew < %d%%; else O(P) if blowup b(T) = A / A "
               "of `serial` at the same thread count on blowup-roundrobin grows from the "
               "lowest to the highest thread count by >= %.1f of the thread ratio's growth "
-              "(b(Tmax)/b(Tmin) >= 1 + %.1f (Tmax/Tmin - 1)); else O(1). Undecided when the "
+              "(b(Tmax)/b(Tmin) >= 1 + %.1f (Tmax/Tmin - 1)); else O(1). Both growths are medians "
+              "over repetitions, decided on their intervals: one whose interval reaches its "
+              "line makes the class within noise. Undecided when the "
               "blowup workloads were not measured or only at one thread count."
               % (", ".join(BLOWUP_WORKLOADS), ROUNDS_GROWTH, round((LIVE_FLAT - 1) * 100),
                  P_GROWTH_SHARE, P_GROWTH_SHARE),
 }
-
-
-def verdict(value, evidence, note=""):
-    return {"value": value, "evidence": evidence, "note": note}
 
 
 def fast(rows, variant, reference):
@@ -176,75 +171,6 @@ def false_sharing(rows, variant, ncores):
     return verdict(decided(good), "timing (no census): " + timing,
                    "decided from speed only" + ("; only %d cores" % ncores
                                                 if ncores < FEW_CORES else ""))
-
-
-def rounds_growth(mem, live):
-    """(memory growth, live growth) from round n/4 to the last; None when < 4 rounds."""
-    n = len(mem)
-    if n < 4 or None in mem:
-        return None
-    e = n // 4
-    if not mem[e]:
-        return None
-    lg = (live[-1] / live[e]) if live[e] else 1.0
-    return mem[-1] / mem[e], lg
-
-
-def blowup(rows, rounds, variant, reference):
-    """blowup class (rule: RULES['blowup'])."""
-    okrows = [r for r in ok(rows) if r["variant"] == variant and
-              r["workload"] in BLOWUP_WORKLOADS and not is_census(r)]
-    if not okrows:
-        return verdict("undecided", "blowup workloads not measured (or all failed)")
-    # Growth over rounds, per workload and thread count: median over repetitions.
-    growth = {}
-    for r in okrows:
-        g = rounds_growth(*round_series(rounds, r["index"]))
-        if g is not None:
-            growth.setdefault((r["workload_label"], r["threads"]), []).append(g)
-    ev = []
-    unbounded = []
-    for key, gs in sorted(growth.items()):
-        mg = median([g[0] for g in gs])
-        lg = median([g[1] for g in gs])
-        ev.append("%s t=%d rounds x%.2f" % (key[0], key[1], mg))
-        if mg >= ROUNDS_GROWTH and lg < LIVE_FLAT:
-            unbounded.append(key)
-    if unbounded:
-        return verdict("unbounded", "; ".join(ev))
-    # Growth over P on blowup-roundrobin: b(T) = A / A(serial), or A/U without serial.
-    def med_mem(v, t):
-        return median([memory_of(r)[0] for r in ok(rows) if r["variant"] == v and
-                       r["workload"] == "blowup-roundrobin" and r["threads"] == t and
-                       not is_census(r)])
-    ts = sorted({r["threads"] for r in okrows if r["workload"] == "blowup-roundrobin"})
-    b, how = {}, ""
-    for t in ts:
-        a = med_mem(variant, t)
-        ref = med_mem(reference, t) if reference else None
-        if a and ref:
-            b[t], how = a / ref, "A/A(%s)" % reference
-        elif a:
-            u = median([r.get("hoardlab.in_use_peak") for r in okrows
-                        if r["workload"] == "blowup-roundrobin" and r["threads"] == t])
-            if u:
-                b[t], how = a / u, "A/U (serial not measured)"
-    if len(b) < 2:
-        why = "blowup-roundrobin measured at fewer than 2 thread counts"
-        if not growth:
-            why += ", and no round-by-round memory"
-        return verdict("undecided", "; ".join(ev) or "no usable data", why)
-    tmin, tmax = min(b), max(b)
-    pg = b[tmax] / b[tmin]
-    need = 1 + P_GROWTH_SHARE * (tmax / tmin - 1)
-    ev.append("%s %.2f at t=%d -> %.2f at t=%d (x%.2f, O(P) needs x%.2f)"
-              % (how, b[tmin], tmin, b[tmax], tmax, pg, need))
-    u = {t: median([r.get("hoardlab.in_use_peak") for r in okrows
-                    if r["workload"] == "blowup-roundrobin" and r["threads"] == t])
-         for t in (tmin, tmax)}
-    if u[tmin] and u[tmax]:
-        ev.append("live peak U x%.2f over the same threads" % (u[tmax] / u[tmin]))
-    return verdict("O(P)" if pg >= need else "O(1)", "; ".join(ev))
 
 
 # What the records count that explains a workload's lost speed, per operation: (column, the

@@ -13,10 +13,10 @@ judged by the same rules as the strategies (rules.py), measured from outside the
   is RSS less LazyFree (pages freed with MADV_FREE stay in RSS until reclaimed), per round of
   the blowup workloads, and the floor before the phase (extra.floor_kb) is subtracted, against
   the live bytes the workload itself knows (the rounds' live_bytes)."""
-from .groups import is_census, median, ok, outside_bytes
-from .rules import (BLOWUP_WORKLOADS, LIVE_FLAT, P_GROWTH_SHARE, ROUNDS_GROWTH, false_sharing,
-                    fast, quiet_timing, rounds_growth, scalable, undecided, verdict)
-from .groups import reference_variant, round_series
+from .groups import is_census, ok, outside_bytes, reference_variant
+from .blowup import BLOWUP_WORKLOADS, no_p_rule, p_rule, rounds_rule
+from .noise import spread_of, verdict
+from .rules import false_sharing, fast, quiet_timing, scalable, undecided
 
 TODAY_PREFIX = "today-"
 KEYS = ("fast", "scalable", "false_sharing", "blowup")
@@ -91,40 +91,25 @@ def outside_held(r, rounds):
 
 
 def blowup_outside(rows, rounds, variant):
-    """blowup from outside the allocator (OUTSIDE_RULE; the thresholds of rules.blowup)."""
+    """blowup from outside the allocator (OUTSIDE_RULE; the rules of rules.blowup, with
+    their intervals)."""
     runs = [r for r in ok(rows) if r["variant"] == variant and
             r["workload"] in BLOWUP_WORKLOADS and not is_census(r)]
     if not runs:
         return verdict("undecided", "blowup workloads not measured (or all failed)")
-    ev, unbounded = [], []
-    growth = {}
-    for r in runs:
-        g = rounds_growth(*round_series(rounds, r["index"]))
-        if g is not None:
-            growth.setdefault((r["workload_label"], r["threads"]), []).append(g)
-    for key, gs in sorted(growth.items()):
-        mg, lg = median([g[0] for g in gs]), median([g[1] for g in gs])
-        ev.append("%s t=%d rounds x%.2f" % (key[0], key[1], mg))
-        if mg >= ROUNDS_GROWTH and lg < LIVE_FLAT:
-            unbounded.append(key)
+    ev, unbounded, near = rounds_rule(runs, rounds)
     if unbounded:
         return verdict("unbounded", "; ".join(ev), "RSS less LazyFree")
+    rr = [r for r in runs if r["workload"] == "blowup-roundrobin"]
     b = {}
-    for t in sorted({r["threads"] for r in runs if r["workload"] == "blowup-roundrobin"}):
-        xs = [outside_held(r, rounds) for r in runs
-              if r["workload"] == "blowup-roundrobin" and r["threads"] == t]
-        xs = [h / live for h, live in (x for x in xs if x) if live]
+    for t in sorted({r["threads"] for r in rr}):
+        xs = [outside_held(r, rounds) for r in rr if r["threads"] == t]
+        xs = spread_of([h / live for h, live in (x for x in xs if x) if live])
         if xs:
-            b[t] = median(xs)
+            b[t] = xs
     if len(b) < 2:
-        return verdict("undecided", "; ".join(ev) or "no usable data",
-                       "blowup-roundrobin measured at fewer than 2 thread counts")
-    tmin, tmax = min(b), max(b)
-    pg = b[tmax] / b[tmin] if b[tmin] > 0 else float("inf")
-    need = 1 + P_GROWTH_SHARE * (tmax / tmin - 1)
-    ev.append("(RSS - LazyFree - floor)/live %.2f at t=%d -> %.2f at t=%d (x%.2f, O(P) needs "
-              "x%.2f)" % (b[tmin], tmin, b[tmax], tmax, pg, need))
-    return verdict("O(P)" if pg >= need else "O(1)", "; ".join(ev))
+        return no_p_rule(ev, near, "blowup-roundrobin measured at fewer than 2 thread counts")
+    return p_rule(b, ev, "(RSS - LazyFree - floor)/live", near, rr[0]["workload_label"])
 
 
 def today(rows, rounds, ncores, expected, installed=None):
