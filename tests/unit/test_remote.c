@@ -32,6 +32,12 @@
  *                 block reaches its owner (a shared bucket's foreign runs are forwarded)
  *   batch_runs    batch: a message's runs, read as the owner reads them, are each one
  *                 superblock's blocks, no longer than the cap, and hold every block once
+ *   list_run_elsewhere  list: a run a collection kept, settled by a heap that no longer owns
+ *                 its superblock (hoard's policy moved it during that collection), goes back
+ *                 onto the superblock's list, which its owner collects; before, it went to the
+ *                 owner's inbox as batch's message of blocks, and the owner's collection read
+ *                 the block as a superblock (rel-stress-hoard-tlab-single-list-pfree-selhash
+ *                 crashed in about 1 run of 30 so)
  * After each: remote_pending is 0 and every heap's lists and counts agree (hl_heap_check). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -643,6 +649,33 @@ static void batch_mixed_runs(void **state)
     expect_settled();
 }
 
+/* list: the run {p} kept by a collection of h, settled by h2, which does not own p's
+ * superblock: back onto the superblock's list, which h's collection takes. */
+static void list_run_elsewhere(void **state)
+{
+    (void)state;
+    if (hl_remote_mode != HL_REMOTE_LIST || hl_sb_sharded) skip();
+    expect_settled();
+    struct hl_heap *h = hl_heap_new(FRESH_HEAP0 + 200, true);
+    struct hl_heap *h2 = hl_heap_new(FRESH_HEAP0 + 201, true);
+    void *p = alloc_in(h);
+    hl_free(p);                          /* a remote free: pending on its superblock's list */
+    hl_remote_flush();
+    assert_true(hl_remote_pending(h));
+    hl_heap_lock(h);
+    void *runs = hl_remote_collect_runs(h);
+    hl_heap_unlock(h);
+    assert_ptr_equal(runs, p);           /* the list, kept as a run of one */
+    hl_heap_lock(h2);
+    hl_remote_settle(h2, runs);
+    hl_heap_unlock(h2);
+    assert_false(hl_remote_pending(h2));
+    assert_true(hl_remote_pending(h)); /* announced to its owner again, as a superblock */
+    collect_all(&h, 1);
+    assert_int_equal(hl_heap_u(h), 0);
+    expect_settled();
+}
+
 int main(void)
 {
     /* Strategy, remote_free, heap_select, heaps and K come from meson.build. */
@@ -661,6 +694,7 @@ int main(void)
         cmocka_unit_test(batch_hashed),
         cmocka_unit_test(batch_runs),
         cmocka_unit_test(batch_mixed_runs),
+        cmocka_unit_test(list_run_elsewhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -183,7 +183,9 @@ static void *sort_runs(struct hl_heap *h, void *p, bool keep, size_t *bytes)
             }
         }
         size_t run_bytes = (size_t)n * sb->size;
-        if (!owns(h, sb)) {              /* its superblock left h: on to the owner */
+        if (!owns(h, sb) && hl_remote_mode == HL_REMOTE_LIST) {
+            hl_remote_list_forward(sb, p, last, n);      /* (a list inbox holds superblocks) */
+        } else if (!owns(h, sb)) {       /* its superblock left h: on to the owner */
             hl_mailbox_send(atomic_load_explicit(&sb->owner, memory_order_acquire), p, last, n,
                             run_bytes);
         } else if (keep) {
