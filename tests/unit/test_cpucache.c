@@ -287,13 +287,8 @@ static uint32_t held(long on, size_t size)
 static void *fill_there(void *arg)
 {
     pin_to((long)(intptr_t)arg);
-    for (size_t k = 0; k < NSIZES; k++) {
-        uint32_t n = 2 * limit_of(idle_sizes[k]);
-        void **v = calloc(n, sizeof *v);
-        for (uint32_t i = 0; i < n; i++) v[i] = hl_malloc(idle_sizes[k]);
-        for (uint32_t i = 0; i < n; i++) hl_free(v[i]);
-        free(v);
-    }
+    for (size_t k = 0; k < NSIZES; k++)
+        malloc_then_free(idle_sizes[k], 2 * limit_of(idle_sizes[k]));
     return NULL;
 }
 
@@ -332,29 +327,15 @@ static void idle_cpus_give_back(void **state)
  * between them, so that the purge thread takes their stacks back while they rest and some
  * wake while it pops: no block is handed to two owners (each keeps its block's pattern) and
  * none is handed out twice. */
-enum { BURST = 400, BURSTS = 16 };
+enum { BURSTS = 16 };
 
 static void *burst_there(void *arg)
 {
     long on = (long)(intptr_t)arg;
     pin_to(on);
-    unsigned seed = (unsigned)on * 7919u + 1;
-    unsigned char *v[BURST];
-    size_t n[BURST];
-    for (int b = 0; b < BURSTS; b++) {
-        for (int i = 0; i < BURST; i++) {
-            n[i] = idle_sizes[rand_r(&seed) % NSIZES];
-            v[i] = hl_malloc(n[i]);
-            memset(v[i], (int)(((uintptr_t)v[i] >> 4) & 0xff), n[i]);
-        }
-        for (int i = 0; i < BURST; i++)
-            for (size_t j = 0; j < n[i]; j++)
-                if (v[i][j] != (unsigned char)(((uintptr_t)v[i] >> 4) & 0xff))
-                    fail_msg("CPU %ld burst %d: block %p byte %zu overwritten", on, b,
-                             (void *)v[i], j);
-        for (int i = 0; i < BURST; i++) hl_free(v[i]);
-        usleep((useconds_t)(rand_r(&seed) % 250) * 1000);
-    }
+    char who[32];
+    snprintf(who, sizeof who, "CPU %ld", on);
+    bursts_keep_their_bytes(idle_sizes, NSIZES, (unsigned)on * 7919u + 1, BURSTS, 250, who);
     return NULL;
 }
 

@@ -8,13 +8,23 @@
  *   no_twice     fill, drain, fill again: no block is handed out twice, nor one still live
  *   thread_exit  a thread's exit gives every block of its TLAB back to its superblock, and
  *                the gauge tlab_bytes drops by what the TLAB held
- * Each test uses a size class of its own, so the bins of one do not disturb another. */
+ * Each test uses a size class of its own, so the bins of one do not disturb another.
+ * With the argument "scavenge" (tlab_scavenge_ms = 10, the guarded fast paths), instead:
+ *   idle_given_back    a thread that filled its bins and sleeps has them taken down to a
+ *                      sixteenth by the purge thread; awake, it allocates as before
+ *   woken_while_taken  threads rest 0-19 ms between bursts while the purge thread takes
+ *                      their bins: no block changes while its thread holds it
+ *   fork_while_taken   fork while another thread's bins are being taken: the child allocates */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "tlab.h"
 #include "handout.h"
 
@@ -149,12 +159,119 @@ static void thread_exit(void **state)
     free(r.p);
 }
 
-int main(void)
+/* ---- scavenging (argument "scavenge": tlab_scavenge_ms = 10) ------------------------------- */
+
+static const size_t idle_sizes[] = { 48, 96, 320 };
+#define NSIZES (sizeof idle_sizes / sizeof *idle_sizes)
+
+struct sleeper {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    int stage;
+    size_t held, floor;                  /* bytes its bins held, and a sixteenth of their limits */
+};
+
+static void stage_set(struct sleeper *s, int stage)
 {
+    pthread_mutex_lock(&s->m);
+    s->stage = stage;
+    pthread_cond_broadcast(&s->c);
+    pthread_mutex_unlock(&s->m);
+}
+static void stage_wait(struct sleeper *s, int stage)
+{
+    pthread_mutex_lock(&s->m);
+    while (s->stage < stage) pthread_cond_wait(&s->c, &s->m);
+    pthread_mutex_unlock(&s->m);
+}
+
+/* Fill every bin of idle_sizes (2 x limit blocks malloc'd, then freed: the bin overflows and
+ * keeps half to all of its limit), say what they hold, sleep until woken, then check no block
+ * is handed out twice. */
+static void *fill_and_sleep(void *arg)
+{
+    struct sleeper *s = arg;
+    for (size_t k = 0; k < NSIZES; k++) {
+        malloc_then_free(idle_sizes[k], 2 * limit_of(idle_sizes[k]));
+        size_t size = hl_class_size(hl_class_of(idle_sizes[k]));
+        s->held += chain_length(bin_of(idle_sizes[k])) * size;
+        s->floor += limit_of(idle_sizes[k]) / 16 * size;
+    }
+    stage_set(s, 1);
+    stage_wait(s, 2);
+    for (size_t k = 0; k < NSIZES; k++) expect_each_block_once(idle_sizes[k], 3 * limit_of(48));
+    return NULL;
+}
+
+/* (The main thread's bins, which the purge thread may take too while it waits, only lower
+ * tlab_bytes.) */
+static void idle_given_back(void **state)
+{
+    (void)state;
+    struct sleeper s = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0 };
+    size_t before = hl_tlab_bytes();
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, fill_and_sleep, &s), 0);
+    stage_wait(&s, 1);
+    assert_true(s.held > 2 * s.floor);
+    size_t now = hl_tlab_bytes();
+    for (int waited = 0; now > before + s.floor && waited < 10000; waited += 10) {
+        usleep(10 * 1000);
+        now = hl_tlab_bytes();
+    }
+    print_message("tlab_bytes: %zu before; the thread's bins held %zu (a sixteenth of their "
+                  "limits: %zu); %zu after the wait\n", before, s.held, s.floor, now);
+    assert_true(now <= before + s.floor);
+    stage_set(&s, 2);
+    pthread_join(t, NULL);
+}
+
+static void *bursts(void *arg)
+{
+    char who[32];
+    snprintf(who, sizeof who, "thread %ld", (long)(intptr_t)arg);
+    bursts_keep_their_bytes(idle_sizes, NSIZES, (unsigned)(intptr_t)arg * 7919u + 1, 40, 20, who);
+    return NULL;
+}
+
+static void woken_while_taken(void **state)
+{
+    (void)state;
+    pthread_t t[4];
+    for (long i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, bursts, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+    for (size_t k = 0; k < NSIZES; k++) expect_each_block_once(idle_sizes[k], 3 * limit_of(48));
+}
+
+static void fork_while_taken(void **state)
+{
+    (void)state;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, bursts, (void *)(intptr_t)9), 0);
+    for (int i = 0; i < 20; i++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            for (size_t k = 0; k < NSIZES; k++) hl_free(hl_malloc(idle_sizes[k]));
+            _exit(0);
+        }
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        usleep(7 * 1000);
+    }
+    pthread_join(t, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    bool scavenge = argc > 1 && !strcmp(argv[1], "scavenge");
     setenv("HOARD_STRATEGY", "hoard", 1);
     setenv("HOARD_TLAB", "on", 1);
     setenv("HOARD_TLAB_BUDGET", "8K", 1);
     setenv("HOARD_HEAP_SELECT", "thread", 1);
+    if (scavenge) setenv("HOARD_TLAB_SCAVENGE_MS", "10", 1);
     hl_init();
     hl_free(hl_malloc(1));                               /* the main thread's bins */
     const struct CMUnitTest tests[] = {
@@ -164,5 +281,11 @@ int main(void)
         cmocka_unit_test(no_twice),
         cmocka_unit_test(thread_exit),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest scavenging[] = {
+        cmocka_unit_test(idle_given_back),
+        cmocka_unit_test(woken_while_taken),
+        cmocka_unit_test(fork_while_taken),
+    };
+    return scavenge ? cmocka_run_group_tests(scavenging, NULL, NULL)
+                    : cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -191,6 +191,13 @@
     "PREFETCHW; a CPU without it: said once, no prefetch), so a block another core freed (a " \
     "remote free's link) is here by the next malloc of its class (snmalloc prefetches its "   \
     "free list's next; one instruction a malloc)")                                            \
+  X(tlab_scavenge_ms, tlab,        INT,   "0",        0, 3600000, NULL,                        \
+    HL_TLAB_ROWS " if tlab=on",                                                                \
+    "hoard tlab: a thread whose bins' room did not move for this long (taken within twice "    \
+    "it) gives back what each bin holds beyond a sixteenth of its starting limit to the "      \
+    "heaps: the purge thread (started for it; none under purge_thread=off) keeps its fast "    \
+    "paths out with a flag and one membarrier a sweep, which costs each fast path two stores " \
+    "and a test (tools/hoardlab cost: 59 a pair against 47); 0 = off")                         \
   X(remote_queue_cap, heaps,       INT,   "0",        0, 1 << 20, NULL,                        \
     "ownership, " HL_HOARD_ROWS " if remote_free=queue",                                       \
     "remote_free=queue: blocks an owner heap's inbox may hold uncollected; a free that finds " \

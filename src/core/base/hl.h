@@ -318,6 +318,8 @@ struct hl_thread {
      * before any path can reach a TLAB), then hl_tlab_none until it has its own. Here, not
      * a TLS variable of its own, so that a fast path loads one TLS address. */
     struct hl_tlab_bin *tlab_bins;
+    /* tlab_scavenge_ms: 1 while the thread is inside a TLAB fast path (tlab.h's Scavenging) */
+    uint32_t tlab_in;
     void *census, *trace;        /* per-thread buffers of those mechanisms */
     struct hl_counters ctr;
     struct hl_thread *next;      /* registry list of live threads */

@@ -43,15 +43,18 @@ void hl_fronts_thread_exit(struct hl_thread *t)
     hl_heaps_thread_exit(t);
 }
 
-/* Fork: the heaps' locks, then the TLAB registry's (a leaf lock). */
+/* Fork: the forking thread's TLAB guard, the heaps' locks, then the TLAB registry's (a leaf
+ * lock). */
 void hl_fronts_fork(int phase)
 {
     if (phase == HL_FORK_PREPARE) {
+        hl_tlab_fork_guard(phase);
         hl_heaps_fork(phase);
         hl_tlab_fork(phase);
     } else {
         hl_tlab_fork(phase);
         hl_heaps_fork(phase);
+        hl_tlab_fork_guard(phase);
     }
 }
 

@@ -17,7 +17,11 @@
  *                  budget / (8 x class size) (batch); at least 1, at most 64.
  *   tlab_flush     blocks an overflowing bin gives back: half its limit (half), or as many
  *                  as it holds (batch); at least 1, at most 64. */
+#include <errno.h>
+#include <linux/membarrier.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -111,6 +115,30 @@ static void sbc_reset(struct hl_tlab *t, uint64_t gen)
 static struct hl_tlab *mine(void) { return hl_tlab_of(hl_me.tlab_bins); }
 /* The calling thread has bins of its own (NULL: before its first slow call, interpose.c's ready). */
 static bool own_bins(void) { return hl_me.tlab_bins && hl_me.tlab_bins != none; }
+
+/* ---- scavenging: the owner's side (tlab.h) --------------------------------------------------
+ * tlab_scavenge_ms > 0 and membarrier registered: the fast paths are the guarded ones, and the
+ * slow halves that touch the bins hold the TLAB's guard, taken once however deep they nest (a
+ * slow half that starts the purge thread mallocs again inside it: pthread_create). setup()
+ * takes the guard of bins it sets up before another thread can find them. */
+static bool scavenging;
+static HL_TLS unsigned guard_depth;
+static HL_TLS struct hl_tlab *guarded;   /* whose guard the calling thread holds */
+
+static void guard_enter(void)
+{
+    if (scavenging && guard_depth++ == 0 && own_bins()) {
+        guarded = mine();
+        hl_lock_take(&guarded->guard);
+    }
+}
+static void guard_leave(void)
+{
+    if (scavenging && --guard_depth == 0 && guarded) {
+        hl_lock_release(&guarded->guard);
+        guarded = NULL;
+    }
+}
 
 /* The superblock cache (tlab.h): sb's entry in t. */
 static struct hl_tlab_sbc *sbc_entry(struct hl_tlab *t, const struct hl_sb *sb)
@@ -344,10 +372,11 @@ static void note_slow(struct hl_tlab_bin *bin, unsigned c)
     fit(bin, c);
 }
 
-/* The calling thread's bins, if it may have them (a live registered thread). */
-static bool setup(void)
+/* The calling thread's bins, if it may have them (a live registered thread): set up, out of
+ * line, so that the common call, which finds them, saves no register (a remote free's slow
+ * half calls it every time). */
+static __attribute__((noinline)) bool set_up_bins(void)
 {
-    if (own_bins()) return true;
     if (hl_me.state != 1) return false;
     hl_lock_acquire(&reg_lock);
     struct hl_tlab *t = pool;
@@ -368,6 +397,14 @@ static bool setup(void)
     t->slow = 0;
     t->heap = hl_heap_mine();
     if (hl_cfg.tlab_sb_cache) sbc_reset(t, 0);    /* a pooled TLAB's are old */
+    if (scavenging) {
+        t->in = &hl_me.tlab_in;
+        t->seen_rooms = 0;
+        if (!guarded) {                  /* (inside a slow half: released by its guard_leave) */
+            hl_lock_take(&t->guard);
+            guarded = t;
+        }
+    }
     hl_lock_acquire(&reg_lock);
     t->prev = NULL;
     t->next = live;
@@ -377,6 +414,7 @@ static bool setup(void)
     hl_me.tlab_bins = bin;
     return true;
 }
+static bool setup(void) { return own_bins() || set_up_bins(); }
 
 /* A chain of blocks back to their superblocks: cache.h's hl_cache_give_back, one copy out of
  * line for this file's slow halves, with the row's policy after a free. */
@@ -505,28 +543,82 @@ static void free_other_batch(void *p, struct hl_sb *sb)
 }
 hl_tlab_free_fn *hl_tlab_free_other = hl_tlab_free_slow;
 
+/* The slow halves the guarded fast paths call (scavenging): the same, holding the guard. A
+ * free of another heap's block too, whose path may put it into the bins (tlab_sb_cache,
+ * tlab_foreign = adopt). */
+static hl_tlab_free_fn *free_other_unguarded;
+__attribute__((noinline)) void *hl_tlab_malloc_slow_guarded(size_t size)
+{
+    guard_enter();
+    void *p = hl_tlab_malloc_slow(size);
+    guard_leave();
+    return p;
+}
+__attribute__((noinline)) void hl_tlab_free_slow_guarded(void *p, struct hl_sb *sb)
+{
+    guard_enter();
+    hl_tlab_free_slow(p, sb);
+    guard_leave();
+}
+static void free_other_guarded(void *p, struct hl_sb *sb)
+{
+    guard_enter();
+    free_other_unguarded(p, sb);
+    guard_leave();
+}
 
+/* What the bins hold beyond `keep` blocks of each class back to h (their blocks to their
+ * superblocks' current owners, and the row's hl_heap_after_free): the spare chain whole, the
+ * head chain after its first `keep` (0: all). The owner (mine) has U see each bin first; the
+ * purge thread's take moves room and seen together, so what U has not seen stays so. */
+static void give_back_beyond(struct hl_tlab_bin *bin, struct hl_heap *h, bool floor, bool mine)
+{
+    struct tlab_spare *spare = tlab_spares(bin);
+    for (unsigned c = 0; c < hl_classes->count; c++) {
+        if (mine) see(bin, c);
+        uint32_t held = bin[c].limit - (uint32_t)bin[c].room, keep = floor ? limit[c] / 16 : 0;
+        void *more = spare[c].head;
+        if (more) {
+            spare[c].head = NULL;
+            held -= spare[c].n;
+            move(bin, c, (int32_t)spare[c].n);
+            give_back(h, more);
+        }
+        if (held <= keep) continue;
+        void *chain = bin[c].head;
+        if (keep) {
+            void *last = chain;
+            for (uint32_t i = 1; i < keep; i++) last = *(void **)last;
+            chain = *(void **)last;
+            *(void **)last = NULL;
+        } else {
+            bin[c].head = NULL;
+        }
+        move(bin, c, (int32_t)(held - keep));
+        give_back(h, chain);
+    }
+}
+
+/* The TLAB leaves the live list; then, its guard released (scavenging: the purge thread
+ * finds TLABs in the live list only, holding reg_lock), it is pooled for the next thread. */
 void hl_tlab_thread_exit(void)
 {
     if (!own_bins()) return;
+    guard_enter();
     struct hl_tlab *t = mine();
     struct hl_tlab_bin *bin = hl_me.tlab_bins;
     struct hl_heap *h = heap_now();
     hl_me.tlab_bins = none;                 /* from here on, this thread bypasses the TLAB */
-    struct tlab_spare *spare = tlab_spares(bin);
-    for (unsigned c = 0; c < hl_classes->count; c++) {
-        void *chain = bin[c].head, *more = spare[c].head;
-        see(bin, c);
-        bin[c].head = spare[c].head = NULL;
-        HL_OWN_SET(bin[c].room, (int32_t)bin[c].limit);
-        HL_OWN_SET(spare[c].seen, bin[c].room);
-        if (chain) give_back(h, chain);
-        if (more) give_back(h, more);
-    }
+    give_back_beyond(bin, h, false, true);
     hl_lock_acquire(&reg_lock);
     if (t->prev) t->prev->next = t->next;
     else live = t->next;
     if (t->next) t->next->prev = t->prev;
+    if (scavenging) {
+        hl_lock_release(&reg_lock);
+        guard_leave();
+        hl_lock_acquire(&reg_lock);
+    }
     t->prev = NULL;
     t->next = pool;
     pool = t;
@@ -538,23 +630,85 @@ void hl_tlab_thread_exit(void)
 void hl_tlab_flush(void)
 {
     if (!own_bins()) return;
+    guard_enter();
     struct hl_tlab *t = mine();
     struct hl_tlab_bin *bin = hl_me.tlab_bins;
-    struct hl_heap *h = heap_now();
-    struct tlab_spare *spare = tlab_spares(bin);
+    give_back_beyond(bin, heap_now(), false, true);
     for (unsigned c = 0; c < hl_classes->count; c++) {
-        void *chain = bin[c].head, *more = spare[c].head;
-        see(bin, c);
-        bin[c].head = spare[c].head = NULL;
         HL_OWN_SET(bin[c].room, (int32_t)limit[c]);
         __atomic_store_n(&bin[c].limit, limit[c], __ATOMIC_RELAXED);
-        HL_OWN_SET(spare[c].seen, bin[c].room);
-        if (chain) give_back(h, chain);
-        if (more) give_back(h, more);
+        HL_OWN_SET(tlab_spares(bin)[c].seen, bin[c].room);
     }
     t->budget = hl_cfg.tlab_budget;
     t->limit_bytes = limit_bytes;
     t->slow = 0;
+    guard_leave();
+}
+
+/* ---- scavenging: the purge thread's side (tlab.h) ------------------------------------------
+ * Every tlab_scavenge_ms: the live TLABs whose bins' room (folded) is what it was a sweep ago
+ * and that hold more than a sixteenth of some class's starting limit, whose guard is free
+ * (by trylock, under reg_lock: the leaf lock is not waited on with a guard held, nor a guard
+ * with it), up to SCAVENGE_MAX of them; their stop set, one membarrier, and each whose owner
+ * is outside its fast paths given back down to that floor. A TLAB is taken within one to two
+ * periods of rest; one whose room returns to the same value between sweeps (a thread that
+ * mallocs and frees one block in a loop) may be taken while busy: it refills at its next
+ * malloc, as after a flush. */
+enum { SCAVENGE_MAX = 64 };
+
+static uint64_t rooms_of(struct hl_tlab_bin *bin)
+{
+    uint64_t h = 0;
+    for (unsigned c = 0; c < hl_classes->count; c++)
+        h = (h ^ (uint32_t)__atomic_load_n(&bin[c].room, __ATOMIC_RELAXED)) * 0x9e3779b97f4a7c15ull;
+    return h;
+}
+
+static bool beyond_floor(struct hl_tlab_bin *bin)
+{
+    for (unsigned c = 0; c < hl_classes->count; c++)
+        if ((int64_t)__atomic_load_n(&bin[c].limit, __ATOMIC_RELAXED) -
+            __atomic_load_n(&bin[c].room, __ATOMIC_RELAXED) > (int64_t)(limit[c] / 16))
+            return true;
+    return false;
+}
+
+static void scavenge_sweep(void)
+{
+    struct hl_tlab *took[SCAVENGE_MAX];
+    unsigned n = 0;
+    hl_lock_acquire(&reg_lock);
+    for (struct hl_tlab *t = live; t && n < SCAVENGE_MAX; t = t->next) {
+        uint64_t rooms = rooms_of(bins_of(t));
+        bool rested = rooms == t->seen_rooms;
+        t->seen_rooms = rooms;
+        if (rested && beyond_floor(bins_of(t)) && hl_trylock(&t->guard)) took[n++] = t;
+    }
+    hl_lock_release(&reg_lock);
+    if (!n) return;
+    for (unsigned i = 0; i < n; i++) __atomic_store_n(&took[i]->stop, 1, __ATOMIC_RELAXED);
+    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    for (unsigned i = 0; i < n; i++) {
+        struct hl_tlab *t = took[i];
+        if (!__atomic_load_n(t->in, __ATOMIC_ACQUIRE))
+            give_back_beyond(bins_of(t), t->heap, true, false);
+        t->seen_rooms = rooms_of(bins_of(t));
+        __atomic_store_n(&t->stop, 0, __ATOMIC_RELEASE);
+        hl_lock_release(&t->guard);
+    }
+}
+
+/* Scavenging asked for: membarrier's expedited command registered for the process (once,
+ * before any guarded path runs), else said once and left off. */
+static bool scavenge_on(void)
+{
+    if (!hl_cfg.tlab_scavenge_ms) return false;
+    if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0) {
+        hl_say("tlab_scavenge_ms = %ld: membarrier refused (errno %d): idle threads' TLABs are "
+               "not scavenged", hl_cfg.tlab_scavenge_ms, errno);
+        return false;
+    }
+    return true;
 }
 
 size_t hl_tlab_bytes(void)
@@ -581,11 +735,17 @@ int64_t hl_tlab_unseen(bool mine)
     int64_t bytes = 0;
     if (mine) {                          /* the thread's own: no lock, marked seen */
         if (!own_bins()) return 0;
+        /* Scavenging: outside the slow halves (a publication under a heap's lock, which the
+         * purge thread takes holding the guard), the guard by trylock; held, the purge thread
+         * is taking the bins, and U sees them at a later publication. */
+        struct hl_tlab *held = scavenging && !guard_depth ? hl_tlab_of(hl_me.tlab_bins) : NULL;
+        if (held && !hl_trylock(&held->guard)) return 0;
         struct hl_tlab_bin *bin = hl_me.tlab_bins;
         struct tlab_spare *side = tlab_spares(bin);
         /* at every publication of U: most bins have not moved since (a compare each) */
         for (unsigned c = 0, n = hl_classes->count; c < n; c++)
             if (bin[c].room != side[c].seen) bytes += take_unseen(bin, c);
+        if (held) hl_lock_release(&held->guard);
         return bytes;
     }
     hl_lock_acquire(&reg_lock);
@@ -603,25 +763,41 @@ int64_t hl_tlab_unseen(bool mine)
 
 /* The TLAB's fast paths, built once for every row (stats.h's pairs over tlab.h's inline
  * halves): uncounted, counted with U left to the bins, and exact (every call counts U:
- * stats_batch = 0); each malloc again with tlab_prefetch's prefetch (the frees are the same);
- * tlab_sb_cache does not change them (its work is on the slow halves).
+ * stats_batch = 0); each again guarded (tlab_scavenge_ms), and each malloc again with
+ * tlab_prefetch's prefetch (the frees are the same); tlab_sb_cache does not change them (its
+ * work is on the slow halves). TLAB_MALLOCS(m, ...) defines m, m_uncounted and m_exact, each
+ * with its _entry; TLAB_FREES(f, ...) likewise; TLAB_ROW(m, f) is their three paths.
  * They define tlab_malloc, tlab_malloc_entry, tlab_malloc_uncounted,
- * tlab_malloc_uncounted_entry, tlab_malloc_exact, tlab_malloc_exact_entry, tlab_free,
- * tlab_free_entry, tlab_free_uncounted, tlab_free_uncounted_entry, tlab_free_exact,
- * tlab_free_exact_entry, tlab_malloc_prefetch, tlab_malloc_prefetch_entry,
- * tlab_malloc_prefetch_uncounted, tlab_malloc_prefetch_uncounted_entry,
- * tlab_malloc_prefetch_exact and tlab_malloc_prefetch_exact_entry. */
-HL_MALLOC_PAIR(static, tlab_malloc, hl_tlab_malloc, false, false)
-HL_MALLOC_PAIR(static, tlab_malloc_prefetch, hl_tlab_malloc, false, true)
-HL_FREE_PAIR(static, tlab_free, hl_tlab_free, false)
-HL_MALLOC_BUILD(static, tlab_malloc_exact, hl_tlab_malloc, true, true, false)
-HL_MALLOC_BUILD(static, tlab_malloc_prefetch_exact, hl_tlab_malloc, true, true, true)
-HL_FREE_BUILD(static, tlab_free_exact, hl_tlab_free, true, true)
-static const struct hl_paths paths[2][3] = {
-    {HL_PATHS(tlab_malloc_uncounted, tlab_free_uncounted), HL_PATHS(tlab_malloc, tlab_free),
-     HL_PATHS(tlab_malloc_exact, tlab_free_exact)},
-    {HL_PATHS(tlab_malloc_prefetch_uncounted, tlab_free_uncounted),
-     HL_PATHS(tlab_malloc_prefetch, tlab_free), HL_PATHS(tlab_malloc_prefetch_exact, tlab_free_exact)},
+ * tlab_malloc_uncounted_entry, tlab_malloc_exact, tlab_malloc_exact_entry,
+ * tlab_malloc_prefetch, tlab_malloc_prefetch_entry, tlab_malloc_prefetch_uncounted,
+ * tlab_malloc_prefetch_uncounted_entry, tlab_malloc_prefetch_exact,
+ * tlab_malloc_prefetch_exact_entry, tlab_malloc_guarded, tlab_malloc_guarded_entry,
+ * tlab_malloc_guarded_uncounted, tlab_malloc_guarded_uncounted_entry,
+ * tlab_malloc_guarded_exact, tlab_malloc_guarded_exact_entry, tlab_malloc_prefetch_guarded,
+ * tlab_malloc_prefetch_guarded_entry, tlab_malloc_prefetch_guarded_uncounted,
+ * tlab_malloc_prefetch_guarded_uncounted_entry, tlab_malloc_prefetch_guarded_exact,
+ * tlab_malloc_prefetch_guarded_exact_entry, tlab_free, tlab_free_entry, tlab_free_uncounted,
+ * tlab_free_uncounted_entry, tlab_free_exact, tlab_free_exact_entry, tlab_free_guarded,
+ * tlab_free_guarded_entry, tlab_free_guarded_uncounted, tlab_free_guarded_uncounted_entry,
+ * tlab_free_guarded_exact and tlab_free_guarded_exact_entry. */
+#define TLAB_MALLOCS(m, prefetch, guarded)                                                     \
+    HL_MALLOC_PAIR(static, m, hl_tlab_malloc, false, prefetch, guarded)                        \
+    HL_MALLOC_BUILD(static, m##_exact, hl_tlab_malloc, true, true, prefetch, guarded)
+#define TLAB_FREES(f, guarded)                                                                 \
+    HL_FREE_PAIR(static, f, hl_tlab_free, false, guarded)                                      \
+    HL_FREE_BUILD(static, f##_exact, hl_tlab_free, true, true, guarded)
+#define TLAB_ROW(m, f)                                                                         \
+    {HL_PATHS(m##_uncounted, f##_uncounted), HL_PATHS(m, f), HL_PATHS(m##_exact, f##_exact)}
+TLAB_MALLOCS(tlab_malloc, false, false)
+TLAB_MALLOCS(tlab_malloc_prefetch, true, false)
+TLAB_MALLOCS(tlab_malloc_guarded, false, true)
+TLAB_MALLOCS(tlab_malloc_prefetch_guarded, true, true)
+TLAB_FREES(tlab_free, false)
+TLAB_FREES(tlab_free_guarded, true)
+static const struct hl_paths paths[2][2][3] = {        /* [prefetch][guarded][counting] */
+    {TLAB_ROW(tlab_malloc, tlab_free), TLAB_ROW(tlab_malloc_guarded, tlab_free_guarded)},
+    {TLAB_ROW(tlab_malloc_prefetch, tlab_free),
+     TLAB_ROW(tlab_malloc_prefetch_guarded, tlab_free_guarded)},
 };
 
 /* tlab_prefetch's PREFETCHW (hl.h) is an instruction of its own on x86-64 (CPUID PRFCHW: AMD
@@ -646,7 +822,24 @@ const struct hl_paths *hl_tlab_start(const struct hl_cache_row *behind)
 {
     row = *behind;
     bool u_by_bins = init();
-    return &paths[prefetch_on()][!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2];
+    scavenging = scavenge_on();
+    if (scavenging) {
+        free_other_unguarded = hl_tlab_free_other;
+        hl_tlab_free_other = free_other_guarded;
+        hl_purge_every(scavenge_sweep, hl_cfg.tlab_scavenge_ms);
+    }
+    return &paths[prefetch_on()][scavenging][!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2];
+}
+
+/* Scavenging: the forking thread's guard, before the heaps' locks are taken (the purge thread
+ * may hold it while it waits for one) and after they are released; the child has no purge
+ * thread, and the lock held is made free again. */
+void hl_tlab_fork_guard(int phase)
+{
+    if (!scavenging || !own_bins()) return;
+    if (phase == HL_FORK_PREPARE) hl_lock_take(&mine()->guard);
+    else if (phase == HL_FORK_PARENT) hl_lock_release(&mine()->guard);
+    else hl_lock_init(&mine()->guard);
 }
 
 /* Fork: in the child only the forking thread lives on; its TLAB stays registered, the other

@@ -40,7 +40,21 @@
  * TLAB), and pooled for the next thread. Fork: the forking thread's TLAB survives in the child;
  * other threads' TLABs are dropped there, and the free blocks they held stay counted in use in
  * their heaps for good (a bounded leak: at most tlab_budget per class per such thread).
- */
+ *
+ * Scavenging (tlab_scavenge_ms > 0). A thread that stops calling malloc keeps its bins' blocks
+ * until it calls again, and only the owner may touch its bins, which its fast paths change
+ * with plain loads and stores. So the purge thread asks it to keep out: every fast path
+ * (built again for it: `guarded`) stores 1 in the thread's hl_me.tlab_in, then tests its
+ * TLAB's `stop`, and leaves for the slow half if set; it stores 0 when done. The slow halves
+ * hold the TLAB's `guard` lock instead. The purge thread takes `guard` of each TLAB whose bins'
+ * room did not move since its last sweep, sets their `stop`, then calls membarrier once
+ * (MEMBARRIER_CMD_PRIVATE_EXPEDITED: each thread of the process runs a full barrier), and
+ * reads each owner's tlab_in: 0 there means the owner is outside its fast paths and will see
+ * `stop` at its next (the barrier orders the owner's store before its test, which a plain
+ * store and load do not: store-load is the one order x86 does not keep), so the bins are the
+ * purge thread's until it clears `stop`; 1 means the owner is inside one, and that TLAB waits
+ * for the next sweep. Without the barrier each fast path would need a locked instruction; with
+ * it, two stores and a test. */
 #ifndef HL_TLAB_H
 #define HL_TLAB_H
 
@@ -89,6 +103,13 @@ struct hl_tlab {
     size_t budget;                       /* tlab_adaptive: bytes per class now */
     size_t limit_bytes;                  /* tlab_adaptive: what the bins' limits hold in all */
     uint32_t slow;                       /* tlab_adaptive: slow paths taken */
+    /* Scavenging (above): the owner's hl_me.tlab_in; the purge thread's last look at the
+     * bins' room (folded); the lock of the slow halves and the purge thread. */
+    uint32_t *in;
+    uint64_t seen_rooms;
+    hl_lock guard;
+    /* The fast paths leave for the slow half while it is set (scavenging). */
+    uint32_t stop;
     /* The heap the bins refill from and give back to (the thread's, re-read at each batch);
      * a block enters the TLAB only if this heap owns its superblock. Just before the bins. */
     struct hl_heap *heap;
@@ -121,15 +142,38 @@ void *hl_tlab_malloc_slow(size_t size);
 /* The free of p, a block of sb, that the fast path leaves: */
 typedef void hl_tlab_free_fn(void *p, struct hl_sb *sb);
 hl_tlab_free_fn hl_tlab_free_slow;
+/* The same holding the TLAB's guard, for the guarded fast paths (Scavenging above), so that
+ * the others' slow halves test nothing for it. */
+void *hl_tlab_malloc_slow_guarded(size_t size);
+hl_tlab_free_fn hl_tlab_free_slow_guarded;
 /* the same for a block whose superblock the TLAB's heap does not own: with tlab_sb_cache,
  * the superblock cache first (an entry lets it into the bin); then under remote_free = batch
  * (tlab_foreign = home) tlab.c's path straight to the remote cache, else hl_tlab_free_slow;
  * set at init (hl_tlab_start). */
 extern hl_tlab_free_fn *hl_tlab_free_other;
 
+/* Scavenging (above): the calling thread enters a fast path of bins (1 in tlab_in, then the
+ * test of their TLAB's stop: false, leave for the slow half), and leaves it. The barrier
+ * keeps the compiler from moving the test above the store; the purge thread's membarrier
+ * keeps the CPU from it. The release: the bins' stores before it are seen by the purge thread
+ * that reads 0 (and by ThreadSanitizer, which knows nothing of membarrier, as ordered). */
+static inline __attribute__((always_inline)) bool hl_tlab_enter(struct hl_tlab_bin *bins)
+{
+    __atomic_store_n(&hl_me.tlab_in, 1, __ATOMIC_RELAXED);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (hl_likely(!__atomic_load_n(&hl_tlab_of(bins)->stop, __ATOMIC_ACQUIRE))) return true;
+    __atomic_store_n(&hl_me.tlab_in, 0, __ATOMIC_RELEASE);
+    return false;
+}
+static inline __attribute__((always_inline)) void hl_tlab_leave(void)
+{
+    __atomic_store_n(&hl_me.tlab_in, 0, __ATOMIC_RELEASE);
+}
+
 /* Both fast paths take `exact` and `counted` last (built three ways in tlab.c: uncounted,
- * counted, and counted with exact = true), malloc `prefetch` between them (each way built
- * again with it: tlab_prefetch). Counted, they count the call; exact, U as well
+ * counted, and counted with exact = true), and `guarded` before them (each way built again
+ * for tlab_scavenge_ms), malloc `prefetch` first (each way built again with it:
+ * tlab_prefetch). Counted, they count the call; exact, U as well
  * (else the bin's room is U's record: Accounting above). The slow halves and the row's own
  * paths always count.
  *
@@ -137,7 +181,8 @@ extern hl_tlab_free_fn *hl_tlab_free_other;
  * which refills the bin from the thread's heap (the row's refill when the heap has no room),
  * or, for a thread without a TLAB, calls the row's own malloc. */
 static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size, bool exact,
-                                                                  bool prefetch, bool counted)
+                                                                  bool prefetch, bool guarded,
+                                                                  bool counted)
 {
     /* Exact, the class is needed for its size, and the table of classes gives both; else
      * the bin's offset comes straight from its own table (one instruction fewer). Its index
@@ -146,16 +191,22 @@ static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size, b
     exact = exact && counted;
     size_t g = ((size - 1) >> 4) + 1;
     size_t c = exact ? hl_classes->of16[g] : 0;
-    struct hl_tlab_bin *b = exact ? &hl_me.tlab_bins[c]
-                                  : hl_tlab_bin_at(hl_me.tlab_bins, hl_tlab_slot16[g]);
+    struct hl_tlab_bin *bins = hl_me.tlab_bins;
+    if (guarded && hl_unlikely(!hl_tlab_enter(bins))) return hl_tlab_malloc_slow_guarded(size);
+    struct hl_tlab_bin *b = exact ? &bins[c] : hl_tlab_bin_at(bins, hl_tlab_slot16[g]);
     void *p = b->head;
-    if (hl_unlikely(!p)) return hl_tlab_malloc_slow(size);
+    if (hl_unlikely(!p)) {
+        if (!guarded) return hl_tlab_malloc_slow(size);
+        hl_tlab_leave();
+        return hl_tlab_malloc_slow_guarded(size);
+    }
     void *next = *(void **)p;
     b->head = next;
     /* tlab_prefetch: the next malloc's block, which another core may have written last (a
      * remote free's link), is on its way here while the caller uses this one. */
     if (prefetch) hl_prefetch_write(next);
     HL_OWN_ADD(b->room, 1);
+    if (guarded) hl_tlab_leave();
     if (exact) return hl_stats_malloc(p, hl_class_size(c));
     HL_COUNT_IF(counted, mallocs, 1);
     return p;
@@ -168,7 +219,8 @@ static inline __attribute__((always_inline)) void *hl_tlab_malloc(size_t size, b
  * tlab_sb_cache, looks in the superblock cache first). No validation: p must be what
  * malloc returned (C's rule). A thread's heap, not hl_me.heap: a thread without bins
  * (teardown, tlab = off) fails the owner test and never writes the shared array. */
-static inline __attribute__((always_inline)) void hl_tlab_free(void *p, bool exact, bool counted)
+static inline __attribute__((always_inline)) void hl_tlab_free(void *p, bool exact,
+                                                               bool guarded, bool counted)
 {
     struct hl_sb *sb = hl_sb_of(p);
     struct hl_tlab_bin *bins = hl_me.tlab_bins;
@@ -177,17 +229,27 @@ static inline __attribute__((always_inline)) void hl_tlab_free(void *p, bool exa
         hl_tlab_free_other(p, sb);
         return;
     }
+    if (guarded && hl_unlikely(!hl_tlab_enter(bins))) {
+        hl_tlab_free_slow_guarded(p, sb);
+        return;
+    }
     struct hl_tlab_bin *b = hl_tlab_bin_at(bins, HL_WORD_LOAD(sb->tlab_slot));
     if (hl_likely(HL_OWN_ADD(b->room, -1) >= 0)) {
         *(void **)p = b->head;
         b->head = p;
+        if (guarded) hl_tlab_leave();
         if (exact && counted) hl_stats_free(sb->size);
         else HL_COUNT_IF(counted, frees, 1);
         return;
     }
     HL_OWN_SET(b->room, 0);              /* it was: full, the class bypasses the TLAB, or
                                           * sb is interior (the bypass bin) */
-    hl_tlab_free_slow(p, sb);
+    if (!guarded) {
+        hl_tlab_free_slow(p, sb);
+        return;
+    }
+    hl_tlab_leave();
+    hl_tlab_free_slow_guarded(p, sb);
 }
 
 /* h (locked, the TLAB's heap) collects its pending remote frees (remote.h): the lists and
@@ -207,6 +269,9 @@ size_t hl_tlab_bytes(void);             /* free bytes in every live thread's TLA
  * hl_stats_unseen_fn. */
 int64_t hl_tlab_unseen(bool mine);
 void hl_tlab_fork(int phase);           /* HL_FORK_*: the registry of TLABs */
+/* HL_FORK_*, first and last of all (fronts.c): the forking thread's guard (scavenging), which
+ * the purge thread may hold while it takes heaps' locks. */
+void hl_tlab_fork_guard(int phase);
 
 /* The TLAB's paths, built once in tlab.c for every row, the one that counting, stats_batch
  * and tlab_sb_cache ask for; row: the row behind the TLAB (fronts.c's table, cache = thread). */
