@@ -30,8 +30,8 @@ def rounds_rule(runs, rounds):
     the (workload_label, threads) keys decided unbounded, those within noise of it). A key's
     memory growth is the median over its repetitions with its interval (NOISE_RULE), checked
     against ROUNDS_GROWTH, so a growth whose repetitions straddle the line decides nothing
-    (jemalloc's blowup-roundrobin at 2 threads read x1.23, x1.47 and x1.51 in three main
-    jobs, one repetition each: unbounded in one, O(P) in two)."""
+    (jemalloc's largest growth on blowup-roundrobin read x1.23, x1.47 and x1.51 in three
+    main jobs, one repetition each: unbounded in one, O(P) in two)."""
     growth = {}
     for r in runs:
         g = rounds_growth(*round_series(rounds, r["index"]))
