@@ -156,6 +156,29 @@ static void collect_blocks(struct hl_heap *h, void *p)
     hl_mailbox_taken(h, bytes, blocks);
 }
 
+/* list: a run head .. tail (n blocks of sb) that a collection of h had taken while sb was h's,
+ * and that h's settling finds in another heap (h's own policy moved sb to the global heap
+ * during that collection): back onto sb's list in one CAS, announced to its owner if the list
+ * was empty (its last block then this run's tail), as a sender's push would. Never as a
+ * message of blocks (sort_runs' way under batch): a list heap's inbox holds superblocks.
+ * Pending still, as it was. */
+static void forward_list_run(struct hl_sb *sb, void *head, void *tail, uint32_t n)
+{
+    _Atomic uintptr_t *list = &sb->remote;
+    uintptr_t old = atomic_load_explicit(list, memory_order_relaxed), word;
+    do {
+        uintptr_t count = (old >> HL_LIST_COUNT_SHIFT) + n;
+        if (count > HL_LIST_COUNT_MAX) count = HL_LIST_COUNT_MAX;
+        *(void **)tail = HL_LIST_TOP(old);
+        word = (uintptr_t)head | count << HL_LIST_COUNT_SHIFT | HL_LIST_ANNOUNCED;
+    } while (!atomic_compare_exchange_weak_explicit(list, &old, word, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+    if (!(old & HL_LIST_ANNOUNCED)) {
+        atomic_store_explicit(&sb->remote_tail, tail, memory_order_relaxed);
+        hl_mailbox_announce(sb);
+    }
+}
+
 /* A chain of runs (remote.h): batch's messages as sent to h, or what hl_remote_collect_runs
  * and hl_remote_drain returned. Each run is sorted from its first block's second word,
  * without reading its other blocks: on to the current owner as a message of one run if its
@@ -184,7 +207,7 @@ static void *sort_runs(struct hl_heap *h, void *p, bool keep, size_t *bytes)
         }
         size_t run_bytes = (size_t)n * sb->size;
         if (!owns(h, sb) && hl_remote_mode == HL_REMOTE_LIST) {
-            hl_remote_list_forward(sb, p, last, n);      /* (a list inbox holds superblocks) */
+            forward_list_run(sb, p, last, n);            /* (a list inbox holds superblocks) */
         } else if (!owns(h, sb)) {       /* its superblock left h: on to the owner */
             hl_mailbox_send(atomic_load_explicit(&sb->owner, memory_order_acquire), p, last, n,
                             run_bytes);

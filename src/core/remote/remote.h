@@ -202,8 +202,6 @@ void *hl_remote_collect_runs(struct hl_heap *h);
 void *hl_remote_drain(struct hl_heap *h);
 /* h locked: each run of the chain back into its superblock (or on to its current owner). */
 void hl_remote_settle(struct hl_heap *h, void *runs);
-/* list: a run whose superblock left the heap that collected it, back onto its list (sender.c). */
-void hl_remote_list_forward(struct hl_sb *sb, void *head, void *tail, uint32_t n);
 /* list, free_lists = sharded: sb's pending list (its thread_free), which h owns (h locked),
  * taken with one atomic operation and returned into sb (h's policy may then give sb away);
  * the number of blocks. */

@@ -125,25 +125,6 @@ static __attribute__((noinline)) void push_block(struct hl_sb *sb, void *p)
         push_after(sb, p, first, n == help ? owner : NULL, publish);
 }
 
-/* list: a run head .. tail (n blocks of sb) that a collection of h had taken while sb was h's,
- * and that h's settling finds in another heap (h's own policy moved sb to the global heap
- * during that collection): back onto sb's list in one CAS, announced to its owner if the list
- * was empty, as if freed now. Never as a message of blocks (sort_runs' way under batch): a
- * list heap's inbox holds superblocks. Pending still, as it was. */
-void hl_remote_list_forward(struct hl_sb *sb, void *head, void *tail, uint32_t n)
-{
-    _Atomic uintptr_t *list = &sb->remote;
-    uintptr_t old = atomic_load_explicit(list, memory_order_relaxed), word;
-    do {
-        uintptr_t count = (old >> HL_LIST_COUNT_SHIFT) + n;
-        if (count > HL_LIST_COUNT_MAX) count = HL_LIST_COUNT_MAX;
-        *(void **)tail = HL_LIST_TOP(old);
-        word = (uintptr_t)head | count << HL_LIST_COUNT_SHIFT | HL_LIST_ANNOUNCED;
-    } while (!atomic_compare_exchange_weak_explicit(list, &old, word, memory_order_acq_rel,
-                                                    memory_order_relaxed));
-    if (!(old & HL_LIST_ANNOUNCED)) push_after(sb, tail, true, NULL, false);
-}
-
 /* ---- batch: the freeing thread's remote cache (snmalloc) -----------------------------------
  *
  * How it differs from queue. queue's buffers are direct-mapped by heap number (8 of them) and
