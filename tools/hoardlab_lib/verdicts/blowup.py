@@ -91,15 +91,23 @@ def p_rule(b, ev, how, near, label="blowup-roundrobin"):
     return verdict(cls, "; ".join(ev))
 
 
+def rounds_first(rows, rounds, variant, note=""):
+    """The variant's blowup runs and the rounds rule over them, the first half of both
+    blowup rules (this one's and today.blowup_outside): (runs, evidence, keys within noise,
+    the verdict when that half decides it: undecided without runs, or unbounded; else None)."""
+    runs = [r for r in ok(rows) if r["variant"] == variant and
+            r["workload"] in BLOWUP_WORKLOADS and not is_census(r)]
+    if not runs:
+        return runs, [], [], verdict("undecided", "blowup workloads not measured (or all failed)")
+    ev, unbounded, near = rounds_rule(runs, rounds)
+    return runs, ev, near, verdict("unbounded", "; ".join(ev), note) if unbounded else None
+
+
 def blowup(rows, rounds, variant, reference):
     """blowup class (rule: RULES['blowup'])."""
-    okrows = [r for r in ok(rows) if r["variant"] == variant and
-              r["workload"] in BLOWUP_WORKLOADS and not is_census(r)]
-    if not okrows:
-        return verdict("undecided", "blowup workloads not measured (or all failed)")
-    ev, unbounded, near = rounds_rule(okrows, rounds)
-    if unbounded:
-        return verdict("unbounded", "; ".join(ev))
+    okrows, ev, near, decided_early = rounds_first(rows, rounds, variant)
+    if decided_early:
+        return decided_early
     # Growth over P on blowup-roundrobin: b(T) = A / A(serial), or A/U without serial.
     def mem(v, t):
         return spread_of([memory_of(r)[0] for r in ok(rows) if r["variant"] == v and

@@ -14,7 +14,7 @@ judged by the same rules as the strategies (rules.py), measured from outside the
   the blowup workloads, and the floor before the phase (extra.floor_kb) is subtracted, against
   the live bytes the workload itself knows (the rounds' live_bytes)."""
 from .groups import is_census, ok, outside_bytes, reference_variant
-from .blowup import BLOWUP_WORKLOADS, no_p_rule, p_rule, rounds_rule
+from .blowup import no_p_rule, p_rule, rounds_first
 from .noise import spread_of, verdict
 from .rules import false_sharing, fast, quiet_timing, scalable, undecided
 
@@ -93,13 +93,9 @@ def outside_held(r, rounds):
 def blowup_outside(rows, rounds, variant):
     """blowup from outside the allocator (OUTSIDE_RULE; the rules of rules.blowup, with
     their intervals)."""
-    runs = [r for r in ok(rows) if r["variant"] == variant and
-            r["workload"] in BLOWUP_WORKLOADS and not is_census(r)]
-    if not runs:
-        return verdict("undecided", "blowup workloads not measured (or all failed)")
-    ev, unbounded, near = rounds_rule(runs, rounds)
-    if unbounded:
-        return verdict("unbounded", "; ".join(ev), "RSS less LazyFree")
+    runs, ev, near, decided_early = rounds_first(rows, rounds, variant, "RSS less LazyFree")
+    if decided_early:
+        return decided_early
     rr = [r for r in runs if r["workload"] == "blowup-roundrobin"]
     b = {}
     for t in sorted({r["threads"] for r in rr}):
