@@ -660,7 +660,8 @@ static uint64_t rooms_of(struct hl_tlab_bin *bin)
 {
     uint64_t h = 0;
     for (unsigned c = 0; c < hl_classes->count; c++)
-        h = (h ^ (uint32_t)__atomic_load_n(&bin[c].room, __ATOMIC_RELAXED)) * 0x9e3779b97f4a7c15ull;
+        h = (h ^ (uint32_t)__atomic_load_n(&bin[c].room, __ATOMIC_RELAXED)) *
+            0x9e3779b97f4a7c15ull;
     return h;
 }
 
@@ -687,10 +688,11 @@ static void scavenge_sweep(void)
     hl_lock_release(&reg_lock);
     if (!n) return;
     for (unsigned i = 0; i < n; i++) __atomic_store_n(&took[i]->stop, 1, __ATOMIC_RELAXED);
-    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    /* (refused, though registered: no fence was run, so no owner's tlab_in can be trusted) */
+    bool fenced = syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
     for (unsigned i = 0; i < n; i++) {
         struct hl_tlab *t = took[i];
-        if (!__atomic_load_n(t->in, __ATOMIC_ACQUIRE))
+        if (fenced && !__atomic_load_n(t->in, __ATOMIC_ACQUIRE))
             give_back_beyond(bins_of(t), t->heap, true, false);
         t->seen_rooms = rooms_of(bins_of(t));
         __atomic_store_n(&t->stop, 0, __ATOMIC_RELEASE);
