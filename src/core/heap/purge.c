@@ -126,6 +126,7 @@
  * program's handlers are for its own threads). fork: the child has no thread; it is wanted
  * again there if something is due, and started by the child's next slow path. */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
@@ -678,9 +679,17 @@ static void thread_wake(uint64_t at)
     pthread_mutex_unlock(&rest);
 }
 
+/* Set when the thread reaches its own code: before that, the C library and a sanitizer's
+ * runtime start it, and may hold their own allocators' locks (ASan's thread start calls
+ * pthread_getattr_np, which callocs); a fork then would leave them held in the child, which
+ * hangs at its next malloc of theirs (rel-asan-fork-hoard202607 hung in 3 runs of 12). So
+ * fork waits for it (hl_purge_fork). */
+static _Atomic bool entered;
+
 static void *thread_main(void *arg)
 {
     (void)arg;
+    atomic_store_explicit(&entered, true, memory_order_release);
     prctl(PR_SET_NAME, "hoardlab-purge");
     pthread_mutex_lock(&rest);
     for (;;) {
@@ -762,11 +771,16 @@ void hl_purge_thread_start(void)
 void hl_purge_fork(int phase)
 {
     if (phase == HL_FORK_PREPARE) {
+        /* a thread being started: until it runs its own code (`entered`) */
+        for (int st; ((st = atomic_load(&hl_purge_thread_state)) == HL_PURGE_THREAD_STARTING ||
+                      st == HL_PURGE_THREAD_RUNNING) && !atomic_load(&entered); )
+            sched_yield();
         hl_lock_take(&lock);
     } else if (phase == HL_FORK_PARENT) {
         hl_lock_release(&lock);
     } else {
         hl_lock_init(&lock);
+        atomic_store_explicit(&entered, false, memory_order_relaxed);
         /* The thread did not come along: the child's first malloc slow path starts its own. */
         if (atomic_load_explicit(&hl_purge_thread_state, memory_order_relaxed) ==
             HL_PURGE_THREAD_RUNNING)
