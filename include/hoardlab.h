@@ -90,7 +90,8 @@
     X(global_free_bytes, total, largest,                                                          \
       "hoard rows: free bytes in the global heap's superblocks, every shard (a - u)")             \
     X(parked_bytes, total, largest,                                                               \
-      "hoard purge: empty superblocks parked in the global heap and kept unpurged (retain)")      \
+      "hoard purge: kept unpurged within retain: empty superblocks parked in the global "         \
+      "heap, and freed large mappings' ranges (also in large_cached_bytes)")                      \
     X(purged_bytes, total, largest,                                                               \
       "hoard purge: empty superblocks parked with their pages given back (still in A), and "     \
       "hole_purged_bytes")                                                                        \

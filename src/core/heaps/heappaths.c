@@ -146,6 +146,6 @@ void hl_heaps_stats(struct hoardlab_stats *s)
 {
     hl_heaps_foreach(add_lock_counts, s);
     hl_heaps_foreach(add_free, s);
-    s->parked_bytes = hl_purge_retained();
+    s->parked_bytes = hl_purge_retained() + hl_purge_ranges_kept();   /* what retain bounds */
     s->purged_bytes = hl_purge_purged();
 }

@@ -296,9 +296,31 @@ def budget_line(pts):
     beyond = V.spread_of([beyond_live(r) for r in rr])
     return ("- `hoard202607` with its defaults (`%s`): RSS less LazyFree %s after the "
             "drain beyond the bytes live then (the harness's own memory included), "
-            "%s MiB, at most its retain budget of 64 MiB (Hoard #116's design): %s." % (
+            "%s MiB, at most its retain budget of 64 MiB (Hoard #116's design): %s.%s" % (
                 v, spoken(HELD_AT), F.iv(beyond, F.mib),
-                F.mark(decide(beyond, "<=", RETAIN_DEFAULT))))
+                F.mark(decide(beyond, "<=", RETAIN_DEFAULT)), where_beyond(rr)))
+
+
+# Where the bytes beyond live sit, by the allocator's own statistics at the checkpoint
+# (libhoardlab's rows): (column, what it is). Only the first is bounded by `retain`.
+BEYOND_PARTS = (("parked_bytes", "kept within `retain` (parked empty superblocks and freed "
+                 "large mappings' ranges)"),
+                ("cache_bytes", "in the threads' TLABs"),
+                ("heaps_free_bytes", "free inside the thread heaps' superblocks (a - u: Hoard's "
+                 "emptiness threshold lets each heap keep `release_threshold` superblocks "
+                 "free per size class under accounting = class, and `empty_fraction` of "
+                 "the rest)"))
+
+
+def where_beyond(rr, t=HELD_AT):
+    """' Held then, by its statistics: ...' -- the medians of BEYOND_PARTS, so a mismatch
+    shows which part `retain` does not bound; '' without the statistics."""
+    parts = [(what, V.spread_of([r.get(col(t, k)) for r in rr])) for k, what in BEYOND_PARTS]
+    if any(s is None for _, s in parts):
+        return ""
+    return (" Held then, by its statistics (medians; bytes held, resident or not, so they "
+            "need not add up to the figure above): %s." % "; ".join(
+                "%s MiB %s" % (F.mib(s.med), what) for what, s in parts))
 
 
 def beyond_live(r, t=HELD_AT):
