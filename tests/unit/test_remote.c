@@ -18,6 +18,8 @@
  *                 spare chain, handed out when the bin runs dry
  *   drained_without_lock  tlab = on, batch: the owner's slow path takes the runs sent to it
  *                 into its empty bin without its heap's lock (the lock count does not move)
+ *   drained_in_free_order  tlab = on, batch: the owner's mallocs hand the blocks back in the
+ *                 order another thread freed them, over several runs
  *   drained_cut   tlab = on, batch: more is pending than the bin holds: the drain fills the
  *                 bin to its limit less one, cutting the run where it is full (the owner's way
  *                 back, issue 51: before, a run longer than the room went back into its
@@ -242,10 +244,11 @@ static void fork_pending(void **state)
     expect_settled();
 }
 
-/* tlab = on, list: a superblock's collected list goes into the owner's bin whole, unwalked:
- * as its chain when the bin is empty, else as its spare chain, handed out when the bin runs
- * dry. Either way the superblock's `used` does not change (a block in a TLAB counts as in
- * use, as a pending one does). The two tests share this setup and these checks. */
+/* tlab = on, list: a superblock's collected list goes into the owner's bin whole, unwalked,
+ * in front of its spare chain, which the bin takes as its chain when it is empty (at once if
+ * it is, else when it runs dry). Either way the superblock's `used` does not change (a block
+ * in a TLAB counts as in use, as a pending one does). The two tests share this setup and
+ * these checks. */
 #define K 20
 static const struct hl_tlab_bin *bin64;
 static void *drained[1 << 16];           /* blocks taken to empty the bin, freed at the end */
@@ -359,6 +362,24 @@ static void collected_into_spare(void **state)
     finish(p);
 }
 
+/* The batch tests' start: skips unless tlab = on, batch and a heap per thread (and, with
+ * fixed_limit, a TLAB that is not adaptive, whose limit moves at a refill); else bin64 set and
+ * empty: its chain, then its spare (an earlier test's runs) if any, which the slow path
+ * takes. */
+static void batch_bin_emptied(bool fixed_limit)
+{
+    if (!hl_cfg.tlab || hl_remote_mode != HL_REMOTE_BATCH || hl_cfg.heap_select != HL_SELECT_THREAD
+        || (fixed_limit && hl_cfg.tlab_adaptive))
+        skip();
+    expect_settled();
+    hl_free(hl_malloc(64));              /* the thread's bins */
+    bin64 = &hl_me.tlab_bins[hl_class_of(64)];
+    nd = 0;
+    drain();
+    drained[nd++] = hl_malloc(64);
+    drain();
+}
+
 /* tlab = on, batch: the owner's malloc slow path drains its inbox without its heap's lock
  * (inbox.c's hl_remote_drain): the runs fit in the empty bin, so it takes them whole, its
  * superblocks' `used` untouched, and the lock is not taken at all (its acquisitions, counted
@@ -366,15 +387,7 @@ static void collected_into_spare(void **state)
 static void drained_without_lock(void **state)
 {
     (void)state;
-    if (!hl_cfg.tlab || hl_remote_mode != HL_REMOTE_BATCH || hl_cfg.heap_select != HL_SELECT_THREAD)
-        skip();
-    expect_settled();
-    hl_free(hl_malloc(64));              /* the thread's bins */
-    bin64 = &hl_me.tlab_bins[hl_class_of(64)];
-    nd = 0;
-    drain();                             /* the bin's chain, then its spare (an earlier */
-    drained[nd++] = hl_malloc(64);       /* test's runs) if any: the slow path takes it */
-    drain();
+    batch_bin_emptied(false);
     for (int i = 0; i < K; i++) mine[i] = hl_malloc(64);     /* a refill from the heap */
     struct hl_heap *h = hl_heap_mine();
     assert_ptr_equal(atomic_load(&hl_sb_of(mine[0])->owner), h);
@@ -419,16 +432,7 @@ static int times_in_blocks(const void *p)
 static void drained_cut(void **state)
 {
     (void)state;
-    if (!hl_cfg.tlab || hl_remote_mode != HL_REMOTE_BATCH || hl_cfg.heap_select != HL_SELECT_THREAD
-        || hl_cfg.tlab_adaptive)         /* (adaptive: the limit moves at the refill) */
-        skip();
-    expect_settled();
-    hl_free(hl_malloc(64));              /* the thread's bins */
-    bin64 = &hl_me.tlab_bins[hl_class_of(64)];
-    nd = 0;
-    drain();                             /* the bin's chain, then its spare if any */
-    drained[nd++] = hl_malloc(64);
-    drain();
+    batch_bin_emptied(true);
     uint32_t limit = bin64->limit;
     nblocks = (int)(limit + limit / 2 + 7);
     assert_true(nblocks <= MAX_BLOCKS);
@@ -447,6 +451,40 @@ static void drained_cut(void **state)
         assert_int_equal(times_in_blocks(q), 1);
     }
     finish(p);
+    nblocks = N;
+}
+
+/* tlab = on, batch: the blocks another thread freed come back out of the owner's bin in the
+ * order they were freed -- here a shuffled order, over several runs (a run holds a quarter of
+ * the bin's limit) -- so a consumer that frees a batch as it received it gives its producer the
+ * same neighbours again (sender.h builds a run in free order; take_runs puts a message's runs,
+ * newest first, each in front of the last, in the spare chain). Before, runs were built
+ * newest first and placed as the chain, the spare, then in front of the chain. */
+static void drained_in_free_order(void **state)
+{
+    (void)state;
+    batch_bin_emptied(false);
+    nblocks = (int)(bin64->limit / 2);   /* two runs and more, and room for all (an */
+    if (nblocks > 1000) nblocks = 1000;  /* adaptive limit may have grown past blocks[]) */
+    assert_true(nblocks >= 8);
+    for (int i = 0; i < nblocks; i++) blocks[i] = hl_malloc(64);
+    uint64_t x = 42;
+    for (int i = nblocks - 1; i > 0; i--) {          /* a fixed shuffle: the free order */
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        int j = (int)((x >> 33) % (uint64_t)(i + 1));
+        void *t = blocks[i];
+        blocks[i] = blocks[j];
+        blocks[j] = t;
+    }
+    struct hl_heap *h = hl_heap_mine();
+    run(free_blocks, NULL);              /* frees blocks[0], [1], ...; sent when it exits */
+    assert_true(hl_remote_pending(h));
+    drain();
+    for (int i = 0; i < nblocks; i++) {
+        void *q = drained[nd++] = hl_malloc(64);
+        assert_ptr_equal(q, blocks[i]);
+    }
+    finish(drained[--nd]);
     nblocks = N;
 }
 
@@ -689,6 +727,7 @@ int main(void)
         cmocka_unit_test(collected_into_spare),
         cmocka_unit_test(drained_without_lock),
         cmocka_unit_test(drained_cut),
+        cmocka_unit_test(drained_in_free_order),
         cmocka_unit_test(sent_on_slow_path),
         cmocka_unit_test(batch_budget),
         cmocka_unit_test(batch_hashed),

@@ -22,13 +22,15 @@ static HL_TLS struct outbox outbox[SLOTS];
 /* batch: the freeing thread's remote cache (remote.h's hl_remote_buckets), each bucket sent
  * whole when it holds batch_bytes (remote_batch_bytes). Its `heap` is the heap of its first
  * block; the others may be of any heap that hashes to it (forwarded at collection). A bucket's
- * chain is a sequence of runs (remote.h), each of blocks of one superblock, newest first; a
- * run is built in one of the thread's open runs (sender.h's hl_remote_runs, one per class mod
- * 16) and joins its bucket when it closes, so frees of mixed sizes still make long runs. */
+ * chain is a sequence of runs (remote.h), the newest run first, each of blocks of one
+ * superblock in the order they were freed; a run is built in one of the thread's open runs
+ * (sender.h's hl_remote_runs, one per class mod 16) and joins its bucket when it closes, so
+ * frees of mixed sizes still make long runs. */
 static size_t batch_bytes;
 /* The longest run of class c: with a TLAB, a quarter of a bin's first limit (tlab_budget /
  * size), so an owner's empty bin takes three runs whole without its heap's lock
- * (hl_remote_drain: a run goes into a bin only if a free still fits after it); else HL_RUN_MAX. */
+ * (hl_remote_drain: a run goes into a bin's spare chain only if a free still fits after it);
+ * else HL_RUN_MAX. */
 static uint32_t *run_cap;
 HL_TLS struct hl_remote_bucket hl_remote_buckets[HL_REMOTE_BUCKETS];
 HL_TLS struct hl_remote_run hl_remote_runs[HL_REMOTE_RUNS];
@@ -165,7 +167,7 @@ static __attribute__((noinline)) void push_block(struct hl_sb *sb, void *p)
  * sender, the global heap's, a thread's exit) take the lock as under list and queue. */
 
 /* Open run r closed: its length and end into its first block, and the run in front of its
- * bucket's chain (whose oldest block's link is set when the bucket is sent). The run holds
+ * bucket's chain (whose last block's link is set when the bucket is sent). The run holds
  * its cap less the blocks it may still take (a full one's `left` has gone below 0). */
 static void close_run(struct hl_remote_run *r)
 {

@@ -36,9 +36,10 @@ struct hl_remote_bucket {
 _Static_assert(sizeof(struct hl_remote_bucket) == 64, "hl_remote_bucket_at scales by 64");
 extern HL_TLS struct hl_remote_bucket hl_remote_buckets[HL_REMOTE_BUCKETS];
 
-/* An open run: blocks of sb, newest (head) to oldest (last), linked through their first
- * words, counted in bucket b's bytes already; `left` blocks it may still take (below 0: it
- * is full) of its longest, cap. */
+/* An open run: blocks of sb in the order they were freed, oldest (head) to newest (last),
+ * so that the owner hands them out again in that order (tlab.c's take_runs), linked through
+ * their first words, counted in bucket b's bytes already; `left` blocks it may still take
+ * (below 0: it is full) of its longest, cap. */
 #define HL_REMOTE_RUNS 16
 struct hl_remote_run {
     struct hl_sb *sb;                    /* NULL: none open */
@@ -87,8 +88,8 @@ static inline __attribute__((always_inline)) void hl_remote_batch_free(struct hl
         hl_remote_batch_open(r, sb, owner, p);
         return;
     }
-    *(void **)p = r->head;               /* the oldest block's link is set when it closes */
-    r->head = p;
+    *(void **)r->last = p;               /* in free order: the newest's link is set when it */
+    r->last = p;                         /* closes */
     struct hl_remote_bucket *b = r->b;
     if (hl_unlikely((b->left -= (int64_t)size) < 0)) {
         hl_remote_batch_send(b, size);
