@@ -171,7 +171,7 @@ def test_retain_budget_says_where_the_bytes_sit():
         "inside the thread heaps' superblocks (a - u: Hoard's emptiness threshold lets each " \
         "heap keep `release_threshold` superblocks free per size class under accounting = " \
         "class, and `empty_fraction` of the rest)." in text
-    # a production allocator's rows have no such statistics: no breakdown (and no error)
+    # rows without those statistics (a run without libhoardlab's): no breakdown, no error
     assert "Held then" not in "\n".join(P.purge_section(purge_rows(
         dict(POINTS, hoard202607=("hoard202607", "", 0.9, 110e6)))))
 
