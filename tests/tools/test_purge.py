@@ -176,6 +176,21 @@ def test_retain_budget_says_where_the_bytes_sit():
         dict(POINTS, hoard202607=("hoard202607", "", 0.9, 110e6)))))
 
 
+def test_retain_budget_on_every_free_byte():
+    """With retain_counts = free beside the defaults, a second line judges that row (0.5 of
+    the peak: 28.83 MiB beyond live, within the budget) under its own claim."""
+    pts = dict(POINTS)
+    pts["hoard202607"] = ("hoard202607", "", 0.9, 110e6)
+    pts["counted"] = ("hoard202607", "purge=free;retain=64M;retain_counts=free", 0.5, 100e6)
+    text = "\n".join(P.purge_section(purge_rows(pts, reps=(1.0, 1.0))))
+    assert "at most its retain budget of 64 MiB (Hoard #116's design): **MISMATCH**." in text
+    assert "- `hoard202607` with `retain_counts = free` (`counted`): RSS less LazyFree 1 s " \
+        "after the drain beyond the bytes live then (the harness's own memory included), " \
+        "28.83 MiB, at most its retain budget of 64 MiB (the budget then counts every free " \
+        "byte it holds): agrees." in text
+    assert "| counted | purge = free, retain = 64M, retain_counts = free |" in text
+
+
 def test_claim_within_noise_and_mismatch():
     pts = dict(POINTS)
     pts["hoard2026-free-64M"] = ("hoard2026", "purge=free;retain=64M", 0.3, 70.5e6)

@@ -16,6 +16,10 @@
  *                        is, by a slow path or the thread, and the memory held falls.
  *   purge = free, aged   (untimed with a budget: the large cache's ranges age) the thread
  *                        looks at them every half age, not woken at each free beyond `retain`.
+ *   retain_counts = free `retain` bounds the parked superblocks with every other free byte
+ *                        held: free space left in partly used superblocks beyond `retain`,
+ *                        and what a drain parked within it before the count is purged once
+ *                        counted and aged.
  * A thread fills many superblocks and frees them all (release_threshold = 0: every empty one
  * parks at once); the test then sleeps and checks what the policy must have done by the time
  * it measured (the bounds come from the time elapsed, never from how fast anything ran). */
@@ -434,6 +438,7 @@ static void range_wakes(void **state)
     (void)state;
     if (hl_cfg.purge == HL_PURGE_OFF || hl_cfg.purge == HL_PURGE_DECAY ||
         hl_cfg.purge_delay > 0 || !hl_cfg.retain || !hl_cfg.purge_thread) skip();
+    if (hl_cfg.retain_counts == HL_RETAIN_FREE) skip();    /* (the thread also counts) */
     assert_int_equal(atomic_load(&hl_purge_thread_state), HL_PURGE_THREAD_RUNNING);
     size_t a = hl_cfg.retain / 2, b = hl_cfg.retain * 3 / 4;
     if (a <= hl_large_threshold) skip();
@@ -462,6 +467,42 @@ static void range_wakes(void **state)
     hl_large_flush();
 }
 
+/* retain_counts = free (untimed): this thread leaves free space in partly used superblocks,
+ * seven blocks of eight freed, in allocation order, twice `retain`'s worth; another thread's
+ * drain then parks superblocks, which are kept within `retain` while the count has not seen
+ * that space (or purged as they park once it has). Once counted (the purge thread, every
+ * HL_PURGE_COUNT_MS) and aged (HL_PURGE_RANGE_AGE_MS), none may stay kept: the free bytes
+ * outside alone exceed `retain`. Under retain_counts = parked (the other configurations) the
+ * drain keeps `retain`'s worth for good (delay, decay). */
+static void counts_free(void **state)
+{
+    (void)state;
+    if (hl_cfg.retain_counts != HL_RETAIN_FREE) skip();
+    assert_true(hl_cfg.retain >= hl_sb_size);            /* (the test's premise: some kept) */
+    size_t n = 2 * hl_cfg.retain / SZ * 8 / 7;
+    void **v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) memset(v[i] = hl_malloc(SZ), 0x7e, SZ);
+    for (size_t i = 0; i < n; i++)
+        if (i % 8) hl_free(v[i]);
+    double t_end;
+    struct parked p, p0;
+    drain(&p0, &t_end);
+    long held0 = held_kb();
+    p = parked();
+    while (p.kept && now_ms() < t_end + HL_PURGE_COUNT_MS + HL_PURGE_RANGE_AGE_MS + 10000) {
+        usleep(10000);
+        p = parked();
+    }
+    long held1 = held_kb();
+    printf("# counted free: %zu kept, %zu purged after the drain; %zu kept, %zu purged %.0f ms "
+           "later (retain %zu); held %ld -> %ld KiB\n", p0.kept, p0.purged, p.kept, p.purged,
+           now_ms() - t_end, retain_sb(), held0, held1);
+    assert_int_equal(p.kept, 0);
+    assert_true(held0 - held1 >= (long)((p.purged - p0.purged) * (hl_sb_size / 1024) * 3 / 4));
+    for (size_t i = 0; i < n; i += 8) hl_free(v[i]);
+    free(v);
+}
+
 int main(void)
 {
     hl_init();
@@ -475,6 +516,7 @@ int main(void)
         cmocka_unit_test(fork_idle),
         cmocka_unit_test(large_reuse),
         cmocka_unit_test(range_wakes),
+        cmocka_unit_test(counts_free),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

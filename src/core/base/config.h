@@ -218,6 +218,14 @@
     HL_HOARD_ROWS " if purge=free|dontneed|decay",                                             \
     "hoard purge: bytes of parked empty superblocks and of cached freed large mappings "       \
     "kept unpurged, for a fast reuse")                                                         \
+  X(retain_counts,   superblock,   ENUM,  "parked",   0, 0, hl_retain_counts,                  \
+    HL_HOARD_ROWS " if purge=free|dontneed|decay",                                             \
+    "what retain bounds: parked (parked empty superblocks and cached large mappings, Hoard's " \
+    "#116) or free (those and every other free byte the heaps hold: partly used superblocks' " \
+    "free space, thread heaps' empty ones, TLABs and per-CPU caches, counted by the purge "    \
+    "thread every 100 ms; only parked memory is purged to meet it, oldest first once parked "  \
+    "500 ms when untimed; a memory limit on free bytes); free needs "                         \
+    "purge_thread=on")                                                                         \
   X(decay_ms,        superblock,   INT,   "1000",     1, 3600000, NULL,                        \
     HL_HOARD_ROWS " if purge=decay",                                                           \
     "purge=decay: ms over which what parks beyond retain is purged along 1 - smoothstep(t / "  \
@@ -310,6 +318,7 @@
   E(hl_tlab_batches, C(HL_TLAB_HALF, "half") C(HL_TLAB_BATCH, "batch"))                        \
   E(hl_purges, C(HL_PURGE_OFF, "off") C(HL_PURGE_FREE, "free")                                 \
     C(HL_PURGE_DONTNEED, "dontneed") C(HL_PURGE_DECAY, "decay"))                               \
+  E(hl_retain_counts, C(HL_RETAIN_PARKED, "parked") C(HL_RETAIN_FREE, "free"))               \
   E(hl_free_lists, C(HL_FREE_LISTS_SINGLE, "single") C(HL_FREE_LISTS_SHARDED, "sharded"))      \
   E(hl_caches, C(HL_CACHE_NONE, "none") C(HL_CACHE_THREAD, "thread") C(HL_CACHE_CPU, "cpu")) \
   E(hl_hugepages_modes, C(HL_HUGE_OFF, "off") C(HL_HUGE_MADVISE, "madvise")                   \

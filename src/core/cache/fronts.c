@@ -5,6 +5,7 @@
  * is a line here, its own file beside tlab.c and cpucache.c, and a value of `cache`. */
 #include "fronts.h"
 #include "cpucache.h"
+#include "purge.h"
 #include "tlab.h"
 
 static const struct front {
@@ -28,12 +29,33 @@ static const struct hl_paths *start_row(const struct hl_heap_policy *policy)
     return &hl_sharded_paths[1];
 }
 
+/* retain_counts = free, on the purge thread: every free byte held outside the parked lists --
+ * the thread heaps' a - u, the shards' less what is parked there (kept or purged), the TLABs
+ * and per-CPU caches -- less the holes given back, for `retain` to bound with the parked
+ * (purge.c). The heaps are read as hoardlab_stats reads them, each under its lock in turn. */
+static void count_free(void)
+{
+    struct hoardlab_stats s = { 0 };
+    hl_heaps_stats(&s);
+    size_t parked = hl_purge_retained() + hl_purge_purged();
+    size_t held = s.heaps_free_bytes + hl_tlab_bytes() + hl_cpu_cache_bytes() +
+                  (s.global_free_bytes > parked ? s.global_free_bytes - parked : 0);
+    size_t holes = atomic_load_explicit(&hl_stats_holes, memory_order_relaxed);
+    hl_purge_count_free(held > holes ? held - holes : 0);
+}
+
 void hl_fronts_start(const struct hl_heap_policy *policy)
 {
     const struct hl_paths *own = start_row(policy);
     const struct hl_cache_row row = { own->malloc, own->free };
     for (size_t i = 0; i < sizeof fronts / sizeof fronts[0]; i++)
         if (fronts[i].cache == hl_cfg.cache) hl_paths = fronts[i].start(&row);
+    if (hl_cfg.retain_counts == HL_RETAIN_FREE) {
+        if (!hl_cfg.purge_thread)
+            hl_die("retain_counts = free: the free bytes are counted by the purge thread; "
+                   "valid with purge_thread = on (retain_counts = parked without it)");
+        hl_purge_every(count_free, HL_PURGE_COUNT_MS);
+    }
 }
 
 /* Each does nothing for a thread without bins (tlab.c), so it serves every front. */

@@ -70,6 +70,23 @@
  * holds from the OS for blocks, resident or not, so with purge on, RSS may be below A by the
  * purged pages (docs/hoard2026.md). Only the pages wholly after the header are purged.
  *
+ * What `retain` counts (retain_counts). `parked` (Hoard's #116): the parked superblocks and
+ * ranges above, so every free byte held elsewhere -- the free space of partly used
+ * superblocks that Hoard's emptiness threshold leaves in the heaps, the TLABs -- sits on top
+ * of a budget that fills by itself (hoard202607 with its defaults: 86 MiB beyond live data 1 s
+ * after phased's drain, of them 63 MiB parked, against its 64 MiB; with `free`, 58 MiB).
+ * `free`: those too, as a memory limit counts them (TCMalloc's soft limit, which counts live
+ * data too, is the nearest production counterpart): the purge thread counts them every
+ * HL_PURGE_COUNT_MS (fronts.c, which sees the heaps and the fronts; no fast path counts
+ * anything) into `outside`, and what is parked beyond retain less them is the excess. Only
+ * parked memory is purged for it -- the rest cannot be given back whole -- so a heap holding
+ * more free bytes than retain keeps nothing parked. Untimed, a superblock then parks listed
+ * (as timed ones do, so that a later count can find it), kept if the last count leaves room,
+ * else purged as it parks; a count that finds the budget exceeded purges the listed ones
+ * oldest first once parked HL_PURGE_RANGE_AGE_MS, as ranges (a count that comes and goes
+ * with a burst's frees purges nothing that a reuse half a second later takes back). Timed,
+ * the excess follows the count the same way.
+ *
  * Locking. A superblock parks and leaves under its shard's lock. Timed, the superblocks
  * parked unpurged are also in one list in parking order under `lock`, taken under a shard's
  * lock (park, unpark), a heap's (refill) or the large cache's (ranges); a due purge holds
@@ -112,11 +129,12 @@
  * gauge: units given back and not yet taken back by malloc).
  *
  * The thread. One per process, for the timed policies, the untimed ones with a budget (the
- * ranges wait), hole purging and another layer's sweep (hl_purge_every: cache = cpu's idle
- * CPUs), started lazily by the first malloc slow path (hl_purge_poll: a refill, a large
- * malloc), never by a free. It runs the ticks' code, tick(NULL): holding no shard's lock, it
- * takes them by trylock as any tick does; it sleeps (a condition variable with a deadline) on a
- * mutex of its own, `rest`, never holding another lock, until `due` (plus the coarse clock's
+ * ranges wait), hole purging and other layers' sweeps (hl_purge_every: cache = cpu's idle
+ * CPUs, the TLABs' scavenge, retain_counts = free's count), started lazily by the first
+ * malloc slow path (hl_purge_poll: a refill, a large malloc), never by a free. It runs the
+ * ticks' code, tick(NULL): holding no shard's lock, it takes them by trylock as any tick
+ * does; it sleeps (a condition variable with a deadline) on a mutex of its own, `rest`,
+ * never holding another lock, until `due` (plus the coarse clock's
  * step, so that the clock has reached `due` when it wakes: at most one wake per step, 1-4 ms),
  * or for good while nothing is due. set_due wakes it when `due` moves before its deadline (the
  * first parking after a lull; never a due back at the deadline it keeps: thread_wake). It
@@ -157,8 +175,15 @@ static uint64_t epoch_start;             /* decay: the current epoch began then 
 static size_t seen;                      /* decay: counted as growth up to here (the excess, or
                                           * the limit of the last epoch if more) */
 static size_t backlog[DECAY_STEPS];      /* decay: the excess's growth per epoch, newest last */
+/* retain_counts = free: the free bytes held outside the parked lists, as last counted (the
+ * thread's count, hl_purge_count_free) */
+static _Atomic size_t outside;
 
 static bool timed(void) { return hl_cfg.purge == HL_PURGE_DECAY || hl_cfg.purge_delay > 0; }
+
+/* Kept superblocks are in the list in parking order: timed, or untimed with retain_counts =
+ * free, whose budget a count of the free bytes outside can later find exceeded. */
+static bool listed(void) { return timed() || hl_cfg.retain_counts == HL_RETAIN_FREE; }
 
 static uint64_t ms_ns(long ms) { return (uint64_t)ms * 1000000u; }
 
@@ -204,11 +229,20 @@ static void give_back(struct hl_sb *sb)
 /* `lock` held, r KEPT: at least `want` bytes of r's pages given back (all: r leaves the list). */
 static void give_back_range(struct hl_purge_range *r, size_t want);
 
-/* What is kept beyond `retain`: parked superblocks and ranges share it. */
+/* What `retain` counts: parked superblocks and ranges, and with retain_counts = free the free
+ * bytes outside them, as last counted. */
+static size_t counted(void)
+{
+    return atomic_load_explicit(&retained, memory_order_relaxed) +
+           atomic_load_explicit(&ranges_kept, memory_order_relaxed) +
+           atomic_load_explicit(&outside, memory_order_relaxed);
+}
+
+/* What is kept beyond `retain` (more than the parked lists hold when the free bytes outside
+ * alone exceed it: purge_oldest then stops at their end). */
 static size_t excess(void)
 {
-    size_t kept = atomic_load_explicit(&retained, memory_order_relaxed) +
-                  atomic_load_explicit(&ranges_kept, memory_order_relaxed);
+    size_t kept = counted();
     return kept > hl_cfg.retain ? kept - hl_cfg.retain : 0;
 }
 
@@ -471,36 +505,61 @@ static void holes_tick(uint64_t now)
     hl_lock_release(&lock);
 }
 
-/* ---- another layer's sweep (hl_purge_every) ----------------------------------------------- */
+/* ---- other layers' sweeps (hl_purge_every) ----------------------------------------------- */
 
-static void (*every_sweep)(void);
-static uint64_t every_period;            /* ns */
-static _Atomic uint64_t every_due = UINT64_MAX;
+enum { EVERY_MAX = 4 };                  /* a TLAB's or a CPU's scavenge, the free count */
+static struct every {
+    void (*sweep)(void);
+    uint64_t period;                     /* ns */
+    _Atomic uint64_t due;
+} every[EVERY_MAX];
+static unsigned nevery;
 
 void hl_purge_every(void (*sweep)(void), long ms)
 {
-    every_sweep = sweep;
-    every_period = ms_ns(ms);
-    atomic_store_explicit(&every_due, hl_coarse_ns() + every_period, memory_order_relaxed);
+    unsigned i = 0;
+    while (i < nevery && every[i].sweep != sweep) i++;     /* (an init again: the same one) */
+    if (i == EVERY_MAX) hl_die("internal: more than %d periodic sweeps", EVERY_MAX);
+    if (i == nevery) nevery++;
+    struct every *e = &every[i];
+    e->sweep = sweep;
+    e->period = ms_ns(ms);
+    atomic_store_explicit(&e->due, hl_coarse_ns() + e->period, memory_order_relaxed);
 }
 
-/* The thread only (the sweep may pin it to a CPU), holding no lock: the sweep when due, and
- * the next a period later. */
+/* The thread only (a sweep may pin it to a CPU), holding no lock: each sweep when due, and
+ * its next a period later. */
 static void every_tick(uint64_t now)
 {
-    if (!every_sweep || now < atomic_load_explicit(&every_due, memory_order_relaxed)) return;
-    every_sweep();
-    atomic_store_explicit(&every_due, hl_coarse_ns() + every_period, memory_order_relaxed);
+    for (unsigned i = 0; i < nevery; i++) {
+        if (now < atomic_load_explicit(&every[i].due, memory_order_relaxed)) continue;
+        every[i].sweep();
+        atomic_store_explicit(&every[i].due, hl_coarse_ns() + every[i].period,
+                              memory_order_relaxed);
+    }
 }
 
-/* The thread's next deadline: the earliest of the three. */
+/* The thread's next deadline: the earliest of them all. */
 static uint64_t next_due(void)
 {
     uint64_t d = atomic_load_explicit(&due, memory_order_seq_cst);
     uint64_t h = atomic_load_explicit(&holes_due, memory_order_seq_cst);
-    uint64_t e = atomic_load_explicit(&every_due, memory_order_relaxed);
     if (h < d) d = h;
-    return e < d ? e : d;
+    for (unsigned i = 0; i < nevery; i++) {
+        uint64_t e = atomic_load_explicit(&every[i].due, memory_order_relaxed);
+        if (e < d) d = e;
+    }
+    return d;
+}
+
+/* retain_counts = free (the thread's count, every HL_PURGE_COUNT_MS): the free bytes held
+ * outside the parked lists are now `bytes`; what their change made due is done. */
+void hl_purge_count_free(size_t bytes)
+{
+    atomic_store_explicit(&outside, bytes, memory_order_relaxed);
+    hl_lock_acquire(&lock);
+    purge_due(hl_coarse_ns(), NULL);
+    hl_lock_release(&lock);
 }
 
 static void tick(struct hl_heap *held)
@@ -514,8 +573,8 @@ static void tick(struct hl_heap *held)
 
 void hl_purge_tick_slow(void) { tick(NULL); }
 
-/* Timed: sb joins the list, and what fell due is done (its shard, locked, is sb's owner). */
-static void park_timed(struct hl_sb *sb)
+/* Listed: sb joins the list, and what fell due is done (its shard, locked, is sb's owner). */
+static void park_listed(struct hl_sb *sb)
 {
     sb->parked = KEPT;
     hl_lock_acquire(&lock);
@@ -533,7 +592,12 @@ void hl_purge_park(struct hl_sb *sb)
 {
     if (hl_cfg.purge == HL_PURGE_OFF || sb->parked) return;
     if (timed()) {
-        park_timed(sb);
+        park_listed(sb);
+        return;
+    }
+    if (listed()) {      /* untimed, retain_counts = free: kept within it, else as it parks */
+        if (counted() + hl_sb_size <= hl_cfg.retain) park_listed(sb);   /* (a racy read: */
+        else give_back(sb);                  /* beyond it by a few, they go when aged) */
         return;
     }
     size_t was = atomic_fetch_add_explicit(&retained, hl_sb_size, memory_order_relaxed) +
@@ -553,7 +617,7 @@ void hl_purge_unpark(struct hl_sb *sb)
         atomic_fetch_sub_explicit(&purged, hl_sb_size, memory_order_relaxed);
     sb->parked = 0;
     if (!kept) return;
-    if (!timed()) {
+    if (!listed()) {
         atomic_fetch_sub_explicit(&retained, hl_sb_size, memory_order_relaxed);
         return;
     }
@@ -747,7 +811,7 @@ void hl_purge_thread_start(void)
     if (!atomic_compare_exchange_strong(&hl_purge_thread_state, &none,
                                         HL_PURGE_THREAD_STARTING))
         return;
-    bool work = ranges_wait() || hl_cfg.purge_holes || every_sweep;
+    bool work = ranges_wait() || hl_cfg.purge_holes || nevery;
     if (!hl_cfg.purge_thread || !work) {
         atomic_store(&hl_purge_thread_state, HL_PURGE_THREAD_UNUSED);
         return;
@@ -811,7 +875,7 @@ size_t hl_purge_all(struct hl_heap *const *shards, unsigned n)
             for (struct hl_sb *sb = g->cls[c].list[l]; sb; sb = sb->next) {
                 if (!hl_sb_empty(sb)) continue;
                 if (sb->parked == KEPT) {
-                    if (timed()) {
+                    if (listed()) {
                         hl_lock_acquire(&lock);
                         unlink_kept(sb);
                         set_due();

@@ -98,8 +98,15 @@ void hl_purge_init(void);
 /* Another layer's periodic work for the thread alone (cache = cpu's idle CPUs, cpucache.c:
  * it pins the thread to a CPU, which no program thread's slow path may do): sweep() every
  * `ms`, from the thread's start to the process's end; registered before the first malloc
- * slow path, it starts the thread (unless purge_thread = off). */
+ * slow path, it starts the thread (unless purge_thread = off). A few may be registered (a
+ * front's scavenge, the free count); one registered again keeps its place. */
 void hl_purge_every(void (*sweep)(void), long ms);
+/* retain_counts = free: the free bytes the heaps, TLABs and caches hold outside the parked
+ * lists, counted by the layer that sees them all (fronts.c) with hl_purge_every, every
+ * HL_PURGE_COUNT_MS; `retain` bounds them with the parked ones, and what is parked beyond it
+ * now is purged when due (untimed: once parked HL_PURGE_RANGE_AGE_MS). */
+enum { HL_PURGE_COUNT_MS = 100 };
+void hl_purge_count_free(size_t bytes);
 
 #pragma GCC visibility pop
 

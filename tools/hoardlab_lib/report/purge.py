@@ -16,7 +16,7 @@ patterns and the churn measure close the section: report/survivors.py. Every aim
 sentence is computed from the rows: a ratio or a value and the direction its interval
 decides (verdicts.NOISE_RULE), no target judged."""
 from .. import fmt as F, plotkit as K, verdicts as V
-from .series import PURGE_KNOBS, PURGE_SECTION, phases_of, purge_policy
+from .series import PURGE_DEFAULTS, PURGE_KNOBS, PURGE_SECTION, phases_of, purge_policy
 
 CHECKPOINTS = ("100ms", "1s", "5s")     # phased's default checkpoints, as its keys name them
 HELD_AT = "1s"                           # the memory the frontier and the claim weigh
@@ -287,17 +287,27 @@ def _beside_text(pts):
 
 def budget_line(pts):
     """hoard202607's defaults against their retain budget beyond the bytes live (a claim of
-    Hoard #116's design, judged)."""
-    dflt = [p for p in plain(pts) if p[1][0].get("strategy") == "hoard202607" and
-            purge_policy(p[1][0]) == "purge = free, retain = 64M"]
+    Hoard #116's design, judged), and the same with retain_counts = free (the budget on every
+    free byte) where the sweep has it."""
+    own = PURGE_DEFAULTS["hoard202607"]
+    dflt, counted = ([p for p in plain(pts) if p[1][0].get("strategy") == "hoard202607" and
+                      purge_policy(p[1][0]) == pol]
+                     for pol in (own, own + ", retain_counts = free"))
     if not dflt:
         return "- `hoard202607` with its defaults: not measured."
-    v, rr, _, _ = dflt[0]
+    return "\n".join([judged_beyond(dflt[0], "with its defaults", "Hoard #116's design")] + [
+        judged_beyond(p, "with `retain_counts = free`",
+                      "the budget then counts every free byte it holds") for p in counted[:1]])
+
+
+def judged_beyond(point, which, claim):
+    """One row's bytes beyond live 1 s after the drain against the 64 MiB budget, judged."""
+    v, rr, _, _ = point
     beyond = V.spread_of([beyond_live(r) for r in rr])
-    return ("- `hoard202607` with its defaults (`%s`): RSS less LazyFree %s after the "
+    return ("- `hoard202607` %s (`%s`): RSS less LazyFree %s after the "
             "drain beyond the bytes live then (the harness's own memory included), "
-            "%s MiB, at most its retain budget of 64 MiB (Hoard #116's design): %s.%s" % (
-                v, spoken(HELD_AT), F.iv(beyond, F.mib),
+            "%s MiB, at most its retain budget of 64 MiB (%s): %s.%s" % (
+                which, v, spoken(HELD_AT), F.iv(beyond, F.mib), claim,
                 F.mark(decide(beyond, "<=", RETAIN_DEFAULT)), where_beyond(rr)))
 
 

@@ -124,7 +124,8 @@ PHASE_CELLS = (("A spike peak", 1, "held_bytes_peak", 1), ("A at end", -1, "held
 # sweep (purge.py) that measures the others.
 PURGE_DEFAULTS = {"hoard": "purge = off", "hoard2026": "purge = off",
                   "hoard202607": "purge = free, retain = 64M"}
-PURGE_KNOBS = ("purge", "decay_ms", "purge_delay", "purge_thread", "purge_holes", "retain")
+PURGE_KNOBS = ("purge", "decay_ms", "purge_delay", "purge_thread", "purge_holes", "retain",
+               "retain_counts")
 PURGE_SECTION = "Purge: memory held after a drain against the next burst"
 SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
