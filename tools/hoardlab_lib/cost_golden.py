@@ -12,9 +12,11 @@ malloc+free pair, callgrind; hlcost pins its threads, so heaps chosen by process
   remote64          a thread mallocs the blocks and exits; another thread frees them
   uncounted8        local8 with counting = off (the fast paths built without statistics)
 callgrind's counts repeat, but not to the instruction in every row: hoard2026's rows moved by
-up to 0.2 per pair between runs (8 B: 46.90 to 47.08 in four runs), so a cell differs when it
-is more than TOLERANCE away from the file's; a change to a fast path moves a cell by a whole
-instruction, or by its share of the pairs that take the changed branch.
+up to 0.2 per pair between runs (8 B: 46.90 to 47.08 in four runs), and the remote64 cells by
+up to 0.3 between days and machines with the source unchanged (3a0f8ae's tlab_prefetch=on row:
+165.7 when the file was written, 165.94 here two days later, 166.0 on CI), so a cell differs
+when it is more than TOLERANCE away from the file's; a change to a fast path moves a cell by a
+whole instruction, or by its share of the pairs that take the changed branch.
 Counts depend on the compiler and the build's options, so the file records them on its
 `# build:` line; another build is not compared (the test skips, naming both). Production
 allocators are not in the file: their counts depend on their own builds.
@@ -36,7 +38,7 @@ HEADER = [
     "# local8/local64: malloc+free on one thread; remote64: malloc by a thread that exits, free",
     "# by another; uncounted8: local8 with counting = off. See tools/hoardlab_lib/cost_golden.py.",
 ]
-TOLERANCE = 0.3
+TOLERANCE = 0.5
 BUILD_OPTIONS = ("buildtype", "optimization", "b_ndebug", "b_sanitize", "stats", "checks",
                  "faults")
 
@@ -102,7 +104,8 @@ def format_file(build, specs, values):
 
 def differs(expected, measured):
     try:
-        return abs(float(expected) - float(measured)) > TOLERANCE
+        # both are one-decimal strings: round the difference, or 166.0 - 165.7 is 0.3000...1
+        return round(abs(float(expected) - float(measured)), 1) > TOLERANCE
     except (TypeError, ValueError):         # no number in the file
         return True
 
