@@ -93,6 +93,24 @@ def test_speedup_plot_error_bars_and_legend(tmp_path, figures):
     _legend_outside(ax)
 
 
+def test_a_long_legend_takes_columns_and_stays_in_the_figure(figures):
+    """45 allocators (residual's sweep): the legend's columns keep it within the figure's
+    height, and the figure widens for them, so that tight_layout can lay it out."""
+    import warnings
+    fig, ax = plotkit.plt().subplots(figsize=(6, 4))
+    for i in range(45):
+        ax.plot([0, 1], [i, i + 1], label="mimalloc-like.f%d" % i)
+    plotkit.legend(ax)
+    assert fig.get_figwidth() > 6                      # a column beyond the first
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig.tight_layout()
+    fig.canvas.draw()
+    lb, fb = ax.get_legend().get_window_extent(), fig.bbox
+    assert lb.y0 >= fb.y0 - 1 and lb.x1 <= fb.x1 + 1   # inside the figure
+    _legend_outside(ax)
+
+
 def test_yerr_from_spreads():
     lo, hi = plotkit.yerr([V.spread_of([1, 2, 4]), None, V.spread_of([3])])
     assert lo == [1.0, 0.0, 0.0] and hi == [2.0, 0.0, 0.0]

@@ -62,10 +62,22 @@ def yerr(spreads, scale=1.0):
     return [lo, hi]
 
 
+LEGEND_ENTRY_PT = 11    # the height of one legend entry at fontsize 7, in points
+LEGEND_COLUMN_IN = 1.6  # the width the figure gains for each legend column beyond the first
+
+
 def legend(ax, **kw):
-    """A legend outside the axes, on the right, so that it covers no data."""
+    """A legend outside the axes, on the right, so that it covers no data; in as many columns
+    as keep it within the axes' height, the figure widened for each (a sweep of 45 allocators
+    drew one column past the figure's bottom, and tight_layout gave up)."""
+    fig = ax.get_figure()
+    fits = max(1, int(ax.get_position().height * fig.get_figheight() * 72 // LEGEND_ENTRY_PT))
+    ncol = kw.pop("ncol", -(-len(ax.get_legend_handles_labels()[0]) // fits))
+    if ncol > 1:                # widen from the figure's own width, once per figure
+        base = fig.__dict__.setdefault("hl_base_width", fig.get_figwidth())
+        fig.set_figwidth(max(fig.get_figwidth(), base + (ncol - 1) * LEGEND_COLUMN_IN))
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
-              **kw)
+              ncol=max(1, ncol), **kw)
 
 
 def title(ax, text, **kw):
