@@ -5,7 +5,8 @@
  * huge_regions is 0; and under filler, a freed piece's pages stay (in A) until its whole 2 MiB
  * region is free, then the region leaves A whole, and a request takes the fullest region's
  * kept piece first. A large object of 2 MiB or more is mapped at a 2 MiB boundary, and under
- * filler its mapping is whole 2 MiB regions (its usable size reaches the last one's end). */
+ * filler its mapping is whole 2 MiB regions (its usable size reaches the last one's end); one
+ * that mremap grows past 2 MiB is advised as well. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "hl.h"
+#include "large.h"
 
 #define REGION HL_HUGE_REGION
 
@@ -86,6 +88,47 @@ static void touched_working_set_is_on_huge_pages(void **state)
     free(v);
 }
 
+static bool advised(const void *p)
+{
+    char flags[256];
+    assert_true(vma_flags(p, flags, sizeof flags));
+    return strstr(flags, " hg") != NULL;
+}
+
+/* A large mapping that mremap grows past 2 MiB is advised and placed as a fresh one is: mremap
+ * keeps its source's flags, and a source under 2 MiB had none (`hoard`'s chase array sat on
+ * 4 KiB pages, grown from a 36 KiB mapping). Realloc grows such a block; follow leaves a cached
+ * mapping under 2 MiB in the cache and maps the block fresh, since the small one's pages would
+ * keep the first 2 MiB frame off huge pages. The large cache is emptied before and after, so
+ * it holds only what the test puts there (and the other tests find it as they would alone). */
+static void grown_large_mapping_is_advised(void **state)
+{
+    (void)state;
+    size_t small = 40 * 1024, big = 7 * ((size_t)1 << 20);
+    hl_large_flush();
+    char *a = hl_large_alloc(small, 0);
+    assert_non_null(a);
+    assert_false(advised(a));
+    char *b = hl_large_realloc(a, big);
+    assert_non_null(b);
+    memset(b, 1, big);
+    if (!advised(b)) fail_msg("realloc grew a %zu-byte block to %zu: not advised", small, big);
+    uintptr_t page = (uintptr_t)b & ~(uintptr_t)(HL_PAGE - 1);
+    if (page % REGION) fail_msg("realloc grew a %zu-byte block to %zu: %zu bytes past a 2 MiB "
+                                "boundary", small, big, (size_t)(page % REGION));
+    hl_large_free(hl_large_alloc(small, 0));           /* the cache's only mapping: 40 KiB */
+    size_t cached = hl_large_cached();
+    assert_true(cached >= small);
+    char *c = hl_large_alloc(big, 0);
+    assert_non_null(c);
+    assert_true(advised(c));
+    if (hl_cfg.large_reuse == HL_LARGE_FOLLOW && hl_large_cached() != cached)
+        fail_msg("follow took the cached %zu-byte mapping for a %zu-byte block", small, big);
+    hl_large_free(b);
+    hl_large_free(c);
+    hl_large_flush();
+}
+
 static void large_mapping_is_whole_huge_pages(void **state)
 {
     (void)state;
@@ -153,6 +196,7 @@ int main(void)
 {
     hl_init();
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(grown_large_mapping_is_advised),
         cmocka_unit_test(arena_is_aligned_and_advised),
         cmocka_unit_test(touched_working_set_is_on_huge_pages),
         cmocka_unit_test(large_mapping_is_whole_huge_pages),

@@ -192,6 +192,8 @@ int hl_os_madvise(void *p, size_t size, int advice);
 void hl_os_place(void *p, size_t size); /* NUMA placement by the `numa` key */
 void hl_os_set_numa(int mode);          /* the `numa` key (HL_NUMA_*), from config.c */
 void hl_os_set_huge(int on);            /* `hugepages` != off, from arena.c: advise large maps */
+bool hl_os_huge(size_t size);           /* hugepages != off and size >= 2 MiB: advised */
+void hl_os_advise_huge(void *p, size_t size);  /* MADV_HUGEPAGE if hl_os_huge(size) */
 #define HL_HUGE_REGION ((size_t)2 << 20)   /* what a transparent huge page backs */
 int hl_nprocs(void);                    /* processors this process may run on: P */
 bool hl_os_valgrind(void);              /* running under valgrind, whose CPU is emulated */

@@ -113,7 +113,7 @@ void *hl_os_map(size_t size, size_t align)
 }
 
 /* `hugepages` (arena.c hands it over at init): large objects' mappings of 2 MiB or more are
- * advised MADV_HUGEPAGE too (mremap keeps the advice), and placed at a 2 MiB boundary: the
+ * advised MADV_HUGEPAGE too (those mremap grows, below), and placed at a 2 MiB boundary: the
  * kernel backs only whole aligned 2 MiB frames inside a mapping with a huge page, so an
  * unaligned 7 MiB mapping got two or three of them where an aligned one gets three (issue 50's
  * lost coverage). hoardlab's own structures are not advised. */
@@ -121,14 +121,24 @@ static int huge_advise;
 
 void hl_os_set_huge(int on) { huge_advise = on; }
 
+bool hl_os_huge(size_t size) { return huge_advise && size >= HL_HUGE_REGION; }
+
 void *hl_os_alloc(size_t size, size_t align, enum hl_os_use use)
 {
-    bool huge = huge_advise && use == HL_OS_HELD && size >= HL_HUGE_REGION;
+    bool huge = use == HL_OS_HELD && hl_os_huge(size);
     if (huge && align < HL_HUGE_REGION) align = HL_HUGE_REGION;
     void *p = hl_os_map(size, align);
     if (p) hl_os_account(use, (ptrdiff_t)size);
-    if (p && huge) hl_os_madvise(p, size, MADV_HUGEPAGE);   /* refused: small pages, no harm */
+    if (p && huge) hl_os_advise_huge(p, size);
     return p;
+}
+
+/* Advice refused leaves small pages, no harm. Also for a large mapping grown by mremap, which
+ * keeps its source's flags: a source under 2 MiB had none (issue 50: `hoard`'s chase array,
+ * grown from a 36 KiB mapping under large_reuse = follow, sat on 4 KiB pages). */
+void hl_os_advise_huge(void *p, size_t size)
+{
+    if (hl_os_huge(size)) hl_os_madvise(p, size, MADV_HUGEPAGE);
 }
 
 void hl_os_free(void *p, size_t size, enum hl_os_use use)

@@ -503,7 +503,22 @@ static void *remap_to(void *base, size_t from, size_t to, void *dest)
     return hl_os_mremap(base, from, to, dest);
 #endif
 }
-static void *remap(void *base, size_t from, size_t to) { return remap_to(base, from, to, NULL); }
+
+/* A mapping grown by mremap. Under hugepages one of 2 MiB or more is placed and advised as
+ * hl_os_alloc places and advises a fresh one: moved to a 2 MiB boundary (onto a range mapped
+ * there for it) unless it starts at one, since the kernel backs only whole aligned 2 MiB
+ * frames with huge pages, and advised, since mremap keeps its source's flags. */
+static void *grow(void *base, size_t from, size_t to)
+{
+    char *dest = NULL;
+    if (hl_os_huge(to) && (uintptr_t)base % HL_HUGE_REGION
+        && !(dest = hl_os_map(to, HL_HUGE_REGION)))
+        return MAP_FAILED;
+    void *p = remap_to(base, from, to, dest);
+    if (p == MAP_FAILED && dest) hl_os_munmap(dest, to);
+    else if (p != MAP_FAILED) hl_os_advise_huge(p, to);
+    return p;
+}
 
 /* `follow`: [dest, dest + len) of a mapping just grown, filled with cached pages instead of
  * fresh ones: the nearest cached mapping (a larger one cut, its rest kept cached), then the
@@ -555,14 +570,19 @@ static void *follow(size_t size, size_t need, size_t offset, bool zero)
     size_t dirty = size;                                  /* bytes of the block to clear */
     bool new_pages = true;                                /* grown or fresh: A rose */
     if (base && got >= need) new_pages = false;
+    if (base && got < need && got < HL_HUGE_REGION && hl_os_huge(need)) {
+        cache_put(base, got, res);    /* its pages would keep the first 2 MiB frame off huge */
+        base = NULL;                  /* pages: a fresh mapping instead, wholly huge */
+    }
     if (base && got < need) {
-        char *to = remap(base, got, need);
+        char *to = grow(base, got, need);
         if (to == MAP_FAILED) {               /* e.g. no address space: keep it, map anew */
             cache_put(base, got, res);
             base = NULL;
         } else {
             hl_os_account(HL_OS_HELD, (ptrdiff_t)(need - got));
             size_t filled = fill_from_cache(to + got, need - got);
+            if (filled) hl_os_advise_huge(to, need);      /* the pieces moved in kept theirs */
             dirty = got + filled - offset;                /* the fresh pages come zeroed */
             new_pages = got + filled < need;
             base = to;
@@ -672,7 +692,7 @@ void *hl_large_realloc(void *p, size_t size)
     /* Clear the old pages first: once mremap has moved the block, another thread may map the
      * range and mark it as its own. */
     hl_pagemap_set(base, old, HL_OWNER_NONE);
-    to = remap(base, old, need);
+    to = grow(base, old, need);
     if (to == MAP_FAILED) {                      /* e.g. the range spans two mappings: copy */
         hl_pagemap_set(base, old, HL_OWNER_LARGE);
         return moved(p, size, old - offset);
