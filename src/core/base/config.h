@@ -82,8 +82,10 @@
     "once, no effect); filler: madvise, and freed pieces are reused fullest region first and " \
     "a piece's pages go back to the OS only when its whole 2 MiB region is free (they stay in " \
     "A until then), and a large mapping of 2 MiB or more is whole regions (its tail's slack " \
-    "in A). Both place such mappings at a 2 MiB boundary. purge/retain act as they do under "  \
-    "off: purging a parked superblock splits its huge page; purge=off keeps regions whole")    \
+    "in A). Both place such mappings at a 2 MiB boundary and advise them, grown ones too "    \
+    "(realloc; follow grows no cached mapping under 2 MiB into one). purge/retain act as they " \
+    "do under off: purging a parked superblock splits its huge page; purge=off keeps regions " \
+    "whole")                                                                                   \
   X(size_classes,    size_classes, ENUM,  "geometric",0, 0, hl_class_tables, "all",            \
     "size-class table: pow2 (uC++), geometric with base b (Hoard 2000), or pow2x4: 16-byte "   \
     "steps to 128, then 4 classes per power of two (Hoard #107/#108)")                         \
