@@ -85,7 +85,7 @@ struct hl_thread;
 
 /* A strategy's malloc and free, each built twice by stats.h's HL_MALLOC_PAIR / HL_FREE_PAIR:
  * plain, for the core's own calls, and as the entry that the exported malloc and free jump
- * to, with front.h's test of the call inlined before the fast path (one function: the
+ * to, with entry.h's test of the call inlined before the fast path (one function: the
  * thread's TLS address is loaded once for both). */
 struct hl_paths {
     /* 0 < size <= hl_large_threshold. Counts the block (hl_stats_malloc) with the size it
@@ -169,7 +169,7 @@ void hl_init_maybe(bool force);         /* from malloc: waits for `environ` unle
 void hl_at_exit(void);                  /* trace and HOARD_STATS output */
 /* Fork phases of every lock-holding part's hl_*_fork(phase), called by fork.c only. */
 enum { HL_FORK_PREPARE, HL_FORK_PARENT, HL_FORK_CHILD };
-void hl_fork_init(void);                /* register fork.c's handlers (once, from init) */
+void hl_fork_init(void);                /* register fork.c's prepare, parent, child (once) */
 
 /* ---- os.c: aligned regions from the OS, counted as A --------------------------------------- */
 

@@ -56,7 +56,7 @@ void *hl_stats_publish(void *p, bool freed);
 
 /* Count one block of `bytes` handed out (freed = false) or taken back by the calling thread;
  * true when its credit ran out and hl_stats_publish is due. The caller publishes (at once, or
- * after releasing a lock it holds: lock.h's hl_release_count). */
+ * after releasing a lock it holds: hl_release_count_if below). */
 static inline __attribute__((always_inline)) bool hl_stats_count(size_t bytes, bool freed)
 {
 #ifdef HL_STATS

@@ -5,7 +5,7 @@
  * it (the caller retires it through hl_hp_retire, whose free function pushes it).
  *
  * lockfree.c's pools (descriptors, list nodes, superblocks) and its LIFO partial lists are
- * such stacks; mailbox.c's inboxes take pushes only (their owner takes the whole stack).
+ * such stacks; the heaps' inboxes (mailbox.c) take pushes only (their owner takes the whole stack).
  * Both calls return how many CASes failed, for the caller's CAS counters. */
 #ifndef HL_LFSTACK_H
 #define HL_LFSTACK_H

@@ -1,5 +1,5 @@
 /* heappaths.h — malloc and free of the heap strategies (private, ownership, hoard), on
- * heap.h's structure: the paths a row's malloc and free take, and the members the rows share.
+ * heap.h's hl_heap: the paths a row's malloc and free take, and the members the rows share.
  * Ownership and hoard give a freed block back to its owner heap. The fast paths below serve
  * the common call in straight-line code: the thread has a heap, its lock is free at once, a
  * superblock of the class has room (malloc) or the block's owner is locked at once (free),

@@ -1,7 +1,7 @@
 /* checks.c — the `checks = on` mode: catch double frees and frees of pointers hoardlab never
  * handed out, for every strategy alike, before the strategy's free sees them.
  *
- * A set of live blocks, filled by every allocation (interpose.c's gave) and consulted by every
+ * A set of live blocks, filled by every allocation (interpose.c's hl_check_alloc calls) and consulted by every
  * free. Open addressing with linear probing, split into shards by the pointer's hash so threads
  * rarely meet on a lock. A slot holds 0 (empty), the block's address (live), or the address
  * with bit 0 set (freed: a tombstone that remembers the block until the next rehash). Frees

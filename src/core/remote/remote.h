@@ -14,9 +14,9 @@
  *
  * Under hoard2026 with remote_free = batch, a block another thread frees goes: tlab.h's free
  * finds its superblock's owner is not the TLAB's heap -> tlab.c's free_other_batch ->
- * hl_remote_batch_free (below: onto the freeing thread's open run of its class, a run of its
+ * sender.h's hl_remote_batch_free (onto the freeing thread's open run of its class, a run of its
  * superblock that joins the bucket of that owner when it closes) -> sent whole (sender.c's
- * send_bucket -> mailbox.c's hl_mailbox_send: one CAS
+ * send_bucket -> hl_mailbox_send below: one CAS
  * onto the owner heap's inbox) at remote_batch_bytes, the sender's malloc slow path or its
  * exit -> the owner's TLAB malloc slow path drains its inbox (inbox.c's hl_remote_drain) and
  * takes each run its bins hold (tlab.c's take_runs), the rest back into their superblocks
@@ -64,7 +64,8 @@
  *     hoard's threshold has acted on it, within 64 of the owner's mallocs;
  *   - by the freeing thread, for the owner, when what is pending reaches a limit (help_at,
  *     help_bytes below), so pending memory stays bounded whatever the owner does;
- *   - a heap giving superblocks away (hoard's global heap, hoard.c's take_from) collects first;
+ *   - a heap giving superblocks away (hoard's global heap, globalheap.c's take_from) collects
+ *     first;
  *   - a thread's exit collects its own heap; a heap left by an exited thread is collected
  *     by the next thread that takes it, on the same terms as its own;
  * Blocks still in a freeing thread's queue buffer wait for that thread: at most SLOTS x BATCH

@@ -19,7 +19,7 @@ static uint32_t *help_at;
 struct outbox { struct hl_heap *heap; void *head, *tail; uint32_t n; size_t bytes; };
 static HL_TLS struct outbox outbox[SLOTS];
 
-/* batch: the freeing thread's remote cache (remote.h's hl_remote_buckets), each bucket sent
+/* batch: the freeing thread's remote cache (sender.h's hl_remote_buckets), each bucket sent
  * whole when it holds batch_bytes (remote_batch_bytes). Its `heap` is the heap of its first
  * block; the others may be of any heap that hashes to it (forwarded at collection). A bucket's
  * chain is a sequence of runs (remote.h), the newest run first, each of blocks of one
@@ -87,7 +87,7 @@ static __attribute__((noinline)) void push_after(struct hl_sb *sb, void *p, bool
 }
 
 /* list, queue: p (a block of sb) checked and counted as a remote free, pending; its size.
- * (batch: remote.h's hl_remote_batch_free.) In their out-of-line frees, so that
+ * (batch: sender.h's hl_remote_batch_free.) In their out-of-line frees, so that
  * hl_remote_free only chooses. */
 static inline size_t counted(const struct hl_sb *sb, void *p)
 {
@@ -197,7 +197,7 @@ static __attribute__((noinline)) void send_bucket(struct hl_remote_bucket *b, bo
     if (help && may_help) collect_for(h);
 }
 
-/* remote.h's hl_remote_batch_free when p opens a run (once a run): r's run, if open,
+/* sender.h's hl_remote_batch_free when p opens a run (once a run): r's run, if open,
  * closed into its bucket, and a run of sb opened at p in owner's bucket, which an empty
  * bucket then goes to. A thread past its exit hook, whose buckets the hook sent, sends each
  * block at once, so every free of it opens a run (the send closes it). */
@@ -226,7 +226,7 @@ __attribute__((noinline)) void hl_remote_batch_open(struct hl_remote_run *r, str
     hl_stats_free(size);
 }
 
-/* remote.h's hl_remote_batch_free when the bucket reached its budget. No lock is held
+/* sender.h's hl_remote_batch_free when the bucket reached its budget. No lock is held
  * (hl_remote_free's callers), so the send may help. */
 __attribute__((noinline)) void hl_remote_batch_send(struct hl_remote_bucket *b, size_t size)
 {
