@@ -392,3 +392,122 @@ def test_a_loop_planted_in_a_copy_of_tools_fails(tmp_path):
     assert "hoardlab_lib.layers.order -> hoardlab_lib.layers (line %d: " % line in loop
     assert loop.split("\n")[0].endswith(" -> hoardlab_lib.layers")
     assert "from . import report (in a function))" in loop
+
+
+# --- faces: each folder of src/core read through F/F.h (issue 64; layers/faces.py) ------------
+
+FACES_TWO = ("base", "heap")
+
+
+def face_tree(root):
+    """A src/ of two folders, each read through its face, and a strategy: no violation."""
+    src = os.path.join(root, "src")
+    write(src, "core/base/base.h", '#include "lock.h"\nvoid hl_base_go(void);\n'
+          "extern int hl_base_count;\n")
+    write(src, "core/base/lock.h", "static inline int hl_lock_try(void) { return 1; }\n"
+          "extern void (*hl_lock_hook)(int);\n")
+    write(src, "core/base/base.c", '#include "base.h"\nint hl_base_count = 0;\n'
+          "void (*hl_lock_hook)(int);\n"
+          "void hl_base_go(void)\n{\n    hl_base_count++;\n}\n")
+    write(src, "core/heap/heap.h", '#include "base.h"\n#include "inner.h"\n'
+          "struct hl_heap *hl_heap_new(unsigned index);\n"
+          "HL_DECLARE_PAIR(hl_heap_m, hl_heap_f)\n"
+          "int hl_heap_made(void);\n")
+    write(src, "core/heap/inner.h", "struct hl_heap { int n; };\n"
+          "static inline int hl_heap_n(const struct hl_heap *h) { return h->n; }\n"
+          "int hl_heap_n_of(void);   /* a face may be its folder's inner headers */\n")
+    write(src, "core/heap/heap.c", '#include "heap.h"\n#include "inner.h"   /* its folder: any */\n'
+          "struct hl_heap *hl_heap_new(unsigned index)\n{\n    return 0;\n}\n"
+          "int hl_heap_n_of(void) { return 0; }\n"
+          "MAKE_COUNTER(hl_heap_made)\n")
+    write(src, "strategies/s.c", '#include "heap.h"\n#include "base.h"\nint x;\n')
+    return src
+
+
+def test_declarations_are_read_from_the_text():
+    assert layers.faces.declared("void *hl_a(size_t n)") == ["hl_a"]
+    assert layers.faces.declared("extern struct hl_heap *hl_b[4]") == ["hl_b"]
+    assert layers.faces.declared("extern void *(*hl_c)(size_t size)") == ["hl_c"]
+    assert layers.faces.declared("extern int hl_d, hl_e") == ["hl_d", "hl_e"]
+    assert layers.faces.declared("static const int hl_f = 3") == ["hl_f"]
+    assert layers.faces.declared("typedef void (*hl_fn)(int)") == []
+    assert layers.faces.declared("struct hl_g") == []
+    kinds = [(k, layers.faces.declared(h)) for _, k, h in layers.faces.statements(
+        "#include \"x.h\"\n#define M(a) \\\n  (a)\n"
+        "__attribute__((noreturn)) void hl_die(const char *why);\n"
+        "struct hl_s { int a; };\n"
+        "struct hl_s *hl_make(void)\n{\n    return 0;\n}\n"
+        "HL_DECLARE_PAIR(hl_m, hl_f)\n"
+        "extern HL_TLS int hl_t;\n")]
+    assert kinds == [("decl", ["hl_die"]), ("decl", []), ("body", ["hl_make"]),
+                     ("macro", []), ("decl", ["hl_t"])]
+
+
+def test_a_tree_read_through_its_faces_passes(tmp_path):
+    src = face_tree(str(tmp_path))
+    assert layers.check_faces(src, folders=FACES_TWO) == []
+    failed, text = layers.faces_report(src, folders=FACES_TWO)
+    assert not failed and text.startswith("faces: 2 folders, 2 with a face, 0 violations"), text
+
+
+def test_an_inner_header_included_from_another_folder_fails(tmp_path):
+    src = face_tree(str(tmp_path))
+    write(src, "strategies/t.c", '#include "heap.h"\n\n#include "inner.h"\n')     # line 3
+    write(src, "core/heap/heap2.c", '#include "lock.h"\n')         # base's inner, from heap/
+    found = layers.check_faces(src, folders=FACES_TWO)
+    assert [(v.folder, v.kind, v.path, v.line) for v in found] == [
+        ("base", "inner include", "src/core/heap/heap2.c", 1),
+        ("heap", "inner include", "src/strategies/t.c", 3)], found
+    failed, text = layers.faces_report(src, folders=FACES_TWO)
+    assert failed
+    assert '  src/strategies/t.c:3: strategies includes "inner.h", inside heap/: include ' \
+        "heap/heap.h" in text.splitlines(), text
+    assert "  heap/        1 inner include" in text.splitlines(), text
+
+
+def test_a_folder_without_its_face_fails(tmp_path):
+    src = face_tree(str(tmp_path))
+    os.remove(os.path.join(src, "core", "base", "base.h"))
+    write(src, "core/base/hl.h", "void hl_base_go(void);\n")
+    found = layers.check_faces(src, folders=FACES_TWO)
+    assert [(v.folder, v.kind, v.path) for v in found] == [
+        ("base", "no face", "src/core/base/")], found
+
+
+def test_a_face_declaring_another_folders_function_fails(tmp_path):
+    src = face_tree(str(tmp_path))
+    # heap's face declares base's function; its inner header, a variable defined nowhere
+    with open(os.path.join(src, "core", "heap", "heap.h"), "a") as f:
+        f.write("\nvoid hl_base_go(void);\n")                            # line 7
+    with open(os.path.join(src, "core", "heap", "inner.h"), "a") as f:
+        f.write("extern int hl_heap_lost;\n")                            # line 4
+    found = layers.check_faces(src, folders=FACES_TWO)
+    assert [(v.folder, v.kind, v.path, v.line) for v in found] == [
+        ("heap", "foreign declaration", "src/core/heap/heap.h", 7),
+        ("heap", "foreign declaration", "src/core/heap/inner.h", 4)], found
+    assert found[0].text == "heap's face declares hl_base_go, defined in base/"
+    assert found[1].text == "heap's face declares hl_heap_lost, defined in no .c of src/core"
+    # an inner header no face includes is not the interface: it may declare what it likes
+    write(src, "core/heap/private.h", "void hl_base_go(void);\n")
+    assert len(layers.check_faces(src, folders=FACES_TWO)) == 2
+
+
+def test_the_faces_of_the_tree_are_read_and_gated():
+    """Issue 64 gives every folder its face; until then `--faces` reports each folder's count
+    and `--strict` leaves the rule out (STRICT_FACES)."""
+    failed, text = layers.faces_report(os.path.join(REPO, "src"))
+    lines = text.splitlines()
+    assert lines[0].startswith("faces: %d folders, " % len(layers.faces.FOLDERS)), text
+    assert [ln.split()[0] for ln in lines[1:1 + len(layers.faces.FOLDERS)]] == [
+        f + "/" for f in layers.faces.FOLDERS]
+    for ln in lines[1 + len(layers.faces.FOLDERS):]:
+        path = ln.split(":")[0].strip()
+        assert os.path.exists(os.path.join(REPO, path)), ln
+    assert failed == (len(lines) > 1 + len(layers.faces.FOLDERS))
+    p = subprocess.run([sys.executable, TOOL, "layers", "--faces"], capture_output=True,
+                       text=True, timeout=120)
+    assert p.stdout == text + "\n" and p.returncode == (1 if failed else 0), p.stderr
+    if not layers.STRICT_FACES:
+        assert not failed or "faces:" not in subprocess.run(
+            [sys.executable, TOOL, "layers", "--no-build", "--strict"], capture_output=True,
+            text=True, env=dict(os.environ, HOARDLAB_BUILD_DIR=BDIR), timeout=120).stdout
