@@ -226,22 +226,16 @@ static void *sort_runs(struct hl_heap *h, void *p, bool keep, size_t *bytes)
     return kept;
 }
 
-/* The owner's drain without its heap's lock (issue 34: "the owner drains its queue on its own
- * slow path and returns the blocks to their superblocks without a lock"), for the thread whose
- * TLAB fills from h (tlab.c's malloc slow path). What it may do unlocked is what touches no
- * superblock header and no heap field: the inbox's exchange, a run into the caller's bins
- * (tlab.c's take_runs writes only the bins and reads the superblock's tlab_slot, fixed while the
- * superblock has blocks in use, as these pending ones are), and a run sent on to its owner.
- * The owner test is read without the lock, so it may be a moment old either way: a run taken
- * into the bins whose superblock has just left h is still correct (a block in a TLAB is out of
- * its superblock whoever owns it, tlab.h; giving back re-reads the owner), and one sent to an
- * old owner is forwarded again by that owner's collection. What stays under the lock is putting
- * a run back into its superblock: it moves the superblock's free list and `used`, which every
- * thread allocating from h pops and counts under h's lock, h's u, on which Hoard's emptiness
- * invariant (u >= (1 - f) a or u >= a - K S) is decided, and the superblock's place in h's
- * fullness groups, and the policy may then move the superblock to the global heap; and the
- * superblock may change heaps under you (line 9 of Figure 2 moves it under its old owner's
- * lock), so only its current owner's lock holder may write it. The caller settles those. */
+/* The owner's drain without its heap's lock, for the thread whose TLAB fills from h (tlab.c's
+ * malloc slow path); docs/remote-free.md ("What is locked, and why") gives the reasons. It
+ * may do unlocked only what touches no superblock header and no heap field: the inbox's
+ * exchange, a run into the caller's bins (tlab.c's take_runs writes only the bins and reads
+ * the superblock's tlab_slot, fixed while the superblock has blocks in use, as these pending
+ * ones are), and a run sent on to its owner. The owner test may be a moment old either way;
+ * both outcomes are correct (a block in a TLAB is out of its superblock whoever owns it; an
+ * old owner's collection forwards again). Putting a run back into its superblock moves the
+ * superblock's `used`, free list and fullness group and h's u, and the superblock may change
+ * heaps under its old owner's lock: the caller settles those under the lock. */
 void *hl_remote_drain(struct hl_heap *h)
 {
     size_t bytes;

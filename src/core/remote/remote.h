@@ -12,80 +12,31 @@
  *              front cache may take whole (hl_remote_collect_runs, hl_remote_drain): the
  *              caller (tlab.c) takes what its bins hold and settles the rest; nothing calls up.
  *
- * Under hoard2026 with remote_free = batch, a block another thread frees goes: tlab.h's free
- * finds its superblock's owner is not the TLAB's heap -> tlab.c's free_other_batch ->
- * sender.h's hl_remote_batch_free (onto the freeing thread's open run of its class, a run of its
- * superblock that joins the bucket of that owner when it closes) -> sent whole (sender.c's
- * send_bucket -> hl_mailbox_send below: one CAS
- * onto the owner heap's inbox) at remote_batch_bytes, the sender's malloc slow path or its
- * exit -> the owner's TLAB malloc slow path drains its inbox (inbox.c's hl_remote_drain) and
- * takes each run its bins hold (tlab.c's take_runs), the rest back into their superblocks
- * under the heap's lock (hl_remote_settle).
+ * The `remote_free` key chooses how a block reaches its owner heap (ownership, hoard): lock
+ * (the paper: heap.h's free paths, nothing here); list (one CAS onto its superblock's
+ * `remote` list, the first push announcing the superblock in the owner's inbox); queue (a
+ * buffer of the freeing thread per destination heap, posted whole); batch (snmalloc's
+ * message passing: 16 buckets of runs of one superblock's blocks, each sent whole; "batch"
+ * below). docs/remote-free.md gives each, when pending frees are collected, the bounds
+ * (remote_queue_cap, help_bytes) and fork; docs/free-lists.md sharded's use of the list.
  *
- * The `remote_free` key chooses how a block reaches the owner heap (ownership, hoard):
+ * One batch free under hoard2026: tlab.h's free finds another owner -> tlab.c's
+ * free_other_batch -> sender.h's hl_remote_batch_free (onto the thread's open run of its
+ * class, which joins its owner's bucket when it closes) -> sender.c's send_bucket ->
+ * hl_mailbox_send below (one CAS onto the owner's inbox) at remote_batch_bytes, the sender's
+ * malloc slow path or its exit -> the owner's TLAB slow path drains its inbox (inbox.c's
+ * hl_remote_drain), takes the runs its bins hold (tlab.c's take_runs) and settles the rest
+ * into their superblocks under the heap's lock (hl_remote_settle).
  *
- *   lock   the paper: lock the owner heap and put the block back into its superblock
- *          (heap.h's free paths; nothing here).
- *   list   one CAS pushes the block onto its superblock's `remote` list. The push that finds
- *          the list not yet announced (bit 0 clear) also pushes the superblock onto the owner
- *          heap's `inbox`, so the owner learns of it without scanning its superblocks.
- *   queue  the block goes into a small buffer of the freeing thread, one per destination heap
- *          (direct-mapped by heap number); a full buffer, or one whose slot another heap
- *          needs, is posted to the owner heap's `inbox` as a chain in one CAS.
- *   batch  snmalloc's message passing: the block goes into one of the freeing thread's 16
- *          buckets, hashed by owner heap; a bucket is sent whole, one CAS onto the heap's
- *          `inbox`, when it holds remote_batch_bytes, on the thread's malloc slow path and at
- *          its exit; a bucket is built as runs of one superblock's blocks, each saying its
- *          length and end in its first block, so the owner reads two words a run ("batch"
- *          below says how it differs from queue and what is locked).
- *
- * remote_queue_cap = N > 0 bounds the queue (Hoard #98's bounded queue): a free that finds
- * N or more blocks posted to the owner's inbox and not yet collected takes the `lock` path
- * instead, for that block. Blocks still in freeing threads' buffers are not in the inbox
- * yet, and a post adds up to BATCH at once, so the inbox holds fewer than N + BATCH blocks
- * per thread posting at the same moment: the bound is on what the owner finds, not a ring of
- * N slots (the queue is a chain of posts, so a ring would be another structure).
- *
- * Until collected, a pending block stays counted in its superblock's `used` and the owner's
- * u (so a superblock with pending blocks is never empty, released, or re-formatted), and in
- * A; it is out of U (the freeing thread counts the free at once) and in `remote_pending`.
- *
- * A collected list goes back into its superblock, whose free list it joins at its tail (the
- * list is walked to find it), unless the collector's TLAB takes it whole, unwalked: with
- * tlab = on, when the TLAB fills from that heap (hl_remote_collect_runs, tlab.h).
- *
- * When pending frees are collected (hl_remote_collect, always under the heap's lock; under
- * batch with a TLAB the owner's TLAB slow path first drains without it, hl_remote_drain):
- *   - on the owner heap's slow paths: a malloc that finds no room in its class, or whose
- *     superblock changes fullness group (e.g. fills up: "when it needs blocks of that
- *     superblock"), a free that takes the general path (heap.c);
- *   - and at the latest every HL_COLLECT_EVERY (64) mallocs of the owner heap (a countdown in
- *     its malloc fast path), so a superblock whose blocks are all pending is empty again, and
- *     hoard's threshold has acted on it, within 64 of the owner's mallocs;
- *   - by the freeing thread, for the owner, when what is pending reaches a limit (help_at,
- *     help_bytes below), so pending memory stays bounded whatever the owner does;
- *   - a heap giving superblocks away (hoard's global heap, globalheap.c's take_from) collects
- *     first;
- *   - a thread's exit collects its own heap; a heap left by an exited thread is collected
- *     by the next thread that takes it, on the same terms as its own;
- * Blocks still in a freeing thread's queue buffer wait for that thread: at most SLOTS x BATCH
- * of them, posted when a buffer fills, when the thread's malloc takes its slow path, and
- * when the thread exits.
- *
- * A superblock may change owner while blocks of it are pending (hoard moves superblocks to
- * the global heap). Collection checks the owner under the collector's lock (an owner changes
- * only under the old owner's lock) and forwards what is no longer its own to the current
- * owner's inbox, lock-free, so no lock is taken inside another and nothing is stranded.
- *
- * free_lists = sharded (sharded.h) uses the list as its thread_free: the owner also takes a
- * superblock's list itself (hl_remote_take), without the inbox, when the superblock it
- * allocates from runs dry; announcing stays, so the lists of the others are collected as above.
- *
- * Both lists only ever gain by CAS push and lose everything at once by exchange, so there
- * is no ABA. Fork: no lock is involved; a thread other than the forking one dies in the
- * child in the middle of a push at worst, which leaves its block pending for ever there (a
- * leak in the child, never a corrupt list), and its queue buffers are lost with it (leaked),
- * as are the runs a batch drain had taken from the inbox and not yet placed.
+ * What a reader must keep:
+ *   - a pending block stays in its superblock's `used`, the owner's u and A, and is out of U:
+ *     a superblock with pending blocks is never empty, released or re-formatted;
+ *   - pending memory is bounded whatever the owner does: the owner collects on its slow
+ *     paths and every HL_COLLECT_EVERY mallocs, the freeing thread helps at help_at and
+ *     help_bytes (below);
+ *   - a collector checks the owner under its own lock (an owner changes only under the old
+ *     owner's) and forwards what is no longer its own, lock-free: no lock inside another;
+ *   - both lists only gain by CAS push and lose everything at once by exchange: no ABA.
  */
 #ifndef HL_REMOTE_H
 #define HL_REMOTE_H

@@ -15,13 +15,10 @@ void hl_remote_thread_exit(struct hl_thread *t);    /* post its buffers, collect
 /* batch: the freeing thread's remote cache (sender.c says how it works).
  * HL_REMOTE_BUCKETS buckets, hashed by owner heap; the common free is inline here, for
  * tlab.c's path of another heap's blocks, which calls it without passing through
- * hl_tlab_free_slow and hl_remote_free (issue 34: the remote pair's free 72 -> 49
- * instructions, docs/remote-free.md). A bucket's chain is a sequence of runs, each of one
- * superblock's blocks. A run is built apart from its bucket, in one of HL_REMOTE_RUNS open
- * runs of the thread, chosen by the block's size class (direct-mapped: class mod 16), and
- * joins its bucket's chain when it closes (issue 51: with mixed sizes consecutive frees are
- * of different classes, so a single open run per bucket closed at almost every free and
- * every run was one block long). */
+ * hl_tlab_free_slow and hl_remote_free (docs/remote-free.md counts the instructions). A
+ * bucket's chain is a sequence of runs, each of one superblock's blocks, built apart from
+ * the bucket in one of HL_REMOTE_RUNS open runs chosen by size class (class mod 16), so
+ * frees of mixed sizes still make long runs; a run joins its bucket when it closes. */
 #define HL_REMOTE_BUCKET_BITS 4
 #define HL_REMOTE_BUCKETS (1u << HL_REMOTE_BUCKET_BITS)
 struct hl_remote_bucket {
