@@ -432,6 +432,8 @@ def test_declarations_are_read_from_the_text():
     assert layers.faces.declared("static const int hl_f = 3") == ["hl_f"]
     assert layers.faces.declared("typedef void (*hl_fn)(int)") == []
     assert layers.faces.declared("struct hl_g") == []
+    assert layers.faces.declared("struct hl_g { int a; } HL_CACHE_ALIGNED") == []
+    assert layers.faces.declared("struct hl_g { int a; } hl_g_one") == ["hl_g_one"]
     kinds = [(k, layers.faces.declared(h)) for _, k, h in layers.faces.statements(
         "#include \"x.h\"\n#define M(a) \\\n  (a)\n"
         "__attribute__((noreturn)) void hl_die(const char *why);\n"

@@ -146,6 +146,8 @@ def declared(head):
             depth += 1
         elif t in ")]}":
             depth -= 1
+            if t == "}" and depth == 0:
+                last = None                  # the tag before a body declares nothing
         elif depth == 0 and t == ",":
             if last:
                 names.append(last)
@@ -155,8 +157,8 @@ def declared(head):
             if last:
                 names.append(last)
             last = None
-        elif depth < 100 and depth == 0 and IDENT.fullmatch(t) and t not in KEYWORDS:
-            last = t
+        elif depth == 0 and IDENT.fullmatch(t) and t not in KEYWORDS and not t.isupper():
+            last = t                         # (an all-capitals word is a macro: HL_TLS)
         if depth >= 100 and t == ",":
             depth = 0
     return [x for x in names if x]
