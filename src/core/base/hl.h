@@ -169,7 +169,7 @@ void hl_init_maybe(bool force);         /* from malloc: waits for `environ` unle
 void hl_at_exit(void);                  /* trace and HOARD_STATS output */
 /* Fork phases of every lock-holding part's hl_*_fork(phase), called by fork.c only. */
 enum { HL_FORK_PREPARE, HL_FORK_PARENT, HL_FORK_CHILD };
-void hl_fork_init(void);                /* register fork.c's prepare, parent, child (once) */
+void hl_fork_init(void);                /* init: atfork(fork.c's prepare, parent, child) */
 
 /* ---- os.c: aligned regions from the OS, counted as A --------------------------------------- */
 
