@@ -46,6 +46,15 @@ double hb_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void hb_sleep_until(double t)
+{
+    double d;
+    while ((d = t - hb_now()) > 0) {
+        struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* ---- RSS ------------------------------------------------------------------------------------ */
 
 long hb_rss_kb(void)

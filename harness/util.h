@@ -22,6 +22,7 @@ _Noreturn void hb_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 _Noreturn void hb_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 double hb_now(void);                    /* CLOCK_MONOTONIC seconds */
+void hb_sleep_until(double t);          /* until hb_now() reaches t */
 
 long hb_rss_kb(void);                   /* resident set now, from /proc/self/statm */
 long hb_peak_rss_kb(void);              /* VmHWM (else getrusage's maximum) */

@@ -11,21 +11,13 @@
  *   steady  again, until `seconds` have passed.
  * The phases take steady_frac, spike_frac, drain_frac of `seconds`, the last steady the rest.
  *
- * What comes back, and when (issue 36): an extra thread reads RSS, Private_Dirty, LazyFree
- * and A (hb_series_read), the threads' live bytes and what the allocator's front caches hold
- * (hb_cache_bytes: hoardlab's TLABs), at each of `checkpoints` seconds
- * after the drain -- counted from the moment the last thread finished freeing its share,
- * not from the phase's planned start -- into extra.after_drain_<t>_*; a checkpoint the run
- * ends before is null. Under libhoardlab it also reads where the rest is (null elsewhere):
- * the heaps' free bytes and empty superblocks, the global heap's free, parked and purged
- * bytes, the large objects' cached mappings, and the superblocks holding a live block with
- * the bytes out of them (how thinly the live blocks are spread: a purge of whole superblocks
- * reaches none of those). With `next_burst`, the drain lasts until the last checkpoint is
- * read (at least drain_frac of `seconds`; the later phases move by what the reading ran over),
- * then a second spike, the next burst, as long as the first, comes before the last steady
- * phase: its throughput (extra.next_burst_ops_per_s) against the first spike's
- * (extra.spike_ops_per_s) is what keeping or returning the memory costs the next burst. The
- * run then lasts longer than `seconds`.
+ * What comes back after the drain, and when (issue 36), is read by one thread more at each
+ * of `checkpoints` seconds after it (phased_checkpoints.c says what). With `next_burst`, the
+ * drain lasts until the last checkpoint is read (at least drain_frac of `seconds`; the later
+ * phases move by what the reading ran over), then a second spike, the next burst, as long as
+ * the first, comes before the last steady phase: its throughput (extra.next_burst_ops_per_s)
+ * against the first spike's (extra.spike_ops_per_s) is what keeping or returning the memory
+ * costs the next burst. The run then lasts longer than `seconds`.
  *
  * Which blocks outlive the drain (issue 49): with `keep_every` = k, each thread keeps every k-th
  * of its live blocks in allocation order (the first, the k+1-th, ...) and frees the rest, so
@@ -34,13 +26,8 @@
  * stay, together. Either way ceil(n/k) of a thread's n live blocks stay, `drain` is not used,
  * and the threads stay idle through the drain (no allocation, no free: they sleep until it
  * ends, with next_burst until the last checkpoint is read), so the checkpoints see what the
- * allocator gives back of memory whose free blocks sit between survivors; extra.drain_live_
- * blocks, drain_kept_blocks, drain_live_bytes and drain_kept_bytes count them (all threads), and
- * extra.drain_rss_kb and drain_lazyfree_kb are read as the first thread reaches the drain,
- * before its frees (with long lifetimes the live set grows to the spike's end, past the
- * spike's last sample: this is the peak); drain_table_kb and kept_table_kb are the threads'
- * tables of live blocks resident before and after their drains (mincore): the harness's own
- * memory in those RSS numbers, to take out of them (the report does).
+ * allocator gives back of memory whose free blocks sit between survivors (what the record
+ * counts of them: phased_checkpoints.c).
  *
  * With `churn` = g (mimalloc-pprof's churn measure: what comes back after the threads that
  * allocated are gone), each thread's lane is run by g threads in turn, created one after the
@@ -49,15 +36,14 @@
  * exits right after its drain's frees; the drain ends, and the checkpoints count from, when
  * the last of them has exited. The process then idles with no worker thread until the last
  * checkpoint is read, and the run ends there (no later phase; not with next_burst): e.g.
- * checkpoints = 0.1,1,10 reads what comes back after 10 s idle. extra.churn_threads counts
- * the threads created. The generations are not pinned (--pin pins the first).
+ * checkpoints = 0.1,1,10 reads what comes back after 10 s idle. The generations are not
+ * pinned (--pin pins the first).
  *
  * With `collect`, each thread asks the allocator to give back what it can right after its
  * share of the drain's frees, before its drain counts as ended (the checkpoints' origin): the
  * allocator's explicit call if it has one (hb_collect_find: hoardlab_collect, mimalloc's
  * mi_collect, jemalloc's arena purge, gperftools' ReleaseFreeMemory, glibc's malloc_trim),
- * nothing otherwise; extra.collect_call names it (null: none), extra.collect_s_max is the
- * longest call.
+ * nothing otherwise.
  *
  * A step is one loop of a thread: its allocations, then the frees of every block whose
  * lifetime (counted in the thread's steps) has ended.
@@ -67,19 +53,11 @@
  * that with probability large_p a block is large, log-uniform in [large_min, large_max]
  * (256 KiB..4 MiB); lifetimes exponential with mean `live` steps, at least one step. Blocks
  * are stamped and, with `touch`, written once per 4 KiB page, as a server fills what it
- * allocates, so the resident set follows the live set.
- * A thread's table of its live blocks comes from mmap, not from the allocator measured, and its
- * pages beyond the blocks that survive the drain are given back at the drain (MADV_DONTNEED),
- * so RSS after the drain holds no table the harness no longer needs (with 16..512 B blocks
- * the table is a fifth of the blocks' bytes; with keep_* or churn its resident size before
- * and after the drain is recorded, below). The drain sorts in place: nothing it does takes
- * memory from the allocator measured.
+ * allocates, so the resident set follows the live set. A thread's table of its live blocks
+ * is phased_lane.h's.
  *
- * With `trace` = a hoardlab trace (HOARD_TRACE, format in harness/README.md), the distribution
- * is learned instead: each block is a (size, lifetime) pair of one of the trace's allocations
- * drawn at random (the pair kept, so a size's typical lifetime is too), the lifetime counted in
- * allocations of the traced program from the block's allocation to its free (a block the trace
- * never frees: to the end of the trace); min/max_size, large_* and live are then not used.
+ * With `trace` = a hoardlab trace, the distribution is learned from its allocations instead
+ * (phased_trace.c); min/max_size, large_* and live are then not used.
  *
  * The main output is memory over time, the record's "series"; extra.phases has one object
  * per phase with the live bytes' peak (requested bytes of all threads, summed every 64 steps
@@ -88,12 +66,10 @@
  * depends on its speed. ops = mallocs + frees. */
 #include <math.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/mman.h>
-#include "../hlbench.h"
+#include "phased.h"
 
 const struct hb_param hb_phased_params[] = {
     { "seconds",     HB_REAL, "10",      true,  "length of the run, all phases" },
@@ -136,64 +112,7 @@ const struct hb_param hb_phased_params[] = {
     { NULL, 0, NULL, false, NULL },
 };
 
-/* BURST, the next burst, only with next_burst (else it takes no time and is not recorded) */
-enum { STEADY, SPIKE, DRAIN, BURST, STEADY2, PHASES };
 static const char *const phase_name[PHASES] = { "steady", "spike", "drain", "burst", "steady" };
-enum { CHECKPOINTS_MAX = 8 };
-
-struct blk { uint64_t death; char *p; size_t n; uint64_t seq; };   /* seq: allocation order */
-
-struct drawn { size_t size; uint64_t life; };   /* one allocation of a trace */
-
-struct lane {                       /* one thread's live set: a min-heap on death */
-    struct blk *heap;
-    size_t len, cap;
-    uint64_t seq;                   /* allocations so far: the next block's place in order */
-    _Alignas(64) _Atomic unsigned long long live_bytes;   /* published every step */
-    char pad[64 - sizeof(unsigned long long)];
-};
-
-struct phased {
-    struct hb_run *r;
-    struct lane *lane;
-    /* phase p runs until end[p] seconds after the start; with `hold`, the reader moves the
-     * ends from DRAIN on before it sets `waited`, and the threads read them only after */
-    double end[PHASES];
-    bool hold;                      /* next_burst: held in the drain until `waited` */
-    _Atomic bool waited;            /* the last checkpoint is read (or there is none) */
-    _Atomic int drained;            /* threads that have reached (or passed) the drain */
-    double *drained_at;             /* a thread's end of its drain from t0, -1: none */
-    int n_cp;                       /* the checkpoints: seconds after the drain */
-    double cp[CHECKPOINTS_MAX];
-    struct hb_series_row cp_row[CHECKPOINTS_MAX];
-    unsigned long long cp_live[CHECKPOINTS_MAX];   /* the threads' live bytes then */
-    long long cp_cache[CHECKPOINTS_MAX];           /* hb_cache_bytes then (-1: unknown) */
-    struct hoardlab_stats cp_stats[CHECKPOINTS_MAX];   /* libhoardlab's then, if cp_hl */
-    bool cp_hl[CHECKPOINTS_MAX];
-    bool cp_read[CHECKPOINTS_MAX];
-    double drained_s;               /* the last thread's end of its drain, -1: none */
-    const char *collect;            /* `collect`: the allocator's call (hb_collect_find), or
-                                     * NULL: none, or not asked for */
-    bool collect_asked;
-    long long keep;                 /* keep_every or keep_first: 1 of keep survives, else 0 */
-    bool together;                  /* keep_first: the first 1/keep, not every keep-th */
-    long long churn;                /* threads a lane is run by in turn, 0: off */
-    _Atomic unsigned long long drain_in[6];   /* live blocks, kept blocks, live and kept bytes
-                                               * at the drain, all threads (with keep); the
-                                               * tables' resident kB before and after it
-                                               * (with keep or churn) */
-    _Atomic int threads_made;       /* with churn: the threads created */
-    _Atomic bool pre_taken;         /* with keep or churn: the first thread at the drain read */
-    struct hb_series_row pre_row;   /* RSS, ... then, before its frees: the peak the spike's
-                                     * samples miss when the live set grows to its end */
-    double *collect_s;              /* a thread's time in it, -1: not called */
-    _Atomic unsigned long long ops_in[PHASES];
-    double t0;
-    uint64_t salt;
-    struct drawn *learned;          /* with `trace`: its allocations, else NULL */
-    size_t n_learned;
-    _Atomic unsigned long long peak[PHASES];   /* all threads' live bytes, at most */
-};
 
 static double unit(struct hb_rng *g) { return (double)(hb_rand(g) >> 11) * 0x1p-53; }
 
@@ -201,38 +120,6 @@ static size_t log_uniform(struct hb_rng *g, long long lo, long long hi)
 {
     double v = exp(log((double)lo) + unit(g) * (log((double)hi) - log((double)lo)));
     return v < (double)lo ? (size_t)lo : v > (double)hi ? (size_t)hi : (size_t)v;
-}
-
-static void heap_push(struct lane *L, struct blk b)
-{
-    size_t i = L->len++;
-    while (i && L->heap[(i - 1) / 2].death > b.death) {
-        L->heap[i] = L->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    L->heap[i] = b;
-}
-
-static void sift_down(struct lane *L, size_t i)
-{
-    struct blk b = L->heap[i];
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= L->len) break;
-        if (c + 1 < L->len && L->heap[c + 1].death < L->heap[c].death) c++;
-        if (L->heap[c].death >= b.death) break;
-        L->heap[i] = L->heap[c];
-        i = c;
-    }
-    L->heap[i] = b;
-}
-
-static struct blk heap_pop(struct lane *L)
-{
-    struct blk top = L->heap[0];
-    L->heap[0] = L->heap[--L->len];
-    if (L->len) sift_down(L, 0);
-    return top;
 }
 
 static void release(struct phased *P, struct blk b, unsigned long long *live, unsigned long long *ops)
@@ -259,55 +146,15 @@ static void allocate(struct phased *P, struct lane *L, struct hb_rng *g, uint64_
                 : log_uniform(g, hb_int(r, "min_size"), hb_int(r, "max_size"));
         life = -log(1.0 - unit(g)) * (double)hb_int(r, "live");
     }
-    if (L->len == L->cap) release(P, heap_pop(L), live, ops);   /* full: the soonest dies now */
+    if (L->len == L->cap) release(P, lane_pop(L), live, ops);   /* full: the soonest dies now */
     char *p = hb_malloc(n);
     if (!p) hb_fail("malloc(%zu) returned NULL", n);
     if (hb_int(r, "touch"))
         for (size_t k = 4096; k + 8 < n; k += 4096) p[k] = (char)k;
     hb_stamp(p, n, P->salt);
-    heap_push(L, (struct blk){ step + 1 + (uint64_t)life, p, n, L->seq++ });
+    lane_push(L, (struct blk){ step + 1 + (uint64_t)life, p, n, L->seq++ });
     *live += n;
     ++*ops;
-}
-
-static void seq_sift(struct blk *a, size_t n, size_t i)
-{
-    struct blk b = a[i];
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && a[c + 1].seq > a[c].seq) c++;
-        if (a[c].seq <= b.seq) break;
-        a[i] = a[c];
-        i = c;
-    }
-    a[i] = b;
-}
-
-/* The table in allocation order, in place (heapsort): glibc's qsort takes a buffer the size
- * of the table from malloc, the allocator measured, and some keep it after the drain. */
-static void sort_by_seq(struct blk *a, size_t n)
-{
-    for (size_t i = n / 2; i-- > 0;) seq_sift(a, n, i);
-    for (size_t end = n; end > 1; end--) {
-        struct blk t = a[0];
-        a[0] = a[end - 1];
-        a[end - 1] = t;
-        seq_sift(a, end - 1, 0);
-    }
-}
-
-/* kB of a lane's table resident now (mincore): the harness's own memory in RSS. */
-static unsigned long long table_kb(const struct lane *L)
-{
-    unsigned char vec[1024];
-    size_t pages = (L->cap * sizeof *L->heap + 4095) / 4096, n = 0;
-    for (size_t at = 0; at < pages; at += sizeof vec) {
-        size_t m = pages - at < sizeof vec ? pages - at : sizeof vec;
-        if (mincore((char *)L->heap + at * 4096, m * 4096, vec)) return 0;
-        for (size_t k = 0; k < m; k++) n += vec[k] & 1;
-    }
-    return (unsigned long long)n * 4;
 }
 
 /* At the drain: each live block freed with probability `drain`; or, with keep_every /
@@ -319,9 +166,9 @@ static void drain_now(struct phased *P, struct lane *L, struct hb_rng *g,
     double f = hb_real(P->r, "drain");
     size_t kept = 0, n = L->len, first = 0;
     unsigned long long before = *live;
-    unsigned long long table = P->keep || P->churn ? table_kb(L) : 0;
+    unsigned long long table = P->keep || P->churn ? lane_table_kb(L) : 0;
     if (P->keep) {
-        sort_by_seq(L->heap, L->len);
+        blk_sort_by_seq(L->heap, L->len);
         first = (L->len + (size_t)P->keep - 1) / (size_t)P->keep;
     }
     for (size_t k = 0; k < L->len; k++) {
@@ -344,9 +191,9 @@ static void drain_now(struct phased *P, struct lane *L, struct hb_rng *g,
     }
     if (P->keep || P->churn) {      /* the tables' resident kB before and after */
         atomic_fetch_add(&P->drain_in[4], table);
-        atomic_fetch_add(&P->drain_in[5], table_kb(L));
+        atomic_fetch_add(&P->drain_in[5], lane_table_kb(L));
     }
-    for (size_t k = kept / 2; k-- > 0;) sift_down(L, k);
+    for (size_t k = kept / 2; k-- > 0;) lane_sift_down(L, k);
 }
 
 static void note_peak(struct phased *P, int phase)
@@ -373,49 +220,6 @@ static int phase_at(struct phased *P, double t)
     }
     return now;
 }
-
-static void sleep_until(double t)       /* t: hb_now() seconds */
-{
-    double d;
-    while ((d = t - hb_now()) > 0) {
-        struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* The checkpoint reader (one thread more than the workload's): once every thread has
- * reached its drain, a row at each checkpoint after the last drain ended; with `hold`, then
- * the later phases' ends moved by what the reading ran over the planned drain, and the
- * threads let out of it. */
-static void read_checkpoints(struct phased *P)
-{
-    int n = P->r->threads;
-    sleep_until(P->t0 + P->end[SPIKE]);
-    while (atomic_load_explicit(&P->drained, memory_order_acquire) < n)
-        sleep_until(hb_now() + 0.001);
-    double last = -1;
-    for (int i = 0; i < n; i++)
-        if (P->drained_at[i] > last) last = P->drained_at[i];
-    P->drained_s = last;
-    for (int k = 0; k < P->n_cp && last >= 0; k++) {
-        double at = P->t0 + last + P->cp[k];
-        if (!P->hold && !P->churn && at > P->t0 + P->end[STEADY2])
-            break;                                             /* after the run: null */
-        sleep_until(at);
-        hb_series_read(&P->cp_row[k]);
-        P->cp_cache[k] = hb_cache_bytes();
-        P->cp_hl[k] = hb_hoardlab_stats(&P->cp_stats[k]);
-        for (int i = 0; i < n; i++)
-            P->cp_live[k] += atomic_load_explicit(&P->lane[i].live_bytes, memory_order_relaxed);
-        P->cp_read[k] = true;
-    }
-    if (P->hold) {
-        double late = hb_now() - P->t0 - P->end[DRAIN];
-        for (int p = DRAIN; p < PHASES && late > 0; p++) P->end[p] += late;
-        atomic_store_explicit(&P->waited, true, memory_order_release);
-    }
-}
-
 /* One lane's thread state, kept across the threads that run it in turn (with churn). */
 struct worker {
     struct phased *P;
@@ -478,7 +282,7 @@ static void *work(void *arg)
             atomic_store_explicit(&L->live_bytes, W->live, memory_order_relaxed);
             note_peak(P, W->phase);
             if (idle && now == DRAIN) {         /* the survivors wait; so does the thread */
-                sleep_until(hb_now() + 0.001);
+                hb_sleep_until(hb_now() + 0.001);
                 W->step--;                      /* (the same step, its phase read again) */
                 continue;
             }
@@ -489,7 +293,7 @@ static void *work(void *arg)
         if (unit(&W->g) < rate - (double)k) k++;
         while (k-- > 0) allocate(P, L, &W->g, W->step, &W->live, &W->ops);
         while (L->len && L->heap[0].death <= W->step)
-            release(P, heap_pop(L), &W->live, &W->ops);
+            release(P, lane_pop(L), &W->live, &W->ops);
         atomic_store_explicit(&L->live_bytes, W->live, memory_order_relaxed);
     }
     return NULL;
@@ -499,7 +303,7 @@ static void phased_thread(struct hb_run *r, int i, void *arg)
 {
     struct phased *P = arg;
     if (i == r->threads) {
-        read_checkpoints(P);
+        hb_phased_read_checkpoints(P);
         return;
     }
     struct worker W = { .P = P, .i = i, .phase = -1, .until = -1 };
@@ -523,61 +327,6 @@ static void phased_thread(struct hb_run *r, int i, void *arg)
     if (W.phase < DRAIN || P->churn)        /* (with churn: its last thread has exited) */
         atomic_fetch_add_explicit(&P->drained, 1, memory_order_release);
     atomic_fetch_add(&r->ops, W.ops);
-}
-
-/* ---- a distribution learned from a trace ---------------------------------------------------- */
-
-struct event { uint64_t id, seq, alloc_no, size; bool alloc; };
-
-static int by_id_then_seq(const void *a, const void *b)
-{
-    const struct event *x = a, *y = b;
-    if (x->id != y->id) return x->id < y->id ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-/* Every allocation of the trace as (size, lifetime): sorted by block address then file order,
- * an allocation's end is the next event of the same address (its free, or an allocation over
- * it: an implicit free); none: the end of the trace. Lifetimes count allocations between. */
-static double learn(struct phased *P, const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) hb_usage("phased: cannot open trace '%s'", path);
-    char line[256];
-    if (!fgets(line, sizeof line, f) || strcmp(line, "# hoardlab trace 1\n"))
-        hb_usage("phased: '%s' is not a hoardlab trace (version 1)", path);
-    struct event *ev = NULL;
-    size_t n = 0, cap = 0, lineno = 1;
-    uint64_t allocs = 0;
-    while (fgets(line, sizeof line, f)) {
-        char op;
-        unsigned long long t, tid, id, size;
-        lineno++;
-        if (line[0] == '#') continue;
-        if (sscanf(line, "%c %llu %llu %llx %llu", &op, &t, &tid, &id, &size) != 5 ||
-            (op != 'a' && op != 'f'))
-            hb_usage("phased: malformed line %zu of trace '%s'", lineno, path);
-        if (n == cap && !(ev = realloc(ev, (cap = cap ? 2 * cap : 4096) * sizeof *ev)))
-            hb_fail("out of memory");
-        ev[n] = (struct event){ id, n, allocs, size, op == 'a' };
-        allocs += op == 'a';
-        n++;
-    }
-    fclose(f);
-    if (!allocs) hb_usage("phased: trace '%s' has no allocations", path);
-    qsort(ev, n, sizeof *ev, by_id_then_seq);
-    if (!(P->learned = malloc(allocs * sizeof *P->learned))) hb_fail("out of memory");
-    double sum = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (!ev[k].alloc) continue;
-        uint64_t end = k + 1 < n && ev[k + 1].id == ev[k].id ? ev[k + 1].alloc_no : allocs;
-        struct drawn d = { ev[k].size ? ev[k].size : 1, end - ev[k].alloc_no };
-        if (d.life < 1) d.life = 1;
-        sum += (double)d.life;
-        P->learned[P->n_learned++] = d;
-    }
-    free(ev);
-    return sum / (double)P->n_learned;
 }
 
 /* What the series saw during each phase: peaks and the last row's values (null without it). */
@@ -611,104 +360,6 @@ static void phase_record(struct phased *P, int p, const struct hb_series_row *ro
     hb_json_end(j, '}');
 }
 
-/* The checkpoints from their text ("0.1,1,5"): whole milliseconds, ascending. */
-static void parse_checkpoints(struct phased *P, const char *text)
-{
-    const char *s = text;
-    while (*s) {
-        char *end;
-        double v = strtod(s, &end);
-        double ms = v * 1000;
-        if (end == s || !(v > 0) || fabs(ms - round(ms)) > 1e-6 || P->n_cp == CHECKPOINTS_MAX ||
-            (P->n_cp && v <= P->cp[P->n_cp - 1]) || (*end && *end != ','))
-            hb_usage("phased: checkpoints '%s': at most %d ascending times in seconds, each a "
-                     "whole number of ms, separated by commas (e.g. 0.1,1,5)", text,
-                     CHECKPOINTS_MAX);
-        P->cp[P->n_cp++] = v;
-        s = *end ? end + 1 : end;
-    }
-}
-
-/* extra.after_drain_<t>_{rss_kb,private_dirty_kb,lazyfree_kb,held_bytes,live_bytes,
- * cache_bytes,heaps_free_bytes,heaps_empty_bytes,global_free_bytes,parked_bytes,purged_bytes,
- * large_cached_bytes,sb_live,sb_live_used_bytes}, <t> as 100ms or 1s; the throughput of the
- * spike and of the next burst; when the drain ended. */
-static void checkpoints_record(struct phased *P)
-{
-    static const struct { const char *key; int col; } seen[] = {
-        { "rss_kb", HB_SER_RSS }, { "private_dirty_kb", HB_SER_PRIVATE_DIRTY },
-        { "lazyfree_kb", HB_SER_LAZYFREE }, { "held_bytes", HB_SER_HELD },
-    };
-    struct hb_json *j = P->r->extra;
-    if (P->drained_s >= 0) hb_json_real(j, "drained_s", P->drained_s);
-    else hb_json_null(j, "drained_s");
-    for (int k = 0; k < P->n_cp; k++) {
-        long long ms = llround(P->cp[k] * 1000);
-        char t[24], key[64];
-        if (ms % 1000) snprintf(t, sizeof t, "%lldms", ms);
-        else snprintf(t, sizeof t, "%llds", ms / 1000);
-        for (size_t s = 0; s < sizeof seen / sizeof seen[0]; s++) {
-            snprintf(key, sizeof key, "after_drain_%s_%s", t, seen[s].key);
-            long long v = P->cp_read[k] ? P->cp_row[k].v[seen[s].col] : -1;
-            if (v < 0) hb_json_null(j, key);
-            else hb_json_int(j, key, v);
-        }
-        snprintf(key, sizeof key, "after_drain_%s_live_bytes", t);
-        if (P->cp_read[k]) hb_json_uint(j, key, P->cp_live[k]);
-        else hb_json_null(j, key);
-        snprintf(key, sizeof key, "after_drain_%s_cache_bytes", t);
-        if (P->cp_read[k] && P->cp_cache[k] >= 0) hb_json_int(j, key, P->cp_cache[k]);
-        else hb_json_null(j, key);
-        const struct hoardlab_stats *st = &P->cp_stats[k];
-        const struct { const char *key; uint64_t v; } where[] = {
-            { "heaps_free_bytes", st->heaps_free_bytes },
-            { "heaps_empty_bytes", st->heaps_empty_bytes },
-            { "global_free_bytes", st->global_free_bytes },
-            { "parked_bytes", st->parked_bytes }, { "purged_bytes", st->purged_bytes },
-            { "large_cached_bytes", st->large_cached_bytes },
-            { "sb_live", st->sb_live }, { "sb_live_used_bytes", st->sb_live_used_bytes },
-        };
-        for (size_t s = 0; s < sizeof where / sizeof where[0]; s++) {
-            snprintf(key, sizeof key, "after_drain_%s_%s", t, where[s].key);
-            if (P->cp_read[k] && P->cp_hl[k]) hb_json_uint(j, key, where[s].v);
-            else hb_json_null(j, key);
-        }
-    }
-    if (P->collect_asked) {         /* the call made after the drain, and its longest */
-        double most = -1;
-        for (int i = 0; i < P->r->threads; i++)
-            if (P->collect_s[i] > most) most = P->collect_s[i];
-        if (P->collect) hb_json_str(j, "collect_call", P->collect);
-        else hb_json_null(j, "collect_call");
-        if (most >= 0) hb_json_real(j, "collect_s_max", most);
-        else hb_json_null(j, "collect_s_max");
-    }
-    if (P->keep) {                  /* the survivors: blocks and bytes, all threads */
-        static const char *const kept[4] = { "drain_live_blocks", "drain_kept_blocks",
-                                             "drain_live_bytes", "drain_kept_bytes" };
-        for (int k = 0; k < 4; k++) hb_json_uint(j, kept[k], atomic_load(&P->drain_in[k]));
-    }
-    if (P->keep || P->churn) {      /* as the first thread reached the drain */
-        long long rss = P->pre_taken ? P->pre_row.v[HB_SER_RSS] : -1,
-                  lazy = P->pre_taken ? P->pre_row.v[HB_SER_LAZYFREE] : -1;
-        if (rss >= 0) hb_json_int(j, "drain_rss_kb", rss);
-        else hb_json_null(j, "drain_rss_kb");
-        if (lazy >= 0) hb_json_int(j, "drain_lazyfree_kb", lazy);
-        else hb_json_null(j, "drain_lazyfree_kb");
-        hb_json_uint(j, "drain_table_kb", atomic_load(&P->drain_in[4]));
-        hb_json_uint(j, "kept_table_kb", atomic_load(&P->drain_in[5]));
-    }
-    if (P->churn) hb_json_int(j, "churn_threads", atomic_load(&P->threads_made));
-    static const struct { const char *key; int phase; } rate[] = {
-        { "spike_ops_per_s", SPIKE }, { "next_burst_ops_per_s", BURST } };
-    for (size_t k = 0; k < sizeof rate / sizeof rate[0]; k++) {
-        int p = rate[k].phase;
-        double len = P->end[p] - P->end[p - 1];         /* 0: no next burst */
-        if (len > 0) hb_json_real(j, rate[k].key, (double)atomic_load(&P->ops_in[p]) / len);
-        else hb_json_null(j, rate[k].key);
-    }
-}
-
 int hb_phased(struct hb_run *r)
 {
     double seconds = hb_real(r, "seconds"), f[3] = { hb_real(r, "steady_frac"),
@@ -733,7 +384,7 @@ int hb_phased(struct hb_run *r)
                         .keep = hb_int(r, "keep_every") ? hb_int(r, "keep_every")
                                                         : hb_int(r, "keep_first"),
                         .together = hb_int(r, "keep_first") != 0, .churn = hb_int(r, "churn") };
-    parse_checkpoints(&P, hb_str(r, "checkpoints"));
+    hb_phased_parse_checkpoints(&P, hb_str(r, "checkpoints"));
     P.waited = !P.hold || !P.n_cp;
     double drain_s = f[2] * seconds;
     if (P.hold && P.n_cp && P.cp[P.n_cp - 1] > drain_s) drain_s = P.cp[P.n_cp - 1];
@@ -744,7 +395,8 @@ int hb_phased(struct hb_run *r)
     P.end[STEADY2] = P.end[BURST] + (1 - f[0] - f[1] - f[2]) * seconds;
     if (!P.hold) P.end[STEADY2] = seconds;          /* exactly, whatever the rounding */
     double mean_life = (double)hb_int(r, "live");
-    if (*hb_str(r, "trace")) mean_life = learn(&P, hb_str(r, "trace"));
+    if (*hb_str(r, "trace"))
+        mean_life = hb_phased_learn(hb_str(r, "trace"), &P.learned, &P.n_learned);
     /* room for the spike's live set and its spread (at most 2^20 blocks a thread); when
      * full, the soonest-dying block goes */
     double spike = hb_real(r, "spike") > 1 ? hb_real(r, "spike") : 1;
@@ -781,7 +433,7 @@ int hb_phased(struct hb_run *r)
         if ((p != BURST || P.hold) && (p <= DRAIN || !P.churn))
             phase_record(&P, p, rows, n, p == (P.churn ? DRAIN : STEADY2));
     hb_json_end(r->extra, ']');
-    checkpoints_record(&P);
+    hb_phased_record_checkpoints(&P);
     for (int i = 0; i < r->threads; i++) {
         for (size_t k = 0; k < P.lane[i].len; k++)
             hb_release(P.lane[i].heap[k].p, P.lane[i].heap[k].n, P.salt);

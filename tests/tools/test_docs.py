@@ -2,7 +2,8 @@
 student needs; docs/architecture.md's layers are src/core's folders, which `hoardlab layers`
 checks, and its table of design elements names files that exist, every src/core/*/*.c among
 them (a strategy's row there is welcome but not required: adding a strategy stays two files,
-README)."""
+docs/adding.md); the README keeps its shape (the set-up commands first, short, every doc
+linked), and every link of the README and docs/ leads somewhere."""
 import glob
 import os
 import re
@@ -57,11 +58,12 @@ def test_architecture_table_names_every_core_file():
 
 
 def layer_tables():
-    """The Layers tables of docs/architecture.md and the README: {folder: its cells}, in order."""
+    """The Layers tables of docs/architecture.md and docs/layout.md: {folder: its cells}, in
+    order."""
     arch = architecture()[0].split("## Design element", 1)[0].split("## Layers", 1)[1]
-    readme = open(os.path.join(ROOT, "README.md")).read()
-    readme = readme.split("### Layers", 1)[1].split("\n### ", 1)[0]
-    rows = [re.findall(r"^\| (\w+) \| (.*) \|$", t, re.M) for t in (arch, readme)]
+    layout = open(os.path.join(ROOT, "docs", "layout.md")).read()
+    layout = layout.split("\n## Layers", 1)[1].split("\n## ", 1)[0]
+    rows = [re.findall(r"^\| (\w+) \| (.*) \|$", t, re.M) for t in (arch, layout)]
     return [{name: cells for name, cells in r if name != "folder"} for r in rows]
 
 
@@ -71,7 +73,7 @@ def core_folder(name):
         ["strategies"] if name == "strategies" else ["core", name]))))
 
 
-@pytest.mark.parametrize("which", [0, 1], ids=["architecture.md", "README"])
+@pytest.mark.parametrize("which", [0, 1], ids=["architecture.md", "layout.md"])
 def test_layer_tables_are_the_folders(which):
     """The order is written once, as the folder order (SRC_FOLDERS in
     tools/hoardlab_lib/layers/order.py, which `ls src/core` is): each table has a row per
@@ -107,15 +109,16 @@ def test_harness_layer_table_is_the_one_hoardlab_layers_checks():
         assert [f for f in named if f not in members] == [], name
 
 
-def test_readme_layout_links_the_architecture():
-    text = open(os.path.join(ROOT, "README.md")).read()
+def test_layout_links_the_architecture():
+    text = open(os.path.join(ROOT, "docs", "layout.md")).read()
     layout = text.split("## Layout", 1)[1].split("\n## ", 1)[0]
-    assert "docs/architecture.md" in layout
+    assert "](architecture.md)" in layout
 
 
 def test_each_sweeps_run_time_is_stated_in_one_place():
     """Issue 25: docs/tool.md's table of shipped sweeps gives every sweep file's time; the
-    README and experiments.md point to it instead of stating times of their own."""
+    README, the pages its sections moved to (issue 64) and experiments.md point to it instead
+    of stating times of their own."""
     tool = open(os.path.join(ROOT, "docs", "tool.md")).read()
     rows = {m.group(1): m.group(2) for m in
             re.finditer(r"^\| `([\w-]+\.ini)` \|.*\| ([^|]*) \|$", tool, re.M)}
@@ -123,20 +126,87 @@ def test_each_sweeps_run_time_is_stated_in_one_place():
         name = os.path.basename(path)
         assert name in rows, "docs/tool.md's sweep table lacks %s" % name
         assert re.search(r"\d", rows[name]), "no time for %s: %r" % (name, rows[name])
-    for doc in ("README.md", os.path.join("docs", "experiments.md")):
+    for doc in ["README.md"] + [os.path.join("docs", d) for d in README_PAGES] + [
+            os.path.join("docs", "experiments.md")]:
         text = open(os.path.join(ROOT, doc)).read()
         assert not re.search(r"\d+ min", text), "%s states a run time of its own" % doc
 
 
-# --- README's layout: the docs it lists are the docs there are -------------------------------
+# --- the layout's docs/ entry lists the docs there are ----------------------------------------
 
-def test_readme_lists_every_doc():
-    text = open(os.path.join(ROOT, "README.md")).read()
+def docs_there():
+    return {f for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md")}
+
+
+def test_layout_lists_every_doc():
+    text = open(os.path.join(ROOT, "docs", "layout.md")).read()
     block = text.split("    docs/", 1)[1].split("\n\n", 1)[0]    # the layout's docs/ entry
     listed = set(re.findall(r"([\w-]+\.md)", block))
-    there = {f for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md")}
-    assert listed == there, "README's docs/ line: missing %s, not there %s" % (
+    there = docs_there()
+    assert listed == there, "docs/layout.md's docs/ entry: missing %s, not there %s" % (
         sorted(there - listed), sorted(listed - there))
+
+
+# --- the README's shape (issue 64): a newcomer's first screen, every doc one line -----------
+
+# The pages the README's sections moved to (issue 64); the tests above that read a section of
+# the README read it there.
+README_PAGES = ("usage.md", "benchmarks.md", "cost.md", "layout.md", "adding.md")
+README_MAX_LINES = 150
+
+
+def test_readme_starts_with_the_two_commands():
+    """The set-up commands, `main` then `test`, as command lines within the first 15 lines."""
+    head = open(os.path.join(ROOT, "README.md")).read().splitlines()[:15]
+    commands = [ln.split()[:2] for ln in head if ln.startswith("    tools/hoardlab ")]
+    assert commands == [["tools/hoardlab", "main"], ["tools/hoardlab", "test"]], head
+
+
+def test_readme_is_short():
+    lines = open(os.path.join(ROOT, "README.md")).read().splitlines()
+    assert len(lines) <= README_MAX_LINES, "README.md has %d lines, more than %d: move a " \
+        "section to docs/ and link it" % (len(lines), README_MAX_LINES)
+
+
+def test_readme_links_every_doc_with_a_line_saying_what_it_is():
+    """Each docs/*.md has one list item of its own in the README: its link, then what it is;
+    and the README links no doc that is not there."""
+    text = open(os.path.join(ROOT, "README.md")).read()
+    items = dict(re.findall(r"^- \[docs/([\w-]+\.md)\]\(docs/\1\): (\S.{9,})$", text, re.M))
+    linked = set(re.findall(r"\]\(docs/([\w-]+\.md)", text))
+    there = docs_there()
+    assert set(items) == there, "README's list of docs: missing %s, not there %s" % (
+        sorted(there - set(items)), sorted(set(items) - there))
+    assert linked <= there, sorted(linked - there)
+    for page in README_PAGES:
+        assert page in there, page
+
+
+# --- links: every relative link of the README and docs/ leads to a file and a heading --------
+
+def heading_anchors(path):
+    """The anchors a Markdown renderer makes of a file's headings (GitHub's rule: lower case,
+    punctuation but - and _ dropped, spaces to -), code blocks aside."""
+    text = re.sub(r"^```.*?^```", "", open(path).read(), flags=re.S | re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+            for h in re.findall(r"^#{1,6} (.+?)\s*$", text, re.M)}
+
+
+def test_links_of_the_readme_and_docs_resolve():
+    stale = []
+    for doc in ["README.md"] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))):
+        path = os.path.join(ROOT, doc)
+        for m in re.finditer(r"\]\(([^)#\s]*)(?:#([^)\s]+))?\)", open(path).read()):
+            target, anchor = m.groups()
+            if re.match(r"[a-z]+:", target):
+                continue                                    # https:, mailto:
+            where = os.path.normpath(os.path.join(os.path.dirname(path), target or
+                                                  os.path.basename(path)))
+            if not os.path.exists(where):
+                stale.append("%s: %s" % (os.path.relpath(path, ROOT), target))
+            elif anchor and where.endswith(".md") and anchor not in heading_anchors(where):
+                stale.append("%s: %s#%s" % (os.path.relpath(path, ROOT), target, anchor))
+    assert not stale, stale
 
 
 # --- docs/architecture.md's Hooks table: who sets and who calls, named as the code has them --

@@ -1,4 +1,4 @@
-"""The layer orders, bottom up: the one place they are written. The README's Layers table,
+"""The layer orders, bottom up: the one place they are written. docs/layout.md's Layers table,
 docs/architecture.md's and harness/README.md's are checked against them
 (tests/tools/test_docs.py); src/core/base/hl.h points here.
 
