@@ -201,13 +201,15 @@ def compare(results, broken, exp, row_names, misuses):
     return bad
 
 
-def table(results, row_names, misuses):
-    """Markdown: a row per misuse, a column per allocator row."""
-    lines = ["| misuse | " + " | ".join("`%s`" % r for r in row_names) + " |",
-             "|---|" + "---|" * len(row_names)]
-    for m in misuses:
-        lines.append("| `%s` | " % m + " | ".join(
-            outcome_of(results[(m, r)]).replace("|", " / ") for r in row_names) + " |")
+def table(cells, row_names, misuses):
+    """Markdown: a line per allocator row, a column per misuse, and the count caught; `cells`
+    is {(misuse, row): outcome} (outcome_of's, or read_expected's joined)."""
+    lines = ["| row | " + " | ".join("`%s`" % m for m in misuses) + " | caught |",
+             "|---|" + "---|" * (len(misuses) + 1)]
+    for r in row_names:
+        lines.append("| `%s` | " % r + " | ".join(cells[(m, r)].replace("|", " / ")
+                                                 for m in misuses) +
+                     " | %d |" % sum(cells[(m, r)] == "caught" for m in misuses))
     return "\n".join(lines)
 
 
@@ -243,7 +245,8 @@ def main(argv=None):
         results, broken = measure(bdir, row_list, misuses, a.repeat, a.timeout, a.jobs)
         row_names = [r for r, _, _ in row_list if r not in broken]
         if a.table:
-            print(table(results, row_names, misuses))
+            print(table({c: outcome_of(runs) for c, runs in results.items()}, row_names,
+                        misuses))
         if a.reports:
             for m in misuses:
                 for r in row_names:

@@ -86,3 +86,13 @@ def test_a_cell_that_differs_is_named(tmp_path, capsys):
     rc = corpus.main(["--build-dir", BDIR, "--rows", "glibc", "--misuses",
                       "double_free,free_global", "--expected", str(exp)])
     assert rc == 1 and "free_global x glibc: no outcome stated" in capsys.readouterr().out
+
+
+def test_the_docs_table_is_the_expected_file():
+    """docs/hardening.md's table of outcomes is expected.tsv's, as run.py --table prints it."""
+    exp = corpus.read_expected(os.path.join(SEC, "expected.tsv"))
+    rows = list(dict.fromkeys(r for _, r in exp))
+    cells = {k: "|".join(o for o in corpus.OUTCOMES if o in v) for k, v in exp.items()}
+    want = corpus.table(cells, rows, [m for m, _ in corpus.MISUSES])
+    with open(os.path.join(REPO, "docs", "hardening.md")) as f:
+        assert want in f.read(), "docs/hardening.md's table differs from expected.tsv:\n" + want
