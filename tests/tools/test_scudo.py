@@ -2,8 +2,8 @@
 libclang-rt-14-dev ships its standalone build in compiler-rt's folder, where
 common.production_library finds it; one line saying how to get it when missing; preloaded by
 the runs of every sweep that names it. An LD_PRELOAD that ld.so cannot load is ignored, so
-the runs check that Scudo's library was really initialised. `hoardlab cost` cannot count it:
-under valgrind Scudo's primary cannot reserve its regions (docs/hardening.md)."""
+the runs check that Scudo's library was really initialised. `hoardlab cost` cannot count it
+(under valgrind Scudo's primary cannot reserve its regions: docs/hardening.md) and says so."""
 import csv
 import fnmatch
 import glob
@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import cli, common
+from hoardlab_lib import cli, common, cost
 
 HLBENCH = os.path.join(BDIR, "harness", "hlbench")
 needs_build = needs_built("harness/hlbench", "src/hlconfig", "src/libhoardlab.so")
@@ -82,3 +82,21 @@ def test_a_tiny_sweep_runs_it(tmp_path):
     mine = [r for r in rows if r["allocator"] == "scudo"]
     assert len(mine) == 2 and all(r["status"] == "ok" for r in mine), mine
     assert all(float(r["throughput"]) > 0 for r in mine)
+
+
+@needs_build
+def test_cost_leaves_it_out_saying_why(capsys):
+    """By default and in a sweep's `cost = yes` Scudo is left out with one line; named alone,
+    there is nothing to count, a one-line error. Scudo really stops under valgrind: when
+    that changes, NOT_COUNTED should lose it and this fails."""
+    assert "scudo" not in cost.allocators(BDIR)[0]
+    names, _ = cost.allocators(BDIR, ["glibc", "scudo"])
+    assert names == ["glibc"]
+    err = capsys.readouterr().err
+    assert "cost: scudo not counted: " in err and "valgrind" in err
+    with pytest.raises(common.ToolError):
+        cost.allocators(BDIR, ["scudo"])
+    p = subprocess.run(["valgrind", "--tool=none", "-q", HLBENCH, "threadtest", "--scale",
+                        "0.001"], env=dict(os.environ, LD_PRELOAD=scudo()),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0 and "Scudo ERROR: internal map or unmap failure" in p.stderr

@@ -70,6 +70,10 @@ PRODUCTION_ENV = {"tcmalloc-google": {"GLIBC_TUNABLES": "glibc.pthread.rseq=0"}}
 # install-deps builds it again with 38 bits (valgrind's clients stay below 128 GiB), which runs
 # only under valgrind; only the pagemap's set-up differs between the two builds' code.
 CALLGRIND_LIBRARY = {"snmalloc": "libsnmallocshim-callgrind.so"}
+# Production allocators `hoardlab cost` cannot count, and why: left out of its runs (said so).
+NOT_COUNTED = {"scudo": "Scudo stops under valgrind: its primary reserves 180 GiB at start (4 GiB "
+                        "per size class, LLVM 14), past valgrind's address space "
+                        "(docs/hardening.md)"}
 # Composed rows: configs/rows/NAME.ini, each a valid HOARD_CONFIG file that sets the testbed's
 # elements the way a production allocator assembles its own (docs/rows.md); its first line is a
 # comment, the row's one-line account. The folder is the list: no name is written anywhere else.
