@@ -272,9 +272,11 @@ def main(argv=None):
         if a.expected:
             exp = read_expected(a.expected)
             bad = compare(results, broken, exp, [r for r, _, _ in row_list], misuses)
-            for r in missing:
-                if any(k[1] == r for k in exp):
-                    print("not compared: row %s is not installed here" % r)
+            here = [r for r, _, _ in row_list]
+            for r in dict.fromkeys(k[1] for k in exp):
+                if r not in here and not a.rows:
+                    print("not compared: row %s (%s)" % (
+                        r, "not installed here" if r in missing else "not in this build"))
             n = len(misuses) * len(row_names)
             if bad:
                 print("%d of %d cells differ from %s:" % (len(bad), n, a.expected))
