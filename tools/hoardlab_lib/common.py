@@ -33,9 +33,13 @@ PRODUCTION = {
     "tcmalloc": "libtcmalloc_minimal.so.4",
     "snmalloc": "libsnmallocshim.so",
     "tcmalloc-google": "libtcmalloc-google.so",
+    "scudo": "libclang_rt.scudo_standalone-x86_64.so",
 }
 DEBIAN_PACKAGES = {"jemalloc": "libjemalloc2", "mimalloc": "libmimalloc2.0",
-                   "tcmalloc": "libtcmalloc-minimal4"}
+                   "tcmalloc": "libtcmalloc-minimal4", "scudo": "libclang-rt-14-dev"}
+# Scudo (LLVM's hardened allocator): Debian ships it in LLVM's folder for compiler-rt, not in
+# the library path; its standalone build (not the sanitizer runtime's older scudo).
+DEBIAN_DIRS = {"scudo": "/usr/lib/llvm-*/lib/clang/*/lib/linux/"}
 PYPI_PACKAGES = {"mimalloc3": "cmeel-mimalloc"}
 # Built from source by tools/install-deps (Debian 12 has no snmalloc): upstream's LD_PRELOAD
 # shim, from the tree the crate snmalloc-sys vendors (its version is snmalloc's release), into
@@ -66,6 +70,10 @@ PRODUCTION_ENV = {"tcmalloc-google": {"GLIBC_TUNABLES": "glibc.pthread.rseq=0"}}
 # install-deps builds it again with 38 bits (valgrind's clients stay below 128 GiB), which runs
 # only under valgrind; only the pagemap's set-up differs between the two builds' code.
 CALLGRIND_LIBRARY = {"snmalloc": "libsnmallocshim-callgrind.so"}
+# Production allocators `hoardlab cost` cannot count, and why: left out of its runs (said so).
+NOT_COUNTED = {"scudo": "Scudo stops under valgrind: its primary reserves 180 GiB at start (4 GiB "
+                        "per size class, LLVM 14), past valgrind's address space "
+                        "(docs/hardening.md)"}
 # Composed rows: configs/rows/NAME.ini, each a valid HOARD_CONFIG file that sets the testbed's
 # elements the way a production allocator assembles its own (docs/rows.md); its first line is a
 # comment, the row's one-line account. The folder is the list: no name is written anywhere else.
@@ -140,6 +148,8 @@ def production_library(name):
         if os.path.exists(p):
             return p
     hits = glob.glob("/usr/lib/*/" + fname)
+    if name in DEBIAN_DIRS:                             # the newest LLVM's first
+        hits += sorted(glob.glob(DEBIAN_DIRS[name] + fname), reverse=True)
     if hits:
         return hits[0]
     pkg = DEBIAN_PACKAGES[name]

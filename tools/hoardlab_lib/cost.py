@@ -151,6 +151,13 @@ def allocators(bdir, names=None):
         except ToolError:
             pass
     every = strategies + production
+    if names and set(names) & set(common.NOT_COUNTED):
+        for n in sorted(set(names) & set(common.NOT_COUNTED)):
+            common.log("cost: %s not counted: %s" % (n, common.NOT_COUNTED[n]))
+        names = [n for n in names if n not in common.NOT_COUNTED]
+        if not names:
+            raise ToolError("cost: nothing to count (see above)")
+    every = [n for n in every if n not in common.NOT_COUNTED]
     if names:
         for n in names:                 # a production allocator named but not installed
             if n in common.PRODUCTION and n not in production:
