@@ -7,7 +7,7 @@
  *   delete  each thread frees a seeded random 1 - `keep` of its blocks (exactly, by selection
  *           sampling), or with `every` = k all but every k-th; in a seeded random order, or in
  *           the order written (`order`); with `collect`, it then calls the allocator's
- *           explicit collect (hb_collect_find), never without;
+ *           explicit collect (as phased's `collect`), never without;
  *   hold    `hold_ms` with no allocation: at each of `checkpoints` ms after the last thread's
  *           delete, RSS, LazyFree (smaps_rollup) and VmPTE (page tables, /proc/self/status)
  *           are read, and held = RSS - LazyFree + VmPTE as a share of the same read right
@@ -22,9 +22,10 @@
  * Why not `phased` with keep_every and next_burst: phased is timed (its phases are seconds,
  * its live set set by lifetimes), so how much is allocated before the drain and in the next
  * burst depends on the allocator's speed; here both fills are the same blocks, so the peak
- * is the same work under every allocator and the next fill's time is comparable. Phased has
- * neither a random delete nor page tables nor whole-block checks. The helpers it shares with
- * phased are the harness's: the memory row (hb_series_read), the collect call, the floor.
+ * is the same work under every allocator and the next fill's time is comparable. Phased's
+ * idle drain keeps every k-th or the first 1/k (its random drain goes on allocating), and it
+ * reads no page tables and checks a block's ends only. The helpers it shares with
+ * phased are the harness's: the memory row the series reads, the collect call, the floor.
  *
  * The harness's tables (16 bytes a block) come from mmap, not the allocator measured, and the
  * first fill's stays whole through the hold (extra.table_kb): the harness's own memory is the
