@@ -65,7 +65,9 @@ extern const struct hb_workload hb_workloads[];   /* terminated by a row with na
   X("migrating-objects", hb_migrating, 1, "threads come and go, hand a share of their "      \
     "blocks (8 B..32 KiB, most small) to each other; the live set grows and shrinks (issue 51)") \
   X("chase", hb_chase, 1, "threads build ~190 MiB of 64-byte nodes, link them in random "      \
-    "order and chase the chain: nodes visited/s, TLB-bound (issue 50: huge pages)")
+    "order and chase the chain: nodes visited/s, TLB-bound (issue 50: huge pages)")           \
+  X("drain", hb_drain, 1, "a cache after a mass delete: fill mixed sizes, free a random 3/4 "  \
+    "(survivors on every page), hold, read memory, time the next fill (issue 65)")
 
 #define HB_DECLARE(name, fn, min_threads, summary)                                             \
     int fn(struct hb_run *r);                                                                  \

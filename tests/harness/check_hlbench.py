@@ -10,6 +10,7 @@
     check_hlbench.py hlrun  HLRUN
     check_hlbench.py learned HLBENCH HEADER --record-lib LIB
     check_hlbench.py broken HLBENCH BROKEN_MALLOC_LIB -- WORKLOAD ARGS...
+    check_hlbench.py planted HLBENCH -- drain ARGS...
 
 Exit status 0 when every check holds; otherwise the failed check on stderr and status 1.
 
@@ -301,9 +302,59 @@ def check_record(rec, workload, strategy, fields, hlbench, latency_every=64, sam
                "kept %r of sent %r" % (extra["kept"], extra["sent"]))
         expect(extra["threads_created"] >= rec["threads"], "threads_created %r" % extra)
         expect(0 < extra["lane_blocks_peak"] <= 2 * params["live"], "lane_blocks_peak %r" % extra)
+    if workload == "drain":
+        check_drain(extra, rec, params, strategy)
     if workload == "linux-scalability":
         lat = extra.get("latency_ns")
         expect(isinstance(lat, dict) and lat["p50"] <= lat["p99"] <= lat["max"], "latency %r" % lat)
+
+
+def drain_points(params):
+    """The memory reads of a drain record as (key prefix, ms after the delete): filled,
+    hold_<t> for each checkpoint, next (None: not in the hold)."""
+    points = []
+    for ms in (int(v) for v in params["checkpoints"].split(",") if v):
+        points.append(("hold_%dms" % ms if ms % 1000 or not ms else "hold_%ds" % (ms // 1000), ms))
+    return [("filled", None)] + points + [("next", None)]
+
+
+def check_drain(extra, rec, params, strategy):
+    """issue 65: the counts, the times, and each memory read (null past the hold)."""
+    reads = ["rss_kb", "lazyfree_kb", "pte_kb", "held_kb", "share", "held_bytes"]
+    points = drain_points(params)
+    keys = ["floor_kb", "blocks", "fill_bytes", "kept_blocks", "kept_bytes", "table_kb",
+            "fill_s", "delete_s"] + ["%s_%s" % (p, k) for p, _ in points[:-1] for k in reads] + \
+        (["collect_call"] if params["collect"] else []) + \
+        ["next_fill_s", "next_fill_blocks_per_s", "next_fill_speed_vs_first"] + \
+        ["next_%s" % k for k in reads]
+    expect(list(extra) == keys, "drain extra keys %s, expected %s" % (list(extra), keys))
+    n = params["blocks"]
+    expect(extra["blocks"] == n and rec["ops"] == 4 * n, "drain: ops %r, blocks %r"
+           % (rec["ops"], extra["blocks"]))
+    kept = extra["kept_blocks"]
+    if params["every"]:
+        per = [n // rec["threads"] + (i < n % rec["threads"]) for i in range(rec["threads"])]
+        expect(kept == sum((m + params["every"] - 1) // params["every"] for m in per),
+               "drain: kept %r with every %r" % (kept, params["every"]))
+    else:
+        expect(abs(kept - params["keep"] * n) <= rec["threads"], "drain: kept %r of %r at keep "
+               "%r" % (kept, n, params["keep"]))
+    expect(0 <= extra["kept_bytes"] <= extra["fill_bytes"] and
+           params["min_size"] * n <= extra["fill_bytes"] <= params["max_size"] * n,
+           "drain: bytes %r" % extra)
+    for k in ("fill_s", "delete_s", "next_fill_s"):
+        expect(isinstance(extra[k], float) and extra[k] >= 0, "drain: %s %r" % (k, extra[k]))
+    expect(extra["filled_share"] == 1.0, "drain: filled_share %r" % extra["filled_share"])
+    for p, ms in points:
+        v = [extra["%s_%s" % (p, k)] for k in reads]
+        if ms is not None and ms > params["hold_ms"]:
+            expect(v == [None] * 6, "drain: %s read past the hold: %r" % (p, v))
+            continue
+        expect(is_int(v[0]) and v[0] > 0 and (v[1] is None or is_int(v[1])) and
+               (v[2] is None or is_int(v[2])) and is_int(v[3]) and v[3] > 0, "drain %s %r" % (p, v))
+        expect(isinstance(v[4], float) and v[4] > 0, "drain: %s_share %r" % (p, v[4]))
+        expect(v[5] is None if strategy is None else is_int(v[5]),
+               "drain: %s_held_bytes %r" % (p, v[5]))
 
 
 def environment(args):
@@ -596,9 +647,29 @@ def mode_broken(hlbench, lib, rest):
                        stderr=subprocess.PIPE, text=True, timeout=300)
     expect(p.returncode == 1, "exit %d under a broken allocator, expected 1 (stderr: %s)"
            % (p.returncode, p.stderr[-500:]))
-    expect("lost its stamp" in p.stderr, "no stamp failure reported: %s" % p.stderr[-500:])
+    expect("lost its stamp" in p.stderr or "differs at byte" in p.stderr,     # drain: whole blocks
+           "no stamp failure reported: %s" % p.stderr[-500:])
     expect(p.stdout == "", "a record was written for a failed run")
     print("ok: broken allocator caught: %s" % p.stderr.strip())
+
+
+def mode_planted(hlbench, rest):
+    """drain --corrupt 1 changes one byte of a survivor in the hold: the run must fail at the
+    check after the hold, naming the block, with no record; without it the run passes."""
+    env = environment({"env": []})
+    p = subprocess.run([hlbench] + rest + ["--corrupt", "1"], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=300)
+    expect(p.returncode == 1, "exit %d with a planted corruption, expected 1 (stderr: %s)"
+           % (p.returncode, p.stderr[-500:]))
+    expect(re.search(r"drain: block \d+ of thread 0's first fill \(0x[0-9a-f]+, \d+ bytes\) "
+                     r"differs at byte \d+ after the hold", p.stderr),
+           "the planted corruption not named: %s" % p.stderr[-500:])
+    expect(p.stdout == "", "a record was written for a failed run")
+    q = subprocess.run([hlbench] + rest, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=300)
+    expect(q.returncode == 0 and q.stdout.count("\n") >= 1, "without the corruption: exit %d "
+           "(stderr: %s)" % (q.returncode, q.stderr[-500:]))
+    print("ok: planted corruption caught: %s" % p.stderr.strip())
 
 
 def main():
@@ -615,6 +686,8 @@ def main():
         mode_learned(hlbench, sys.argv[3], parse(sys.argv[4:]))
     elif mode == "run":
         mode_run(hlbench, sys.argv[3], parse(sys.argv[4:]))
+    elif mode == "planted":
+        mode_planted(hlbench, sys.argv[4:])
     elif mode == "broken":
         mode_broken(hlbench, sys.argv[3], sys.argv[5:])
     elif mode == "replay":
