@@ -8,11 +8,11 @@
  *
  * A clause holds when its names include the running strategy (or "all") and its condition,
  * if any, holds for the effective configuration; the string holds when one clause does. A
- * condition names an ENUM or BOOL key and values it can take (hl_acts_check). It runs inside
- * malloc's first call, as config.c does: no malloc, no stdio but snprintf into a buffer. */
+ * condition names an ENUM or BOOL key and values it can take (hl_acts_check). The table is
+ * asked through struct hl_acts_table, so this file knows no key. It runs inside malloc's
+ * first call, as config.c does: no malloc, no stdio but snprintf into a buffer. */
 #include <stdio.h>
 #include <string.h>
-#include "hl.h"
 #include "acts.h"
 
 static bool word_is(const char *w, size_t n, const char *s)
@@ -41,16 +41,6 @@ static bool each_word(const char *p, const char *end, const char *sep,
     return false;
 }
 
-/* The key named by [k, k + n) as a string in buf (n < len), or NULL if no key has that name. */
-static const char *key_name(const char *k, size_t n, char *buf, size_t len)
-{
-    char value[256];
-    if (n >= len) return NULL;
-    memcpy(buf, k, n);
-    buf[n] = 0;
-    return hl_config_value(buf, value, sizeof value) ? buf : NULL;
-}
-
 static bool names_strategy(const char *w, size_t n, const void *strategy)
 {
     return word_is(w, n, "all") || word_is(w, n, strategy);
@@ -59,72 +49,72 @@ static bool names_strategy(const char *w, size_t n, const void *strategy)
 static bool is_value(const char *w, size_t n, const void *value) { return word_is(w, n, value); }
 
 /* "key=v1|v2" in [c, end) holds for the effective configuration. */
-static bool condition_holds(const char *c, const char *end)
+static bool condition_holds(const struct hl_acts_table *t, const char *c, const char *end)
 {
     const char *eq = memchr(c, '=', (size_t)(end - c));
-    char key[64], value[256];
-    if (!eq || !key_name(c, (size_t)(eq - c), key, sizeof key))
+    char value[256];
+    if (!eq || !t->value(c, (size_t)(eq - c), value, sizeof value))
         return false;                           /* hl_acts_check rules it out */
-    hl_config_value(key, value, sizeof value);
     return each_word(eq + 1, end, "|", is_value, value);
 }
 
-bool hl_acts_hold(const char *acts, const char *strategy)
+bool hl_acts_hold(const struct hl_acts_table *t, const char *acts, const char *strategy)
 {
     for (const char *p = acts; *p;) {
         const char *end = p + strcspn(p, ";"), *cond = find_if(p, end);
         if (each_word(p, cond, ", ", names_strategy, strategy) &&
-            (cond == end || condition_holds(cond + 4, end)))
+            (cond == end || condition_holds(t, cond + 4, end)))
             return true;
         p = *end ? end + 1 : end;
     }
     return false;
 }
 
-void hl_acts_conditions(const char *acts, char *buf, size_t len)
+void hl_acts_conditions(const struct hl_acts_table *t, const char *acts, char *buf,
+                        size_t len)
 {
     size_t n = 0;
     char key[64], value[256];
     buf[0] = 0;
     for (const char *p = acts; *p;) {
         const char *end = p + strcspn(p, ";"), *cond = find_if(p, end), *eq;
-        const char *c = NULL;
-        if (cond < end && (eq = memchr(cond, '=', (size_t)(end - cond))))
-            c = key_name(cond + 4, (size_t)(eq - cond - 4), key, sizeof key);
-        if (c && !strstr(buf, c))
-            n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s=%s", n ? ", " : " (",
-                                  c, hl_config_value(c, value, sizeof value));
+        size_t k;
+        if (cond < end && (eq = memchr(cond, '=', (size_t)(end - cond))) &&
+            (k = (size_t)(eq - cond - 4)) < sizeof key &&
+            t->value(cond + 4, k, value, sizeof value)) {
+            memcpy(key, cond + 4, k);
+            key[k] = 0;
+            if (!strstr(buf, key))
+                n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s=%s",
+                                      n ? ", " : " (", key, value);
+        }
         p = *end ? end + 1 : end;
     }
     if (n) snprintf(buf + n, n < len ? len - n : 0, ")");
 }
 
-static bool known_strategy(const char *w, size_t n, const void *arg)
-{
-    (void)arg;
-    if (word_is(w, n, "all")) return false;
-    for (int i = 0; hl_strategy_names[i]; i++)
-        if (word_is(w, n, hl_strategy_names[i])) return false;
-    return true;                                /* true: stop, an unknown name */
-}
-
-/* A value a condition names that its key cannot take (arg: the key's values). */
-static bool not_a_value(const char *w, size_t n, const void *arg)
+/* A word not in the list arg (NULL-terminated): true, to stop at it. */
+static bool not_in(const char *w, size_t n, const void *arg)
 {
     for (const char *const *v = arg; *v; v++)
         if (word_is(w, n, *v)) return false;
     return true;
 }
 
-int hl_acts_check(const char *acts)
+static bool unknown_strategy(const char *w, size_t n, const void *strategies)
+{
+    return !word_is(w, n, "all") && not_in(w, n, strategies);
+}
+
+int hl_acts_check(const struct hl_acts_table *t, const char *acts)
 {
     for (const char *p = acts; *p;) {
         const char *end = p + strcspn(p, ";"), *cond = find_if(p, end);
         const char *eq = cond < end ? memchr(cond, '=', (size_t)(end - cond)) : NULL;
         const char *const *values =
-            eq ? hl_config_values(cond + 4, (size_t)(eq - cond - 4)) : NULL;
-        if (cond == p || each_word(p, cond, ", ", known_strategy, NULL) ||
-            (cond < end && (!values || each_word(eq + 1, end, "|", not_a_value, values))))
+            eq ? t->values(cond + 4, (size_t)(eq - cond - 4)) : NULL;
+        if (cond == p || each_word(p, cond, ", ", unknown_strategy, t->strategies) ||
+            (cond < end && (!values || each_word(eq + 1, end, "|", not_in, values))))
             return -1;
         p = *end ? end + 1 : end;
     }

@@ -393,6 +393,26 @@ static int line_of(const char *text, const char *section, const char *key)
     return found;
 }
 
+/* The table as the acts language (acts.c) asks it. */
+static const char *value_text(const struct option *o, char *buf, size_t len);
+
+static const char *key_value(const char *key, size_t n, char *buf, size_t len)
+{
+    const struct option *o = option_find(key, n);
+    return o ? value_text(o, buf, len) : NULL;
+}
+
+static const char *const *key_values(const char *key, size_t n)
+{
+    static const char *const bools[] = { "on", "off", NULL };
+    const struct option *o = option_find(key, n);
+    if (!o || (o->kind != ENUM && o->kind != BOOL)) return NULL;
+    if (o->kind == BOOL) return bools;
+    return o->choices ? o->choices : hl_strategy_names;
+}
+
+static const struct hl_acts_table acts_table = { key_value, key_values, hl_strategy_names };
+
 /* A key set explicitly (file or environment) that has no effect under the effective
  * configuration stops the program, like any bad input: an experiment that varies it would
  * present noise as its effect. Strategy defaults are not explicit. */
@@ -402,8 +422,8 @@ static void check_acts(void)
     char conds[512];
     for (size_t i = 0; i < NOPTIONS; i++) {
         const struct option *o = &options[i];
-        if (sources[i] < FROM_FILE || hl_acts_hold(o->acts, strategy)) continue;
-        hl_acts_conditions(o->acts, conds, sizeof conds);
+        if (sources[i] < FROM_FILE || hl_acts_hold(&acts_table, o->acts, strategy)) continue;
+        hl_acts_conditions(&acts_table, o->acts, conds, sizeof conds);
         if (sources[i] == FROM_ENV) {
             char env[64];
             size_t n = 0;
@@ -419,20 +439,12 @@ static void check_acts(void)
     }
 }
 
-const char *const *hl_config_values(const char *key, size_t len)
-{
-    static const char *const bools[] = { "on", "off", NULL };
-    const struct option *o = option_find(key, len);
-    if (!o || (o->kind != ENUM && o->kind != BOOL)) return NULL;
-    if (o->kind == BOOL) return bools;
-    return o->choices ? o->choices : hl_strategy_names;
-}
 
 int hl_config_check_table(char *err, size_t len)
 {
     for (size_t i = 0; i < NOPTIONS; i++) {
         const struct option *o = &options[i];
-        if (hl_acts_check(o->acts)) {
+        if (hl_acts_check(&acts_table, o->acts)) {
             snprintf(err, len, "key '%s': acts '%s': an unknown strategy, or a condition "
                      "not on an enum or bool key, or not one of its values", o->name,
                      o->acts);

@@ -8,11 +8,12 @@
  * Strategy-specific defaults (struct hl_strategy.defaults, handed down by the registry)
  * override the table default.
  *
- * `acts` (a small language, acts.c) says where the key has an effect: "all", or clauses separated by "; ", each a list of
- * strategies ("hoard, hoard2026") optionally followed by " if KEY=VALUE[|VALUE...]" naming the
- * value another key must have (effective value, whatever its source). A key set explicitly
- * (file or environment) where it acts nowhere is an error at start-up, like any bad input: it
- * would change nothing, and an experiment varying it would measure noise.
+ * `acts` says where the key has an effect (a small language, acts.c): "all", or clauses
+ * separated by "; ", each a list of strategies ("hoard, hoard2026") optionally followed by
+ * " if KEY=VALUE[|VALUE...]" naming the value another key must have (effective value,
+ * whatever its source). A key set explicitly (file or environment) where it acts nowhere is
+ * an error at start-up, like any bad input: it would change nothing, and an experiment
+ * varying it would measure noise.
  *
  * Kinds: BOOL (on/off, 1/0, true/false, yes/no) -> int; INT -> long; SIZE -> size_t;
  *        REAL -> double; ENUM -> int index into choices; STR -> const char *;
@@ -366,9 +367,6 @@ int hl_config_parse_text(const char *name, const char *text, char *err, size_t l
 /* 0 if every `acts` entry names known strategies and conditions on enum or bool keys; else -1
  * and a line in err (for the unit test). */
 int hl_config_check_table(char *err, size_t len);
-/* The values an ENUM or BOOL key can take (NULL-terminated), or NULL for a key of another
- * kind or none: [key, key + len) names it (the `acts` language's conditions, acts.c). */
-const char *const *hl_config_values(const char *key, size_t len);
 /* Text of the effective value of key, or NULL if there is no such key. */
 const char *hl_config_value(const char *key, char *buf, size_t len);
 /* For hlconfig: print the table (text or JSON) and the effective values with their source. */
