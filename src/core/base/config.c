@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "hl.h"
-#include "acts.h"
 
 /* The ENUM keys' names (config.h's HL_ENUMS). */
 #define HL_ENUM_NAME(constant, name) name,
