@@ -1,4 +1,4 @@
-/* test_collect.c — hoardlab_collect() (src/core/front/api.c, include/hoardlab.h), one
+/* test_collect.c — hoardlab_collect() (src/core/front/collect.c, include/hoardlab.h), one
  * configuration per meson run: a thread fills many superblocks and frees them all (the burst
  * and the drain), then the test asks for everything back and checks that it came:
  *   - the empty superblocks parked in hoard's global heap are purged whatever the policy says

@@ -362,7 +362,7 @@ static void fork_idle(void **state)
 {
     (void)state;
     if (!thread_on()) skip();
-    assert_int_equal(atomic_load(&hl_purge_thread_state), HL_PURGE_THREAD_RUNNING);
+    assert_int_equal(atomic_load(&hl_ticker_state), HL_TICKER_RUNNING);
     fflush(stdout);
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -439,7 +439,7 @@ static void range_wakes(void **state)
     if (hl_cfg.purge == HL_PURGE_OFF || hl_cfg.purge == HL_PURGE_DECAY ||
         hl_cfg.purge_delay > 0 || !hl_cfg.retain || !hl_cfg.purge_thread) skip();
     if (hl_cfg.retain_counts == HL_RETAIN_FREE) skip();    /* (the thread also counts) */
-    assert_int_equal(atomic_load(&hl_purge_thread_state), HL_PURGE_THREAD_RUNNING);
+    assert_int_equal(atomic_load(&hl_ticker_state), HL_TICKER_RUNNING);
     size_t a = hl_cfg.retain / 2, b = hl_cfg.retain * 3 / 4;
     if (a <= hl_large_threshold) skip();
     hl_large_flush();
@@ -447,7 +447,7 @@ static void range_wakes(void **state)
     pb[0] = 1;                           /* (the guard, live, keeps pa's and pb's mappings from
                                           * merging in the cache) */
     hl_free(pa);                                           /* cached, within retain */
-    size_t w0 = hl_purge_thread_wakes(), crossed = 0;
+    size_t w0 = hl_ticker_wakes(), crossed = 0;
     double t0 = now_ms();
     hl_free(pb);                                           /* beyond retain with pa's */
     for (int i = 0; i < 200; i++) {
@@ -458,7 +458,7 @@ static void range_wakes(void **state)
         usleep(1000);
     }
     double ms = now_ms() - t0;
-    size_t woke = hl_purge_thread_wakes() - w0;
+    size_t woke = hl_ticker_wakes() - w0;
     printf("# %zu frees beyond retain (of 200) and takes in %.0f ms: the purge thread woke %zu "
            "times\n", crossed, ms, woke);
     assert_true(crossed >= 100);                           /* (the test's own premise) */

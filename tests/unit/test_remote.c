@@ -605,7 +605,7 @@ static void batch_hashed(void **state)
     expect_settled();
 }
 
-/* The runs of the message in h's inbox, read as its owner reads them (inbox.c's sort_runs): a
+/* The runs of the message in h's inbox, read as its owner reads them (inbox.c's route_runs): a
  * run's first block's second word holds its last block (bits 0..47) and its length (48..63).
  * Each run is of 1..cap blocks of one superblock and starts at one of blocks[0..n); together
  * they hold n blocks. The message goes back into the inbox for its owner to collect. */

@@ -45,7 +45,7 @@ static void three_lists(void **state)
     struct hl_sb *sb = hl_sb_of(first);
     struct hl_heap *h = owner_of(first);
     unsigned c = sb->cls;
-    assert_ptr_equal(*hl_heap_cur(&h->cls[c]), sb);
+    assert_ptr_equal(*hl_heap_sharded_sb(&h->cls[c]), sb);
     assert_ptr_equal(hl_sb_of(a), sb);
     assert_ptr_equal(hl_sb_of(b), sb);
 

@@ -367,85 +367,7 @@ static void load_explicit(void)
     load_environment();
 }
 
-/* ---- where a key acts (the `acts` column) ------------------------------------------------ */
-
-static const char *value_text(const struct option *o, char *buf, size_t len);
-
-static bool word_is(const char *w, size_t n, const char *s)
-{
-    return strlen(s) == n && !strncmp(w, s, n);
-}
-
-/* The first " if " in [p, end), or end. */
-static const char *find_if(const char *p, const char *end)
-{
-    for (; p + 4 <= end; p++)
-        if (!strncmp(p, " if ", 4)) return p;
-    return end;
-}
-
-/* Calls fn on each name of a list "a, b c" in [p, end); stops at the first that returns true. */
-static bool each_word(const char *p, const char *end, const char *sep,
-                      bool (*fn)(const char *w, size_t n, const void *arg), const void *arg)
-{
-    while (p < end) {
-        size_t n = strcspn(p, sep);
-        if (p + n > end) n = (size_t)(end - p);
-        if (n && fn(p, n, arg)) return true;
-        p += n + 1;
-    }
-    return false;
-}
-
-static bool names_strategy(const char *w, size_t n, const void *strategy)
-{
-    return word_is(w, n, "all") || word_is(w, n, strategy);
-}
-
-static bool is_value(const char *w, size_t n, const void *value) { return word_is(w, n, value); }
-
-/* "key=v1|v2" in [c, end) holds for the effective configuration. */
-static bool condition_holds(const char *c, const char *end)
-{
-    const char *eq = memchr(c, '=', (size_t)(end - c));
-    const struct option *o = eq ? option_find(c, (size_t)(eq - c)) : NULL;
-    char value[256];
-    if (!o) return false;                       /* hl_config_check_table rules it out */
-    value_text(o, value, sizeof value);
-    return each_word(eq + 1, end, "|", is_value, value);
-}
-
-/* Whether key o has an effect under `strategy` with the effective configuration. */
-static bool option_acts(const struct option *o, const char *strategy)
-{
-    for (const char *p = o->acts; *p;) {
-        const char *end = p + strcspn(p, ";"), *cond = find_if(p, end);
-        if (each_word(p, cond, ", ", names_strategy, strategy) &&
-            (cond == end || condition_holds(cond + 4, end)))
-            return true;
-        p = *end ? end + 1 : end;
-    }
-    return false;
-}
-
-/* " (key=value, ...)": the effective values of the keys o's conditions name, or "". */
-static void conditions_text(const struct option *o, char *buf, size_t len)
-{
-    size_t n = 0;
-    char value[256];
-    buf[0] = 0;
-    for (const char *p = o->acts; *p;) {
-        const char *end = p + strcspn(p, ";"), *cond = find_if(p, end), *eq;
-        const struct option *c = NULL;
-        if (cond < end && (eq = memchr(cond, '=', (size_t)(end - cond))))
-            c = option_find(cond + 4, (size_t)(eq - cond - 4));
-        if (c && !strstr(buf, c->name))
-            n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s=%s", n ? ", " : " (",
-                                  c->name, value_text(c, value, sizeof value));
-        p = *end ? end + 1 : end;
-    }
-    if (n) snprintf(buf + n, n < len ? len - n : 0, ")");
-}
+/* ---- where a key acts (the `acts` column: acts.c reads it) ------------------------------- */
 
 /* The number of the last line of text that sets key in [section], or 0. */
 static int line_of(const char *text, const char *section, const char *key)
@@ -470,6 +392,26 @@ static int line_of(const char *text, const char *section, const char *key)
     return found;
 }
 
+/* The table as the acts language (acts.c) asks it. */
+static const char *value_text(const struct option *o, char *buf, size_t len);
+
+static const char *key_value(const char *key, size_t n, char *buf, size_t len)
+{
+    const struct option *o = option_find(key, n);
+    return o ? value_text(o, buf, len) : NULL;
+}
+
+static const char *const *key_values(const char *key, size_t n)
+{
+    static const char *const bools[] = { "on", "off", NULL };
+    const struct option *o = option_find(key, n);
+    if (!o || (o->kind != ENUM && o->kind != BOOL)) return NULL;
+    if (o->kind == BOOL) return bools;
+    return o->choices ? o->choices : hl_strategy_names;
+}
+
+static const struct hl_acts_table acts_table = { key_value, key_values, hl_strategy_names };
+
 /* A key set explicitly (file or environment) that has no effect under the effective
  * configuration stops the program, like any bad input: an experiment that varies it would
  * present noise as its effect. Strategy defaults are not explicit. */
@@ -479,8 +421,8 @@ static void check_acts(void)
     char conds[512];
     for (size_t i = 0; i < NOPTIONS; i++) {
         const struct option *o = &options[i];
-        if (sources[i] < FROM_FILE || option_acts(o, strategy)) continue;
-        conditions_text(o, conds, sizeof conds);
+        if (sources[i] < FROM_FILE || hl_acts_hold(&acts_table, o->acts, strategy)) continue;
+        hl_acts_conditions(&acts_table, o->acts, conds, sizeof conds);
         if (sources[i] == FROM_ENV) {
             char env[64];
             size_t n = 0;
@@ -496,44 +438,16 @@ static void check_acts(void)
     }
 }
 
-static bool known_strategy(const char *w, size_t n, const void *arg)
-{
-    (void)arg;
-    if (word_is(w, n, "all")) return false;
-    for (int i = 0; hl_strategy_names[i]; i++)
-        if (word_is(w, n, hl_strategy_names[i])) return false;
-    return true;                                /* true: stop, an unknown name */
-}
-
-/* A value a condition names that its key cannot take (arg: the key's option). */
-static bool not_a_value(const char *w, size_t n, const void *arg)
-{
-    const struct option *c = arg;
-    if (c->kind == BOOL) return !word_is(w, n, "on") && !word_is(w, n, "off");
-    for (int i = 0;; i++) {
-        const char *v = c->choices ? c->choices[i] : hl_strategy_names[i];
-        if (!v) return true;
-        if (word_is(w, n, v)) return false;
-    }
-}
 
 int hl_config_check_table(char *err, size_t len)
 {
     for (size_t i = 0; i < NOPTIONS; i++) {
         const struct option *o = &options[i];
-        for (const char *p = o->acts; *p;) {
-            const char *end = p + strcspn(p, ";"), *cond = find_if(p, end);
-            const char *eq = cond < end ? memchr(cond, '=', (size_t)(end - cond)) : NULL;
-            const struct option *c = eq ? option_find(cond + 4, (size_t)(eq - cond - 4)) : NULL;
-            if (cond == p || each_word(p, cond, ", ", known_strategy, NULL) ||
-                (cond < end && (!c || (c->kind != ENUM && c->kind != BOOL) ||
-                                each_word(eq + 1, end, "|", not_a_value, c)))) {
-                snprintf(err, len, "key '%s': acts '%s': an unknown strategy, or a condition "
-                         "not on an enum or bool key, or not one of its values", o->name,
-                         o->acts);
-                return -1;
-            }
-            p = *end ? end + 1 : end;
+        if (hl_acts_check(&acts_table, o->acts)) {
+            snprintf(err, len, "key '%s': acts '%s': an unknown strategy, or a condition "
+                     "not on an enum or bool key, or not one of its values", o->name,
+                     o->acts);
+            return -1;
         }
     }
     return 0;

@@ -8,11 +8,12 @@
  * Strategy-specific defaults (struct hl_strategy.defaults, handed down by the registry)
  * override the table default.
  *
- * `acts` says where the key has an effect: "all", or clauses separated by "; ", each a list of
- * strategies ("hoard, hoard2026") optionally followed by " if KEY=VALUE[|VALUE...]" naming the
- * value another key must have (effective value, whatever its source). A key set explicitly
- * (file or environment) where it acts nowhere is an error at start-up, like any bad input: it
- * would change nothing, and an experiment varying it would measure noise.
+ * `acts` says where the key has an effect (a small language, acts.c): "all", or clauses
+ * separated by "; ", each a list of strategies ("hoard, hoard2026") optionally followed by
+ * " if KEY=VALUE[|VALUE...]" naming the value another key must have (effective value,
+ * whatever its source). A key set explicitly (file or environment) where it acts nowhere is
+ * an error at start-up, like any bad input: it would change nothing, and an experiment
+ * varying it would measure noise.
  *
  * Kinds: BOOL (on/off, 1/0, true/false, yes/no) -> int; INT -> long; SIZE -> size_t;
  *        REAL -> double; ENUM -> int index into choices; STR -> const char *;
@@ -24,6 +25,7 @@
 #ifndef HL_CONFIG_H
 #define HL_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define HL_KB 1024.0
@@ -368,6 +370,26 @@ int hl_config_parse_text(const char *name, const char *text, char *err, size_t l
 int hl_config_check_table(char *err, size_t len);
 /* Text of the effective value of key, or NULL if there is no such key. */
 const char *hl_config_value(const char *key, char *buf, size_t len);
+
+/* acts.c, the language of the `acts` column (above), and what it asks of the option table
+ * (config.c gives it): [key, key + n) names a key. */
+struct hl_acts_table {
+    /* the key's effective value as text in buf, or NULL if there is no such key */
+    const char *(*value)(const char *key, size_t n, char *buf, size_t len);
+    /* the values an ENUM or BOOL key can take (NULL-terminated), or NULL for another key */
+    const char *const *(*values)(const char *key, size_t n);
+    const char *const *strategies;       /* the strategies' names, NULL-terminated */
+};
+
+/* Whether an `acts` string holds under `strategy` with the effective configuration. */
+bool hl_acts_hold(const struct hl_acts_table *t, const char *acts, const char *strategy);
+/* " (key=value, ...)": the effective values of the keys acts's conditions name, or "". */
+void hl_acts_conditions(const struct hl_acts_table *t, const char *acts, char *buf,
+                        size_t len);
+/* 0 if acts names only known strategies (or "all") and conditions on enum or bool keys with
+ * values they can take; else -1. */
+int hl_acts_check(const struct hl_acts_table *t, const char *acts);
+
 /* For hlconfig: print the table (text or JSON) and the effective values with their source. */
 enum { HL_TABLE_TEXT, HL_TABLE_JSON, HL_TABLE_MARKDOWN };
 void hl_config_print_table(int fd, int format);

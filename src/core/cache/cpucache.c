@@ -223,7 +223,7 @@ __attribute__((noinline)) void *hl_cpu_malloc_slow(size_t size)
     else hl_cache_take(h, c, &chain, want, false);
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
     hl_heap_unlock(h);
-    hl_purge_poll();                     /* no lock held: the purge thread may start */
+    hl_ticker_poll();                    /* no lock held: the ticker may start */
     if (!chain) return NULL;
     p = chain;                           /* the first for the caller, the rest to a stack */
     chain = *(void **)p;
@@ -388,7 +388,7 @@ const struct hl_paths *hl_cpu_cache_start(const struct hl_cache_row *behind)
     bool by_room = init();
     if (hl_cfg.cpu_cache_idle_ms && !emulated) {   /* (valgrind runs no rseq: none to pin) */
         seen_heads = hl_meta_alloc((size_t)ncpus * sizeof *seen_heads);
-        hl_purge_every(idle_sweep, hl_cfg.cpu_cache_idle_ms);
+        hl_ticker_every(idle_sweep, hl_cfg.cpu_cache_idle_ms);
     }
     if (by_room) hl_stats_unseen_fn = unseen;
     return &paths[!hl_cfg.counting ? 0 : by_room ? 1 : 2];

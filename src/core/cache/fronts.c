@@ -54,7 +54,7 @@ void hl_fronts_start(const struct hl_heap_policy *policy)
         if (!hl_cfg.purge_thread)
             hl_die("retain_counts = free: the free bytes are counted by the purge thread; "
                    "valid with purge_thread = on (retain_counts = parked without it)");
-        hl_purge_every(count_free, HL_PURGE_COUNT_MS);
+        hl_ticker_every(count_free, HL_PURGE_COUNT_MS);
     }
 }
 

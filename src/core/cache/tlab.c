@@ -477,7 +477,7 @@ __attribute__((noinline)) void *hl_tlab_malloc_slow(size_t size)
                                            : hl_cache_take(h, c, &b->head, want, false);
         if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
         hl_heap_unlock(h);
-        hl_purge_poll();                 /* no lock held: the purge thread may start */
+        hl_ticker_poll();                /* no lock held: the ticker may start */
     }
     if (!(first = b->head)) return NULL;
     b->head = *(void **)first;           /* the caller's block: room + 1 below */
@@ -841,7 +841,7 @@ const struct hl_paths *hl_tlab_start(const struct hl_cache_row *behind)
     if (scavenging) {
         free_other_unguarded = hl_tlab_free_other;
         hl_tlab_free_other = free_other_guarded;
-        hl_purge_every(scavenge_sweep, hl_cfg.tlab_scavenge_ms);
+        hl_ticker_every(scavenge_sweep, hl_cfg.tlab_scavenge_ms);
     }
     return &paths[prefetch_on()][scavenging][!hl_cfg.counting ? 0 : u_by_bins ? 1 : 2];
 }

@@ -6,7 +6,8 @@
  * taking them all cannot deadlock against a thread that holds one and waits for another:
  *   the strategy's (heaps, free lists; a strategy orders its own: hl_heaps_fork, hl_sh_fork)
  *   large      the large objects' cache, taken alone
- *   purge      the purges' lists, taken under a shard's lock or the large cache's (purge.c)
+ *   ticker     no lock: waits for a thread being started to reach its own code (ticker.c)
+ *   parked     the parked lists, taken under a shard's lock or the large cache's (parked.c)
  *   census     touched from inside strategy locks
  *   checks     taken alone
  *   arena      taken under a heap lock when a superblock is made
@@ -18,8 +19,8 @@
 #include "purge.h"
 
 static void (*const core[])(int phase) = {
-    hl_large_fork, hl_purge_fork, hl_census_fork, hl_checks_fork, hl_arena_fork, hl_meta_fork,
-    hl_thread_fork,
+    hl_large_fork, hl_ticker_fork, hl_parked_fork, hl_census_fork, hl_checks_fork, hl_arena_fork,
+    hl_meta_fork, hl_thread_fork,
 };
 #define NCORE (sizeof core / sizeof core[0])
 

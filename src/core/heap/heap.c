@@ -35,7 +35,7 @@ void hl_heap_init(void)
 
 struct hl_heap *hl_heap_new(unsigned index, bool shared)
 {
-    unsigned n = hl_classes->count, lists = hl_heap_groups + 3;     /* hl_heap_cur's slot too */
+    unsigned n = hl_classes->count, lists = hl_heap_groups + 3;   /* hl_heap_sharded_sb too */
     size_t head = hl_align_up(sizeof(struct hl_heap) + n * sizeof(struct hl_heap_class),
                               sizeof(void *));
     struct hl_heap *h = hl_meta_alloc(head + (size_t)n * lists * sizeof(struct hl_sb *));
@@ -187,7 +187,7 @@ void hl_heap_detach(struct hl_heap *h, struct hl_sb *sb)
     if (hl_unlikely(hl_heap_observer)) hl_heap_observer(h, sb, sb->list, HL_LIST_NONE);
     hl_heap_list_unlink(h, sb);
     if (hl_unlikely(hl_sb_sharded)) {
-        if (*hl_heap_cur(k) == sb) *hl_heap_cur(k) = NULL;
+        if (*hl_heap_sharded_sb(k) == sb) *hl_heap_sharded_sb(k) = NULL;
         /* whoever takes sb next pops its free list once (then sharded.c takes over): it
          * must hold a block if sb has a free one */
         if (!sb->free_head) hl_sb_swap_local(sb);

@@ -182,7 +182,10 @@ static inline bool hl_heap_policy_due(const struct hl_heap *h, const struct hl_s
 /* free_lists = sharded (sharded.h): the superblock class c allocates from until it runs dry,
  * kept in the slot before the class's list heads (hl_heap_new); NULL: none yet. It stays in
  * its fullness group as any other; leaving the heap (hl_heap_detach) clears it. */
-static inline struct hl_sb **hl_heap_cur(const struct hl_heap_class *k) { return &k->list[-1]; }
+static inline struct hl_sb **hl_heap_sharded_sb(const struct hl_heap_class *k)
+{
+    return &k->list[-1];
+}
 
 /* One block of sb, which h owns and which is not full. (free_lists = sharded: sb's local_free
  * is empty or its free list is not; sharded.c's hl_sharded_alloc swaps them, and so does

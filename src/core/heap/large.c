@@ -2,83 +2,37 @@
  * from the OS"): one OS mapping each, whose pages the page map marks HL_OWNER_LARGE. A 16-byte
  * header just below the block records the mapping (size, and the block's offset in it).
  *
- * Freed mappings are kept in a cache for reuse, so a program that frees and allocates large
- * buffers, or a realloc-grown one, does not pay mmap, munmap and a page fault per page each time.
- * The key `large_reuse` chooses the policy (issue 24):
+ * Freed mappings are kept in a cache for reuse; the key `large_reuse` chooses the policy:
  *   - unmap: none; every freed mapping goes back to the OS at once (the paper's "mmap each").
  *   - fixed: at most `large_cache` bytes, oldest-freed unmapped first (0 disables it). A
- *     request of n pages takes a mapping of m pages with n <= m <= 2n (waste at most 2x, as
- *     realloc's in-place rule), the smallest bin first; in the request's own bin only the first
- *     8 entries are tried. A program holding a score of MiB-sized buffers of varied sizes gains
- *     little: 32 MiB holds a few of them, and most do not fit the next request.
- *   - follow (the default): the bound follows the program's large live set: A = live +
- *     cached <= (1 + large_follow) x the live large bytes' recent peak (1/2: 1.5x, the issue's
- *     target; the peak, as U is a peak in the Hoard paper's A/U), at least large_cache. A
- *     free under the peak makes room rather than evicting, so the live set's ups and downs do
- *     not unmap memory the next up faults in again; the peak decays towards the live bytes by
- *     1/256 of the difference per free, so the cache shrinks back within a few hundred frees
- *     once the program's large live set has shrunk. Eviction takes only the excess, from the
- *     oldest mapping's tail, after every free and every allocation that took new pages. Any
- *     cached mapping may serve any request: the smallest of at
- *     least n pages, its tail cut off and kept in the cache as a mapping of its own (no system
- *     call, the pages stay resident), else the largest smaller one, grown with mremap, and
- *     the new part filled with the other cached mappings' pages, moved there by mremap
- *     (fill_from_cache: only what the cache cannot fill faults in; calloc clears only the
- *     old pages). A freed block merges with the
- *     cached mappings right before and after it (two address tables, below), so trimmed
- *     pieces grow back into whole buffers. Each handed-out mapping is exactly the request's
- *     pages, so U and A stay close.
- *   Why follow, and not a jemalloc-style decay (keep freed pages, give them back some seconds
- *   later): largebuf replaces a buffer every millisecond or so, so any decay time long enough
- *   to help keeps all it frees, and A is then bounded by time, not by the live set, which is
- *   what the Hoard paper bounds (O(1) blowup); decay also needs a clock or a background
- *   thread. glibc's dynamic mmap threshold moves such buffers into its heap, which the
- *   superblock strategies do not have for blocks above S/2. Measured (docs/large.md, CPU
- *   seconds of largebuf's measured phase, 1 and 2 threads): unmap 3.4-3.6x glibc's (every
- *   page faulted in), fixed 1.15-1.35x with A/live up to 1.5, follow below glibc's with
- *   A/live about 1.4. What mattered, in page faults of the phase (1 thread): the 2x fit rule
- *   120k; any mapping trimmed or grown 92k; with neighbours merged 53-60k; the bound on A
- *   by the peak instead of on the cache by the live bytes 42-47k (tcmalloc 2-18k).
- *   Cached mappings stay counted in A (hl_os_bytes): memory held is memory held.
- *   - a cached mapping is marked HL_OWNER_NONE in the page map, as an unmapped one was, so a
- *     double free or a foreign pointer into it is still caught by free().
- *   - lookup takes no system call: one lock, bins by page count (exact below 16 pages, then
+ *     request of n pages takes a mapping of m pages, n <= m <= 2n, the smallest bin first;
+ *     in the request's own bin only the first 8 entries are tried.
+ *   - follow (the default): A = live + cached <= (1 + large_follow) x the live large bytes'
+ *     recent peak (decaying towards the live bytes by 1/256 of the difference per free), at
+ *     least large_cache; eviction takes only the excess, from the oldest mapping's tail,
+ *     after every free and every allocation that took new pages. Any cached mapping may serve
+ *     any request: the smallest of at least n pages, its tail cut off and cached, else the
+ *     largest smaller one, grown with mremap and filled with other cached mappings' pages
+ *     (fill_from_cache). A freed block merges with the cached mappings right before and after
+ *     it (two address tables). Each handed-out mapping is exactly the request's pages.
+ * Invariants:
+ *   - Cached mappings stay counted in A (hl_os_bytes), and are marked HL_OWNER_NONE in the
+ *     page map, so a double free or a foreign pointer into one is still caught by free().
+ *   - Lookup takes no system call: one lock, bins by page count (exact below 16 pages, then
  *     four per power of two), newest first in each.
- *   - alignment: requests with align <= HL_PAGE are served from the cache (a mapping is page
- *     aligned, the block sits at offset align); larger alignments always map afresh.
- *   - a reused mapping is dirty: hl_large_alloc clears the block for calloc's sake,
- *     hl_large_alloc_dirty does not.
- *   - mremap keeps a mapping's NUMA policy, and the cache is placement-blind (one process, one
- *     policy), so the `numa` key still holds for every large block.
- *   - purge on (the hoard rows' key; issues 36, 51): a cached mapping's pages after the first
- *     (where the cache writes its record) are parked with purge.c as a range, as an empty
- *     superblock parks in the global heap, and taken out again (unparked) before the mapping
- *     is reused, merged or cut: they are kept, aged and purged by the superblocks' policy and
- *     clock, in the same `retain` (MADV_FREE, or MADV_DONTNEED under dontneed). So a freed
- *     mapping is not purged as it is freed: only once it has stayed cached long enough
- *     (decay, purge_delay; with neither, HL_PURGE_RANGE_AGE_MS, half a second, the oldest
- *     first, so that one taken again soon keeps its pages), by a slow path passing by (a
- *     large malloc or free, a heap's refill) or the purge thread, which a large malloc may
- *     start (never a free); only with retain = 0 (keep nothing) and no delay is it purged as
- *     it enters the cache. What is parked is the part of the mapping
- *     that may be resident (struct resident: a freed block's all, a purged one's none, the
- *     hull of the parts' when merged, each piece's share when cut), so `retain` counts and a
- *     purge gives back only that; a mapping re-entering the cache (merged, cut) is parked
- *     afresh, its age starting again. What the cache keeps beyond `retain` is then address
- *     ranges, a reuse without mmap, not memory: kept resident, they were 32 MiB of what
- *     phased's drain left held a second later under every purge policy (hoard2026 decay
- *     100 ms, retain 0: 0.31 of the peak, 0.15 with the purge). Purged as each was freed
- *     (before issue 51), a program reusing one size ran 2.5x slower under hoard202607: each
- *     reuse wrote pages given back just before.
- *
- * realloc (under every policy): a block that still fits, wasting at most half, stays. Otherwise
- * a cached mapping of the new size (the 2x rule), if there is one, takes a copy: its pages are
- * resident, a memcpy costs less than
- * faulting in fresh zeroed pages (realloc-churn with blocks up to 64 KiB .. 4 MiB ran 1.4x to
- * 2.2x faster than with mremap first), and the number of cached mappings stays steady. Without
- * one, shrinking cuts the tail off into the cache (no system call) and growing calls mremap,
- * which moves the pages without copying them and faults in only the new ones. A block that
- * moves gets malloc's alignment, no more (realloc promises no more), even if it had more. */
+ *   - Requests with align <= HL_PAGE are served from the cache (the block at offset align);
+ *     larger alignments map afresh. A reused mapping is dirty: hl_large_alloc clears the
+ *     block for calloc, hl_large_alloc_dirty does not. mremap keeps a mapping's NUMA policy.
+ *   - purge on (ranges.c): a cached mapping's pages after the first (where the cache writes
+ *     its record) are parked as a range, and taken out (unparked) before the mapping is
+ *     reused, merged or cut. What is parked is the part that may be resident (struct
+ *     resident); a mapping re-entering the cache (merged, cut) is parked afresh. The cache's
+ *     lock is taken before the parked lists' lock, never after (fork.c's order).
+ * realloc (every policy): a block that still fits, wasting at most half, stays; else a cached
+ * mapping of the new size (the 2x rule), if any, takes a copy (its pages are resident);
+ * without one, shrinking cuts the tail off into the cache and growing calls mremap. A block
+ * that moves gets malloc's alignment, no more (realloc promises no more).
+ * docs/large.md ("large.c's notes, as they stood") has why each rule, and its measurements. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -605,7 +559,7 @@ static void *follow(size_t size, size_t need, size_t offset, bool zero)
 
 static void *alloc(size_t size, size_t align, bool zero)
 {
-    hl_purge_poll();                             /* a malloc slow path: the purge thread may start */
+    hl_ticker_poll();                            /* a malloc slow path: the ticker may start */
     if (align < HL_ALIGN) align = HL_ALIGN;
     size_t offset = align;                       /* room for the header, keeping alignment */
     if (size > PTRDIFF_MAX - offset - HL_PAGE) { errno = ENOMEM; return NULL; }

@@ -1,10 +1,13 @@
 /* purge.h — returning the pages of hoard's parked empty superblocks to the OS (the later
- * Hoard's #99 and #116, jemalloc's decay and background thread, mimalloc's purge delay; keys
- * `purge`, `retain`, `decay_ms`, `purge_delay`, `purge_thread`): purge.c says how and when. */
+ * Hoard's #99 and #116, jemalloc's decay, mimalloc's purge delay; keys `purge`, `retain`,
+ * `retain_counts`, `decay_ms`, `purge_delay`): purge.c says how and when. Beside them,
+ * large.c's cached mappings, parked as ranges (ranges.c), under one lock (parked.c); the
+ * holes of used superblocks are holes.h's. */
 #ifndef HL_PURGE_H
 #define HL_PURGE_H
 
 #include "superblock.h"
+#include "ticker.h"                     /* the timer purge and the fronts register with */
 
 #pragma GCC visibility push(hidden)     /* internal, as hl.h's */
 
@@ -19,11 +22,14 @@ void hl_purge_unpark(struct hl_sb *sb);
 size_t hl_purge_retained(void);          /* bytes of parked superblocks kept unpurged */
 size_t hl_purge_purged(void);            /* bytes of parked superblocks purged */
 
+/* ---- ranges.c: large.c's cached mappings, parked ---------------------------------------- */
+
 /* Parked ranges: large.c's cached free mappings, whose pages that may be resident,
  * [from, from + len), are kept, aged and purged beside the parked superblocks, by the same
- * policy and clock, sharing `retain` (purge.c says how). The record lives in the mapping's
- * first page, which is never purged. Its fields are purge.c's, under its lock, while parked;
- * a purge of part of the range narrows [from, from + len) (what may still be resident). */
+ * policy and clock, sharing `retain` (ranges.c says how). The record lives in the mapping's
+ * first page, which is never purged. Its fields are ranges.c's, under the parked lists' lock,
+ * while parked; a purge of part of the range narrows [from, from + len) (what may still be
+ * resident). */
 struct hl_purge_range {
     struct hl_purge_range *next, *prev;  /* in the list of ranges kept unpurged, oldest first */
     uint64_t parked_at;                  /* ns, CLOCK_MONOTONIC_COARSE */
@@ -33,18 +39,28 @@ struct hl_purge_range {
     bool cut_high;                       /* a purge of part of it takes its high end first */
 };
 /* Untimed (purge = free | dontneed, purge_delay = 0) with retain > 0, a range waits this long
- * before it may be purged (purge.c, "Ranges"); with retain = 0 it goes as it parks. */
+ * before it may be purged (ranges.c); with retain = 0 it goes as it parks. */
 enum { HL_PURGE_RANGE_AGE_MS = 500 };
-/* r's pages [from, from + len) enter the cache (its lock held, never purge.c's or a shard's):
- * kept while `retain` has room, else purged, the oldest ranges first, when due (delay,
- * decay; untimed, once parked HL_PURGE_RANGE_AGE_MS, or as it parks if retain = 0). cut_high: the pages freed
- * last are at its low end, so a purge of part of it starts at the high end (else the low). */
+/* purge.c: r's pages [from, from + len) enter the cache (its lock held, never the parked
+ * lists' or a shard's): kept while `retain` has room, else purged, the oldest ranges first,
+ * when due (delay, decay; untimed, once parked HL_PURGE_RANGE_AGE_MS, or as it parks if
+ * retain = 0). cut_high: the pages freed last are at its low end, so a purge of part of it
+ * starts at the high end (else the low). */
 void hl_purge_park_range(struct hl_purge_range *r, char *from, size_t len, bool cut_high);
 /* r leaves the cache (its lock held), before anyone writes its pages: true if they were
  * purged meanwhile (or never parked). Waits for a purge of r in progress. */
 bool hl_purge_unpark_range(struct hl_purge_range *r);
 size_t hl_purge_ranges_kept(void);       /* bytes of parked ranges kept unpurged now */
 size_t hl_purge_ranges_purged(void);     /* bytes of ranges purged so far (a counter) */
+
+/* The list, for purge.c only, hl_parked_lock held (ranges.c): */
+void hl_ranges_keep(struct hl_purge_range *r);     /* r (from, len set) parked KEPT, now */
+void hl_ranges_unlink(struct hl_purge_range *r);   /* r KEPT leaves the list */
+struct hl_purge_range *hl_ranges_oldest(void);     /* the oldest range kept, or NULL */
+/* r KEPT: at least `want` bytes of its pages given back (all: r leaves the list, PURGED). */
+void hl_ranges_give_back(struct hl_purge_range *r, size_t want);
+
+/* ---- purge.c -------------------------------------------------------------------------- */
 
 /* Timed purges: do what has fallen due. Called by slow paths holding no shard lock (a heap's
  * refill); park and unpark do the same themselves. Not on a fast path: a clock read. */
@@ -55,58 +71,35 @@ static inline void hl_purge_tick(void)
         hl_purge_tick_slow();
 }
 
-/* purge_thread = on: the timed purges' background thread (purge.c), started by the first
- * malloc slow path that holds no lock of the library (hl_purge_poll: pthread_create
- * allocates, so neither under a heap's lock nor in malloc's bootstrap), whether or not
- * anything is parked yet: a program's frees park superblocks (a drain) and may then leave
- * the threads idle, so the thread must be there before, and a free may not start it, since
- * the C library frees with its own locks held (a dead thread's TLS blocks under the stack
- * cache's lock, which pthread_create takes: a free that started the thread there deadlocked
- * the thread churn under decay). One load and a branch once decided (running, failed, or
- * not used: purge_thread = off, or nothing for it to do: no timed purge, no untimed one
- * with a budget, no hole purging, no hl_purge_every). */
-enum { HL_PURGE_THREAD_NONE, HL_PURGE_THREAD_STARTING, HL_PURGE_THREAD_RUNNING,
-       HL_PURGE_THREAD_FAILED, HL_PURGE_THREAD_UNUSED };
-extern _Atomic int hl_purge_thread_state;
-void hl_purge_thread_start(void);
-/* How many times the thread has woken so far (a signal or its deadline): test_purge's count. */
-size_t hl_purge_thread_wakes(void);
-static inline void hl_purge_poll(void)
-{
-    if (hl_unlikely(atomic_load_explicit(&hl_purge_thread_state, memory_order_relaxed) ==
-                    HL_PURGE_THREAD_NONE))
-        hl_purge_thread_start();
-}
-
 /* purge = decay: the fraction of bytes parked at once that may stay unpurged x = t / decay_ms
  * later: 1 - smoothstep(x) = 1 - (3x^2 - 2x^3) on [0, 1], 1 before, 0 after (purge.c). */
 double hl_purge_decay_curve(double x);
 
-void hl_purge_fork(int phase);           /* fork.c: the timed purges' lock, and the thread */
 /* hoardlab_collect: every empty superblock in the n shards of the global heap purged now with
  * MADV_DONTNEED, whatever the policy and its timing; the bytes newly purged (purge.c). */
 size_t hl_purge_all(struct hl_heap *const *shards, unsigned n);
 
-struct hl_heap;
-/* hoardlab_collect, h locked: every partly used superblock's free pages given back with
- * MADV_DONTNEED (and its earlier holes advised again); the bytes newly given back. 0 under
- * purge_holes = off. */
-size_t hl_purge_heap_holes(struct hl_heap *h);
-/* After config and hl_heap_init: purge_holes = on installs the heap observer that purges
- * holes (purge.c says when), before the heap log's if any. */
+/* After config and hl_heap_init: hole purging's init (holes.h), and, when a parked entry can
+ * wait for a purge (timed, or ranges aged), the watch the ticker (ticker.h) runs. */
 void hl_purge_init(void);
-/* Another layer's periodic work for the thread alone (cache = cpu's idle CPUs, cpucache.c:
- * it pins the thread to a CPU, which no program thread's slow path may do): sweep() every
- * `ms`, from the thread's start to the process's end; registered before the first malloc
- * slow path, it starts the thread (unless purge_thread = off). A few may be registered (a
- * front's scavenge, the free count); one registered again keeps its place. */
-void hl_purge_every(void (*sweep)(void), long ms);
 /* retain_counts = free: the free bytes the heaps, TLABs and caches hold outside the parked
- * lists, counted by the layer that sees them all (fronts.c) with hl_purge_every, every
+ * lists, counted by the layer that sees them all (fronts.c) with hl_ticker_every, every
  * HL_PURGE_COUNT_MS; `retain` bounds them with the parked ones, and what is parked beyond it
  * now is purged when due (untimed: once parked HL_PURGE_RANGE_AGE_MS). */
 enum { HL_PURGE_COUNT_MS = 100 };
 void hl_purge_count_free(size_t bytes);
+
+/* ---- parked.c: what the purge's files share -------------------------------------------- */
+
+enum { HL_PARKED_KEPT = 1, HL_PARKED_PURGED = 2 };     /* sb->parked, r->parked */
+
+/* The parked lists' lock: purge.c's superblocks and ranges.c's ranges are listed and purged
+ * under it; holes.c's sweep holds it. Taken under a shard's lock or the large cache's, never
+ * the reverse. */
+extern hl_lock hl_parked_lock;
+void hl_parked_fork(int phase);          /* fork.c: after every heap's and the large cache's */
+
+static inline uint64_t hl_ms_ns(long ms) { return (uint64_t)ms * 1000000u; }
 
 #pragma GCC visibility pop
 

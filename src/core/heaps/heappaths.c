@@ -38,8 +38,8 @@ HL_COLD void *hl_heap_malloc_retry(struct hl_heap *h, unsigned c)
     if (!p) p = hl_heap_refill(h, c);
     if (HL_INVARIANT_CHECKS) hl_heap_check(h, -1);
     hl_heap_unlock(h);
-    /* No lock held: the purge thread may start here (purge.h says why a free may not). */
-    hl_purge_poll();
+    /* No lock held: the purge thread may start here (ticker.h says why a free may not). */
+    hl_ticker_poll();
     return hl_likely(p != NULL) ? hl_stats_malloc(p, hl_class_size(c)) : NULL;
 }
 

@@ -36,7 +36,7 @@ static void extend_if_short(struct hl_sb *sb)
 static bool refill_lists(struct hl_heap *h, struct hl_heap_class *k, struct hl_sb *sb)
 {
     if (sb->local_free) hl_sb_swap_local(sb);
-    else if (hl_remote_take(h, sb) && *hl_heap_cur(k) != sb) return false;
+    else if (hl_remote_take(h, sb) && *hl_heap_sharded_sb(k) != sb) return false;
     if (!sb->free_head && hl_unlikely(sb->holes)) hl_sb_unhole(sb);    /* purge_holes */
     extend_if_short(sb);
     return true;
@@ -46,7 +46,7 @@ void *hl_sharded_alloc(struct hl_heap *h, unsigned c, hl_refill_fn refill)
 {
     struct hl_heap_class *k = &h->cls[c];
     for (;;) {
-        struct hl_sb *sb = *hl_heap_cur(k);
+        struct hl_sb *sb = *hl_heap_sharded_sb(k);
         if (sb && (sb->free_head || (refill_lists(h, k, sb) && sb->free_head)))
             return hl_heap_alloc_from(h, sb);
         /* Used up (so in the FULL list) or gone: the next, by Hoard's rule: the fullest with
@@ -54,13 +54,13 @@ void *hl_sharded_alloc(struct hl_heap *h, unsigned c, hl_refill_fn refill)
          * on one of them, or uncarved: used < capacity). */
         sb = k->groups ? k->list[63 - __builtin_clzll(k->groups)] : k->list[HL_LIST_EMPTY];
         if (!sb) break;
-        *hl_heap_cur(k) = sb;
+        *hl_heap_sharded_sb(k) = sb;
     }
     /* An empty superblock of another class, or the refill's: one list (hl_heap_detach). */
     void *p = hl_heap_alloc_empty(h, c);
     if (!p && !(p = refill(h, c))) return NULL;
     struct hl_sb *sb = hl_sb_of(p);
-    *hl_heap_cur(k) = sb;
+    *hl_heap_sharded_sb(k) = sb;
     extend_if_short(sb);
     return p;
 }
@@ -110,7 +110,7 @@ static inline __attribute__((always_inline)) void *sharded_malloc(size_t size, b
     if (hl_unlikely(HL_INVARIANT_CHECKS || !h || !hl_heap_trylock(h, counted)))
         return malloc_general(c);
     struct hl_heap_class *k = &h->cls[c];
-    struct hl_sb *sb = *hl_heap_cur(k);
+    struct hl_sb *sb = *hl_heap_sharded_sb(k);
     if (hl_unlikely(!sb)) return malloc_retry(h, c);
     void *p = sb->free_head;
     if (hl_unlikely(!p || --h->collect_in == 0)) return malloc_retry(h, c);

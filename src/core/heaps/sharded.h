@@ -5,7 +5,7 @@
  *   local_free   where the owner's own frees go (superblock.h: hl_sb_push_local),
  *   thread_free  where other threads' frees go, one CAS each: the superblock's `remote` list of
  *                remote_free = list (remote.h), which sharded therefore requires.
- * Per heap and class, malloc allocates from one current superblock (heap.h's hl_heap_cur):
+ * Per heap and class, malloc allocates from one current superblock (heap.h's hl_heap_sharded_sb):
  * its fast path pops free_head only; when that is empty the slow path (sharded.c) swaps
  * local_free in, else takes thread_free with one atomic operation (hl_remote_take), and
  * carves a 4 KiB batch of never-used blocks when what it has is short (mimalloc's extend);

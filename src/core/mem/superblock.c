@@ -3,7 +3,7 @@
  * verification. The hot operations (pop, push, finding the header) are inline in
  * superblock.h.
  *
- * Holes (purge_holes = on; purge.c says when). A superblock that still holds live blocks
+ * Holes (purge_holes = on; holes.c says when). A superblock that still holds live blocks
  * may have whole pages of free ones ("spread survivors": a burst freed but one block in 32).
  * Such a page is given back to the OS, and the free list, which lives in the free blocks'
  * first words, survives so: a unit (a page; S / 64 above S = 256 KiB, so that one 64-bit
@@ -89,7 +89,7 @@ struct hl_sb *hl_sb_new(unsigned c)
     sb->inbox_next = NULL;
     atomic_store_explicit(&sb->remote_tail, NULL, memory_order_relaxed);
     sb->parked = 0;
-    sb->parked_at = 0;                   /* (purge.c: also when holes were last purged) */
+    sb->parked_at = 0;                   /* (holes.c: also when holes were last purged) */
     sb->holes = 0;
     hl_sb_format(sb, c);
     return sb;

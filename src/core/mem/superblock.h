@@ -58,7 +58,7 @@ struct hl_sb {
     struct hl_sb *inbox_next;
     _Atomic(void *) remote_tail;
     /* purge_holes = on: `used` when its holes were last purged (UINT32_MAX: not since it was
-     * formatted), so the purge thread's sweep (purge.c) walks only superblocks freed into
+     * formatted), so the purge thread's sweep (holes.c) walks only superblocks freed into
      * since. Here, not above: the line above is full, and this is written only by a purge. */
     uint32_t holes_used;
 };

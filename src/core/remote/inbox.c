@@ -160,7 +160,7 @@ static void collect_blocks(struct hl_heap *h, void *p)
  * and that h's settling finds in another heap (h's own policy moved sb to the global heap
  * during that collection): back onto sb's list in one CAS, announced to its owner if the list
  * was empty (its last block then this run's tail), as a sender's push would. Never as a
- * message of blocks (sort_runs' way under batch): a list heap's inbox holds superblocks.
+ * message of blocks (route_runs' way under batch): a list heap's inbox holds superblocks.
  * Pending still, as it was. */
 static void forward_list_run(struct hl_sb *sb, void *head, void *tail, uint32_t n)
 {
@@ -186,7 +186,7 @@ static void forward_list_run(struct hl_sb *sb, void *head, void *tail, uint32_t 
  * caller (linked run to run through their last blocks) for it to take or settle. The run's
  * last block is read for the link to the next run. Returns the kept runs, and in *bytes what
  * the chain held. */
-static void *sort_runs(struct hl_heap *h, void *p, bool keep, size_t *bytes)
+static void *route_runs(struct hl_heap *h, void *p, bool keep, size_t *bytes)
 {
     void *kept = NULL, **kept_link = &kept;
     size_t all = 0;
@@ -240,7 +240,7 @@ void *hl_remote_drain(struct hl_heap *h)
 {
     size_t bytes;
     uintptr_t all = atomic_exchange_explicit(&h->inbox, 0, memory_order_acquire);
-    void *runs = sort_runs(h, (void *)all, true, &bytes);
+    void *runs = route_runs(h, (void *)all, true, &bytes);
     hl_mailbox_taken(h, bytes, 0);
     return runs;
 }
@@ -250,7 +250,7 @@ void *hl_remote_drain(struct hl_heap *h)
 void hl_remote_settle(struct hl_heap *h, void *runs)
 {
     size_t bytes;
-    sort_runs(h, runs, false, &bytes);
+    route_runs(h, runs, false, &bytes);
 }
 
 /* The inbox of h (locked) taken; with keep, the runs a front cache may take are returned. */
@@ -263,7 +263,7 @@ static inline __attribute__((always_inline)) void *collect(struct hl_heap *h, bo
         else runs = collect_lists(h, (struct hl_sb *)all, keep);
     } else if (hl_remote_mode == HL_REMOTE_BATCH) {
         size_t bytes;
-        runs = sort_runs(h, (void *)all, keep, &bytes);
+        runs = route_runs(h, (void *)all, keep, &bytes);
         hl_mailbox_taken(h, bytes, 0);
     } else {
         collect_blocks(h, (void *)all);
