@@ -1,4 +1,4 @@
-"""Mistakes caught before the first run (check.py): a sweep file with each mistake fails in
+"""Mistakes caught before the first run (runkit/check.py): a sweep file with each mistake fails in
 --dry-run with file:line, section and 'did you mean'; a knob that acts nowhere under its
 strategy is refused; a sweep whose runs fail exits non-zero with its report written; one
 allocator-with-knobs syntax for run and cost. Needs the build (hlconfig, hlbench)."""

@@ -12,7 +12,8 @@ import subprocess
 import sys
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import check, common, sweep as SW, tidy
+from hoardlab_lib import common, sweeps as SW
+from hoardlab_lib.runkit import check, tidy
 from hoardlab_lib.report import hugepages as H
 from hoardlab_lib.report.purge import col
 

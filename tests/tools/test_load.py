@@ -10,7 +10,9 @@ import sys
 import pytest
 
 from conftest import REPO, needs_built
-from hoardlab_lib import calibrate, cost, execute, load, sweep, tidy
+from hoardlab_lib import cost, sweeps as sweep
+from hoardlab_lib.runkit import tidy
+from hoardlab_lib.sweeps import calibrate, execute, load
 
 TOOL = os.path.join(REPO, "tools", "hoardlab")
 BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
@@ -163,7 +165,7 @@ def test_calibration_grows_short_workloads_once_per_machine(tmp_path, monkeypatc
         calls.append((run["workload_label"], run["scale"]))
         wall = 0.2 * run["scale"] * (2 if run["variant"] == "serial" else 1)
         return {"status": "ok", "records": [{"wall_s": wall}]}
-    monkeypatch.setattr(calibrate.runner, "run_one", fake_run)
+    monkeypatch.setattr(calibrate.runkit, "run_one", fake_run)
     monkeypatch.setattr(calibrate, "key_of", lambda sw, bdir: "k")
     got = calibrate.calibrate(s, runs, str(tmp_path), "hlbench", lambda m: None)
     assert {label for label, _ in calls} == {"threadtest", "larson"}     # no census
@@ -321,7 +323,7 @@ def test_the_time_before_a_run_is_counted_as_waiting(monkeypatch):
     monkeypatch.setattr(execute.time, "monotonic", lambda: next(clock))
     monkeypatch.setattr(ex.waiter, "before", lambda done, last: {"before_cpus": 0.0,
                                                                 "waited_s": 3.5})
-    monkeypatch.setattr(execute.runner, "run_one", lambda run, b, h: {"elapsed_s": 1.0})
+    monkeypatch.setattr(execute.runkit, "run_one", lambda run, b, h: {"elapsed_s": 1.0})
     monkeypatch.setattr(execute.load, "during", lambda probe, policy: {"during_cpus": 0.0})
     monkeypatch.setattr(execute.load, "Probe", lambda: None)
     ex.run_one({})
@@ -356,7 +358,7 @@ def test_the_estimate_of_time_left_counts_the_quiet_waits_and_the_callgrind_step
 @needs_built("harness/hlbench", "src/hlconfig", "src/libhoardlab.so")
 def test_a_sweep_with_cost_tells_its_progress_line_of_the_callgrind_step(tmp_path,
                                                                           monkeypatch):
-    from hoardlab_lib import orchestrate
+    from hoardlab_lib.sweeps import orchestrate
     seen = {}
 
     def stop(sw, runs, order, bdir, hlbench, policy, prog, outdir, seed):
@@ -387,7 +389,7 @@ def test_calibration_gives_a_today_copy_its_workloads_scale(tmp_path, monkeypatc
         calls.append(run["workload_label"])
         wall = 0.2 * run["scale"] * (2 if run["variant"] == "serial" else 1)
         return {"status": "ok", "records": [{"wall_s": wall}]}
-    monkeypatch.setattr(calibrate.runner, "run_one", fake_run)
+    monkeypatch.setattr(calibrate.runkit, "run_one", fake_run)
     monkeypatch.setattr(calibrate, "key_of", lambda sw, bdir: "k")
     got = calibrate.calibrate(s, runs, str(tmp_path), "hlbench", lambda m: None)
     assert sorted(calls) == ["threadtest", "today-threadtest"]

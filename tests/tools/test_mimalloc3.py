@@ -13,7 +13,8 @@ import sys
 import pytest
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import cli, common, cost, runner
+from hoardlab_lib import cli, common, cost
+from hoardlab_lib.runkit import runner
 
 HLBENCH = os.path.join(BDIR, "harness", "hlbench")
 needs_build = needs_built("harness/hlbench", "src/hlconfig", "src/libhoardlab.so")

@@ -10,7 +10,8 @@ import subprocess
 import pytest
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import sweep as SW, tidy
+from hoardlab_lib import sweeps as SW
+from hoardlab_lib.runkit import tidy
 from hoardlab_lib.report import purge as P, series as S
 
 HLBENCH = os.path.join(BDIR, "harness", "hlbench")

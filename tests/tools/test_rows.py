@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import common, sweep as sweepmod
+from hoardlab_lib import common, sweeps as sweepmod
 from hoardlab_lib.common import ToolError
 
 TOOL = os.path.join(REPO, "tools", "hoardlab")
@@ -147,7 +147,7 @@ def test_a_knob_on_a_row_wins_over_its_file():
 
 @needs_built("src/hlconfig")
 def test_a_knob_a_row_cannot_take_is_refused_as_for_a_strategy():
-    from hoardlab_lib import check
+    from hoardlab_lib.runkit import check
     assert check.knob_problem(BDIR, "snmalloc-like", {"remote_batch_bytes": "16K"}) is None
     knob, msg = check.knob_problem(BDIR, "snmalloc-like", {"remote_queue_cap": "8"})
     assert knob == "remote_queue_cap" and "no effect" in msg and "remote_free=batch" in msg

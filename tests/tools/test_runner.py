@@ -1,7 +1,8 @@
 """Command lines, environments and output parsing (no build needed)."""
 import pytest
 
-from hoardlab_lib import common, runner, selftest
+from hoardlab_lib import common, selftest
+from hoardlab_lib.runkit import runner
 from hoardlab_lib.common import ToolError
 
 
@@ -241,7 +242,7 @@ INTERRUPTED = r"""
 import os, shutil, signal, sys, tempfile
 signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, %r)
-from hoardlab_lib import runner
+from hoardlab_lib.runkit import runner
 tmp = tempfile.mkdtemp(prefix="hoardlab-test-interrupt-")
 with open(%r, "w") as f:
     f.write(tmp + "\n")

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from hoardlab_lib import plotkit, report, tidy
+from hoardlab_lib import plotkit, report
+from hoardlab_lib.runkit import tidy
 from hoardlab_lib.report import plots, series as S
 from test_tidy import RUN, record, result
 

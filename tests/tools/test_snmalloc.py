@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import common, cost, sweep
+from hoardlab_lib import common, cost, sweeps as sweep
 
 HLBENCH = os.path.join(BDIR, "harness", "hlbench")
 needs_build = needs_built("harness/hlbench", "harness/hlcost", "src/hlconfig",
@@ -85,7 +85,7 @@ def test_cost_counts_snmalloc_through_its_callgrind_build(tmp_path):
 
 def test_the_hand_off_and_production_sweeps_list_it():
     for name in ("production", "handoff", "remote-free"):
-        sw = sweep.load(os.path.join(REPO, "configs", "sweeps", name + ".ini"), 2,
+        sw = sweep.read_sweep(os.path.join(REPO, "configs", "sweeps", name + ".ini"), 2,
                         ["serial", "concurrent", "private", "ownership", "hoard", "hoard2026",
                          "hoard202607", "lockfree"])
         assert ("snmalloc", "snmalloc", {}) in sw.allocators, name

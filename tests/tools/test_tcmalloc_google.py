@@ -18,7 +18,7 @@ import sys
 import pytest
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import common, cost, sweep
+from hoardlab_lib import common, cost, sweeps as sweep
 
 NAME = "tcmalloc-google"
 HLBENCH = os.path.join(BDIR, "harness", "hlbench")
@@ -154,7 +154,7 @@ def test_hlbench_under_it_runs_it(tmp_path):
 
 def test_the_production_fronts_handoff_and_purge_sweeps_list_it():
     for name in ("production", "fronts", "handoff", "purge"):
-        sw = sweep.load(os.path.join(REPO, "configs", "sweeps", name + ".ini"), 2,
+        sw = sweep.read_sweep(os.path.join(REPO, "configs", "sweeps", name + ".ini"), 2,
                         ["serial", "concurrent", "private", "ownership", "hoard", "hoard2026",
                          "hoard202607", "lockfree"])
         assert (NAME, NAME, {}) in sw.allocators, name

@@ -454,7 +454,7 @@ def test_a_verdict_never_rests_on_a_group_thinned_to_one_quiet_run():
     e = {x["variant"]: x for x in V.taxonomy(serial + thin, [], 2)}
     assert e["c"]["fast"]["value"] == V.BUSY_UNDECIDED
     assert "one quiet run left in c on threadtest at t=1" in e["c"]["fast"]["evidence"]
-    from hoardlab_lib import execute
+    from hoardlab_lib.sweeps import execute
     assert ("c", "threadtest", 1) in execute.undecided_groups(serial + thin, [], 2)
 
 

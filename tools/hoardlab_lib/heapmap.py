@@ -12,7 +12,7 @@ import collections
 import json
 import os
 
-from . import check, common, plotkit, runner
+from . import common, plotkit, runkit
 from .common import ToolError
 
 Line = collections.namedtuple("Line",
@@ -373,7 +373,7 @@ def run(bdir, allocator, workload, out_dir, threads=THREADS, params=None, interv
                      % (allocator, ", ".join(HEAP_STRATEGIES)))
     if common.allocator_kind(base) != "hoardlab":
         raise only
-    check.allocator(bdir, base, knobs, [n for n, _ in common.hlconfig_strategies(bdir)],
+    runkit.check_allocator(bdir, base, knobs, [n for n, _ in common.hlconfig_strategies(bdir)],
                     "heapmap -a %s" % allocator)
     if common.expected_strategy(base, knobs) not in HEAP_STRATEGIES:   # a row: its file's
         raise only
@@ -390,7 +390,7 @@ def run(bdir, allocator, workload, out_dir, threads=THREADS, params=None, interv
             "extra_args": list(extra)}
     say("running %s under %s, %d threads, scale %g, the heap log on (stopped after %ds)"
         % (workload, allocator, threads, scale, timeout or 0))
-    res = runner.run_one(spec, bdir)
+    res = runkit.run_one(spec, bdir)
     if res["status"] != "ok":
         raise ToolError("heapmap: %s under %s: %s (%s)" % (workload, allocator, res["status"],
                                                           res["error"].strip()[-300:]))

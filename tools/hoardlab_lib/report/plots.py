@@ -10,7 +10,6 @@ outside the axes, to the right; titles are wrapped, never cut."""
 import os
 
 from .. import plotkit as K, verdicts as V
-from ..verdicts.today import relabel
 from . import fronts, hugepages, michael, programs, purge, series as S
 
 
@@ -249,7 +248,7 @@ def all_plots(rows, rounds, outdir, baseline, ncores, series=()):
     files, errors = [], []
     bench = programs.bench_rows(rows)      # real programs: programs.png only
     # today's allocators' `today-<label>` runs drawn in <label>'s plots (verdicts.today)
-    merged, merged_bench = relabel(rows), relabel(bench)
+    merged, merged_bench = V.relabel(rows), V.relabel(bench)
     for fn, args in ((speedup_plots, (merged, outdir, ncores)),
                      (relative_plot, (merged, outdir, baseline, ncores)),
                      (memory_plot, (merged_bench, outdir)),

@@ -1,5 +1,5 @@
 """The report's sections on memory over time and on latency, from the columns
-tidy.py makes of a record's `series` and `latency`, and their plots: series-<workload>.png
+runkit/tidy.py makes of a record's `series` and `latency`, and their plots: series-<workload>.png
 (memory over time, a line per allocator) and latency-<workload>.png (the sampled latency
 percentiles as a CDF). A section appears only when the sweep measured its inputs: results
 from before hlbench sampled have neither column, and their reports do not change."""

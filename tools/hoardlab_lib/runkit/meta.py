@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from .common import (REPO, PRODUCTION, PYPI_PACKAGES, SOURCE_BUILT, artifact, allocator_env,
+from ..common import (REPO, PRODUCTION, PYPI_PACKAGES, SOURCE_BUILT, artifact, allocator_env,
                      production_library, ToolError, cores)
 
 

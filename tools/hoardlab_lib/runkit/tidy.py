@@ -7,7 +7,8 @@ import json
 import lzma
 import os
 
-from . import common, nodes
+from .. import common
+from . import nodes
 
 # Columns every runs.csv has, in this order. Groups with a prefix follow (sorted):
 # knob.<key>, params.<name>, hoardlab.<counter>, extra.<name>, series.<column>_<summary>,
@@ -162,7 +163,7 @@ def rows_for(run, result, sweep_name, order, bdir=None, series=None):
         "started_at": result["started_at"], "elapsed_s": result["elapsed_s"],
     }
     base.update(result.get("node") or nodes.here())
-    ld = dict(result.get("load") or {})     # the machine's other load (load.py)
+    ld = dict(result.get("load") or {})     # the machine's other load (sweeps/load.py)
     base["cpu_s"] = ld.pop("cpu_s", None)
     base.update(("load." + k, v) for k, v in ld.items())
     for k, v in run["knobs"].items():

@@ -7,7 +7,7 @@ import json
 import re
 import subprocess
 
-from .common import (ToolError, allocator_kind, did_you_mean, knob_env_name, knob_key,
+from ..common import (ToolError, allocator_kind, did_you_mean, knob_env_name, knob_key,
                      name_problem, production_library, require, row_config)
 
 _cache = {}

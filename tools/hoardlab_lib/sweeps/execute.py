@@ -11,15 +11,15 @@ import math
 import random
 import time
 
-from . import load, runner, tidy, verdicts as V
-from .verdicts import today as T
+from .. import runkit, verdicts as V
+from . import load
 
 MAX_EXTRA_REPS = 10         # repetitions one group may gain (besides the time budget)
 TIMING_VERDICTS = ("fast", "scalable", "false_sharing")
 
 
-class Progress(runner.Progress):
-    """runner.Progress whose estimate of the time left also counts what may still be added
+class Progress(runkit.Progress):
+    """runkit.Progress whose estimate of the time left also counts what may still be added
     and the waits for a quiet machine before the runs left (`pending`, set by Execution:
     Execution.pending_s), and the step after the runs (`after_s`: the callgrind step), so
     that it is an upper bound rather than a figure that stays put while added runs keep
@@ -102,7 +102,7 @@ class Execution:
         before = self.waiter.before(self.done, self.last)
         self.wait_s += time.monotonic() - t0
         probe = load.Probe()
-        res = runner.run_one(run, self.bdir, self.hlbench)
+        res = runkit.run_one(run, self.bdir, self.hlbench)
         res["load"] = dict(before, **load.during(probe, self.policy))
         self.last = self.waiter.saw(res["load"]["during_cpus"])
         self.waiter.ran_s += res["elapsed_s"]
@@ -137,7 +137,7 @@ class Execution:
                 queue.insert(self.rng.randint(i + 1, len(queue)), run)
                 self.prog.add(run)
             else:
-                rr, rd = tidy.rows_for(run, res, self.name, self.done, self.bdir, self.series)
+                rr, rd = runkit.rows_for(run, res, self.name, self.done, self.bdir, self.series)
                 self.rows += rr
                 self.rounds += rd
             self.prog.finish(run, res["elapsed_s"], res["status"], res["error"])
@@ -272,16 +272,16 @@ def undecided_groups(rows, rounds, ncores):
     # today's allocators (verdicts.today): their `today-<label>` runs read as <label>, and
     # each group found mapped back to the label it runs under
     names = sorted({r["variant"] for r in rows
-                    if str(r.get("workload_label", "")).startswith(T.TODAY_PREFIX)})
+                    if str(r.get("workload_label", "")).startswith(V.TODAY_PREFIX)})
     if names:
-        rl = T.relabel(rows)
-        ents = [e for e in T.today(rl, rounds, ncores, {n: {} for n in names})
+        rl = V.relabel(rows)
+        ents = [e for e in V.today_verdicts(rl, rounds, ncores, {n: {} for n in names})
                 if not e.get("missing")]
         planned = {(r["variant"], r["workload_label"], r["threads"]) for r in rows}
         found = {}
         add_undecided(found, rl, ents, ncores)
         for (v, wl, t), why in found.items():
-            g = (v, T.TODAY_PREFIX + wl, t)
+            g = (v, V.TODAY_PREFIX + wl, t)
             res.setdefault(g if g in planned else (v, wl, t), why)
     return res
 

@@ -1,4 +1,4 @@
-"""Sweep files: INI -> a list of runs (allocators x workloads x threads x knob values x
+"""A sweep file: INI -> a list of runs (allocators x workloads x threads x knob values x
 repetitions), then a shuffled execution order from a recorded seed.
 
 Format (documented in docs/tool.md):
@@ -44,108 +44,19 @@ Format (documented in docs/tool.md):
     command = sqlite3 db < {repo}/configs/programs/queries.sql
 """
 import configparser
-import itertools
 import random
 import re
 
-from . import load, programs
-from .common import (ToolError, allocator_kind, name_problem, parse_allocator_spec, cores,
-                     knob_key, parse_bool, parse_key_values, production_library,
-                     split_commas)
-
-SWEEP_KEYS = {"name", "description", "strategies", "threads", "repetitions", "scale", "seed",
-              "workload_seed", "baseline", "timeout", "pin", "cost", "busy_threshold",
-              "quiet_wait", "redo", "extra_time", "calibrate", "only_where_named"}
-WORKLOAD_KEYS = {"workload", "threads", "repetitions", "scale", "knobs", "allocators",
-                 "timeout", "pin", "workload_seed"}
-
-
-def split_list(text):
-    return [t.strip() for t in re.split(r"[,\s]+", text or "") if t.strip()]
-
-
-def parse_threads(text, ncores=None, where="threads"):
-    """'1, 2, P, 2P' -> sorted unique ints; P is the number of processors."""
-    ncores = ncores or cores()
-    vals = []
-    for tok in split_list(text):
-        m = re.fullmatch(r"(\d*)[Pp]", tok)
-        if m:
-            v = int(m.group(1) or 1) * ncores
-        elif tok.isdigit():
-            v = int(tok)
-        else:
-            raise ToolError("%s: %r is not a thread count (an integer, P or NP)" % (where, tok))
-        if v < 1:
-            raise ToolError("%s: thread count must be at least 1" % where)
-        vals.append(v)
-    if not vals:
-        raise ToolError("%s: no thread counts" % where)
-    return sorted(set(vals))
-
-
-def parse_int(v, where, lo):
-    try:
-        x = int(str(v).strip())
-    except ValueError:
-        raise ToolError("%s: %r is not an integer" % (where, v))
-    if x < lo:
-        raise ToolError("%s: must be at least %d" % (where, lo))
-    return x
-
-
-def parse_positive(v, where):
-    try:
-        x = float(str(v).strip())
-    except ValueError:
-        raise ToolError("%s: %r is not a number" % (where, v))
-    if x <= 0:
-        raise ToolError("%s: must be positive" % where)
-    return x
-
-
-def parse_number(v, where, lo, hi=None):
-    """A number in [lo, hi]."""
-    try:
-        x = float(str(v).strip())
-    except ValueError:
-        raise ToolError("%s: %r is not a number" % (where, v))
-    if x < lo or (hi is not None and x > hi):
-        raise ToolError("%s: %g is outside [%g, %s]" % (where, x, lo, "%g" % hi if hi is not None
-                                                        else "inf"))
-    return x
-
-
-# The machine's other load (load.py): [sweep] key: (Policy field, lowest, highest).
-LOAD_KEYS = {"busy_threshold": ("busy_cpus", 0.0, None), "quiet_wait": ("quiet_wait", 0.0, None),
-             "redo": ("redo_share", 0.0, 1.0), "extra_time": ("extra_time", 0.0, None)}
-
-
-def load_policy(values, where, policy=load.DEFAULT):
-    """`policy` with the LOAD_KEYS set in `values` ({key: text or number, None: unset});
-    where(key) names the place in a message."""
-    got = {}
-    for key, (field, lo, hi) in LOAD_KEYS.items():
-        if values.get(key) is not None:
-            got[field] = parse_number(values[key], where(key), lo, hi)
-    return policy._replace(**got)
-
-
-# The settings of a run: [sweep] sets them (else the default here), a [workload] section
-# may override them. key: (default, parse(text, where, ncores)).
-RUN_SETTINGS = {
-    "threads": ("1", lambda t, where, n: parse_threads(t, n, where)),
-    "repetitions": ("1", lambda t, where, n: parse_int(t, where, 1)),
-    "scale": ("1", lambda t, where, n: parse_positive(t, where)),
-    "workload_seed": ("42", lambda t, where, n: parse_int(t, where, 0)),
-    "timeout": ("300", lambda t, where, n: parse_positive(t, where)),
-    "pin": ("off", lambda t, where, n: parse_bool(t, where)),
-}
-
+from .. import programs
+from ..common import ToolError, allocator_kind, cores, knob_key, parse_bool, parse_key_values
+from . import allocators as A
+from .values import RUN_SETTINGS, SWEEP_KEYS, WORKLOAD_KEYS, load_policy, parse_int, split_list
 
 class Sweep:
     """A parsed sweep file. `expand()` gives the runs. Each section is read by a method of
-    its own, in this order (which is the order of the checks)."""
+    its own, in this order (which is the order of the checks). error, error_at, line_of,
+    run_settings and allocator_subset are public: the readers of allocators.py and of a
+    [program] section (programs/spec.py) use them."""
 
     def __init__(self, text, path="<sweep>", ncores=None, strategies=None):
         self.path, self.text = path, text
@@ -157,7 +68,8 @@ class Sweep:
         self._check_baseline()
         self._read_workloads(cp)
 
-    def _error(self, msg):
+    def error(self, msg):
+        """'FILE: msg' as a ToolError."""
         return ToolError("%s: %s" % (self.path, msg))
 
     def line_of(self, section, key=None):
@@ -211,10 +123,10 @@ class Sweep:
         try:
             cp.read_string(self.text, source=self.path)
         except configparser.Error as e:
-            raise self._error(str(e).splitlines()[0])
+            raise self.error(str(e).splitlines()[0])
         return cp
 
-    def _settings(self, sec, where, inherited=None):
+    def run_settings(self, sec, where, inherited=None):
         """RUN_SETTINGS of a section: each key it sets, else `inherited`, else the default."""
         res = {}
         for key, (default, parse) in RUN_SETTINGS.items():
@@ -228,17 +140,17 @@ class Sweep:
         """[sweep]: the name, the run settings (also self.threads, self.pin, ...), seed,
         cost, baseline."""
         if not cp.has_section("sweep"):
-            raise self._error("no [sweep] section")
+            raise self.error("no [sweep] section")
         s = dict(cp["sweep"])
         for k in s:
             if k not in SWEEP_KEYS:
-                raise self._error("[sweep] unknown key %r (known: %s)"
+                raise self.error("[sweep] unknown key %r (known: %s)"
                                   % (k, ", ".join(sorted(SWEEP_KEYS))))
         self.name = s.get("name") or re.sub(r"\.ini$", "", self.path.rsplit("/", 1)[-1])
         if not re.fullmatch(r"[A-Za-z0-9._+-]+", self.name):
-            raise self._error("name %r: use letters, digits, . _ + -" % self.name)
+            raise self.error("name %r: use letters, digits, . _ + -" % self.name)
         self.description = s.get("description", "")
-        self.settings = self._settings(s, "[sweep]")
+        self.settings = self.run_settings(s, "[sweep]")
         vars(self).update(self.settings)
         self.seed = parse_int(s["seed"], "[sweep] seed", 0) if "seed" in s else None
         self.cost = parse_bool(s.get("cost", "no"), "%s: [sweep] cost" % self.path)
@@ -247,103 +159,48 @@ class Sweep:
         self.load = load_policy(s, lambda k: "%s:%d: [sweep] %s" % (
             self.path, self.line_of("sweep", k), k))
 
-    def _strategy_names(self, text, strategies):
-        """[sweep] strategies: all, none, or a list (checked against `strategies`)."""
-        strat = text.strip()
-        if strat == "all":
-            if strategies is None:
-                raise self._error("strategies = all needs the built hlconfig "
-                                  "(run tools/hoardlab build)")
-            return list(strategies)
-        names = [] if strat in ("", "none") else split_list(strat)
-        for n in names:         # a strategy or a composed row (all: the strategies only)
-            if strategies is not None and name_problem(n, strategies, production=False):
-                raise self.error_at("sweep", "strategies",
-                                    name_problem(n, strategies, production=False))
-        return names
-
-    def _allocator(self, label, spec, strategies):
-        """One line of [allocators]: (label, base, knobs)."""
-        base, knobs = parse_allocator_spec(spec)
-        kind = allocator_kind(base)
-        if kind == "production" and knobs:
-            raise self.error_at("allocators", label, "%s is a production allocator; knobs do "
-                                "not apply" % base)
-        if strategies is not None and name_problem(base, strategies):
-            raise self.error_at("allocators", label, name_problem(base, strategies))
-        return label, base, knobs
-
     def _read_allocators(self, cp, strategies):
-        """self.allocators = [(label, base, knobs)]: the [sweep] strategies first (in
-        hlconfig's order; a label of [allocators] replaces one), then [allocators]."""
-        explicit = dict(cp["allocators"]) if cp.has_section("allocators") else {}
-        names = self._strategy_names(cp["sweep"].get("strategies", "none"), strategies)
-        self.allocators = [(n, n, {}) for n in names if n not in explicit]
-        self.explicit = [self._allocator(label, spec, strategies)
-                         for label, spec in explicit.items()]
-        self.allocators += self.explicit
-        if not self.allocators:
-            raise self._error("no allocators (set [sweep] strategies or an [allocators] "
-                              "section)")
-        self.labels = [a[0] for a in self.allocators]
-        self._read_only_where_named(cp)
-
-    def _read_only_where_named(self, cp):
-        """[sweep] only_where_named: self.named_only (labels), and self.not_installed, those of
-        them whose production library is missing, dropped from the sweep."""
-        self.named_only = split_list(cp["sweep"].get("only_where_named", ""))
-        self.not_installed = []
-        kinds = {a[0]: a[1] for a in self.allocators}
-        for n in self.named_only:
-            if n not in kinds or allocator_kind(kinds[n]) != "production":
-                raise self.error_at("sweep", "only_where_named", "%r is not a production "
-                                    "allocator of [allocators] (%s)" % (n, ", ".join(
-                                        self.labels)))
-            try:
-                production_library(kinds[n])
-            except ToolError:
-                self.not_installed.append(n)
+        """self.allocators = [(label, base, knobs)] (allocators.py), less those of [sweep]
+        only_where_named whose library is missing (self.not_installed)."""
+        self.allocators, self.explicit = A.read_allocators(self, cp, strategies)
+        self.named_only, self.not_installed = A.only_where_named(self, cp, self.allocators)
         self.allocators = [a for a in self.allocators if a[0] not in self.not_installed]
         self.explicit = [a for a in self.explicit if a[0] not in self.not_installed]
         self.labels = [a[0] for a in self.allocators]
 
-    def _allocator_subset(self, text, where):
+    def _read_knobs(self, cp):
+        """[knobs]: swept knobs, ordered {knob: [values]}, and an optional allocator subset."""
+        self.knob_values, self.knob_allocators = A.read_knobs(self, cp)
+
+    def variants(self):
+        """[(label, base, knobs, swept, variant)] after applying [knobs]."""
+        return A.variants(self.allocators, self.knob_values, self.knob_allocators)
+
+    def allocator_subset(self, text, where):
         """`allocators = a, b` of [knobs] or a workload: labels of self.allocators."""
         names = [a for a in split_list(text) if a not in getattr(self, "not_installed", ())]
         for a in names:
             if a not in self.labels:
-                raise self._error("%s allocators: %r is not an allocator (%s)"
+                raise self.error("%s allocators: %r is not an allocator (%s)"
                                   % (where, a, ", ".join(self.labels)))
         return names
-
-    def _read_knobs(self, cp):
-        """[knobs]: swept knobs, ordered {knob: [values]}, and an optional allocator subset."""
-        self.knob_values, self.knob_allocators = {}, None
-        for k, v in (cp["knobs"].items() if cp.has_section("knobs") else ()):
-            if k == "allocators":
-                self.knob_allocators = self._allocator_subset(v, "[knobs]")
-                continue
-            vals = split_commas(v)
-            if not vals:
-                raise self._error("[knobs] %s has no values" % k)
-            self.knob_values[knob_key(k)] = vals
 
     def _check_baseline(self):
         variants = [v[4] for v in self.variants()]
         if self.baseline and self.baseline not in variants:
-            raise self._error("baseline %r is not one of the allocators (%s)"
+            raise self.error("baseline %r is not one of the allocators (%s)"
                               % (self.baseline, ", ".join(variants)))
 
     def _workload(self, sec, w):
         """One [workload LABEL] section: a dict (the run settings inherit [sweep]'s)."""
         label = sec[len("workload"):].strip()
         if not label:
-            raise self._error("[workload] needs a name: [workload threadtest]")
+            raise self.error("[workload] needs a name: [workload threadtest]")
         where = "[%s]" % sec
         wl = {"label": label, "workload": w.get("workload", label), "section": sec}
-        wl.update(self._settings(w, where, inherited=self.settings))
+        wl.update(self.run_settings(w, where, inherited=self.settings))
         wl["knobs"] = parse_key_values(w.get("knobs", ""), where + " knobs")
-        wl["allocators"] = self._allocator_subset(w["allocators"], where) \
+        wl["allocators"] = self.allocator_subset(w["allocators"], where) \
             if "allocators" in w else None
         wl["params"] = {k: v for k, v in w.items() if k not in WORKLOAD_KEYS}
         return wl
@@ -358,27 +215,9 @@ class Sweep:
             elif sec.startswith("program"):
                 self.workloads.append(programs.section(self, sec, dict(cp[sec])))
             elif sec not in ("sweep", "allocators", "knobs"):
-                raise self._error("unknown section [%s]" % sec)
+                raise self.error("unknown section [%s]" % sec)
         if not self.workloads:
-            raise self._error("no [workload NAME] or [program NAME] sections")
-
-    def variants(self):
-        """[(label, base, knobs, swept, variant)] after applying [knobs]."""
-        res = []
-        combos = [dict(zip(self.knob_values, vals))
-                  for vals in itertools.product(*self.knob_values.values())] \
-            if self.knob_values else [{}]
-        for label, base, knobs in self.allocators:
-            applies = (allocator_kind(base) == "hoardlab" and self.knob_values and
-                       (self.knob_allocators is None or label in self.knob_allocators))
-            for combo in (combos if applies else [{}]):
-                k = dict(knobs)
-                k.update(combo)
-                variant = label
-                if combo:
-                    variant += "[" + ",".join("%s=%s" % kv for kv in combo.items()) + "]"
-                res.append((label, base, k, combo, variant))
-        return res
+            raise self.error("no [workload NAME] or [program NAME] sections")
 
     def expand(self):
         """Every run of the sweep, in definition order; 'index' numbers them."""
@@ -415,7 +254,8 @@ def shuffled(runs, seed):
     return [runs[i] for i in order]
 
 
-def load(path, ncores=None, strategies=None):
+def read_sweep(path, ncores=None, strategies=None):
+    """The Sweep of the file at `path`."""
     try:
         with open(path) as f:
             text = f.read()
