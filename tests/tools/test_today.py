@@ -176,9 +176,9 @@ def test_blowup_outside_growth_over_threads_within_noise():
 
 
 def test_a_blowup_within_noise_is_repeated_under_its_today_label():
-    from hoardlab_lib.sweeps import execute
+    from hoardlab_lib.sweeps import undecided
     rows, rounds = growing_runs("j", [1.23, 1.47, 1.51])
-    groups = execute.undecided_groups(rows, rounds, 2)
+    groups = undecided.undecided_groups(rows, rounds, 2)
     assert groups.get(("j", "today-blowup-roundrobin", 2)) == "j blowup within noise", groups
 
 

@@ -64,14 +64,14 @@ def section(sw, sec, w):
             raise sw.error("%s unknown key %r (valid: %s)" % (where, k, ", ".join(sorted(KEYS))))
     if not w.get("command", "").strip():
         raise sw.error("%s missing key 'command': the program to run (valid keys: %s)"
-                        % (where, ", ".join(sorted(KEYS))))
+                       % (where, ", ".join(sorted(KEYS))))
     if label in [x["label"] for x in sw.workloads]:
         raise sw.error("%s: %r is already the name of another section" % (where, label))
     for key in ("command", "verify", "server", "stop", "setup"):
         for ph, allowed in PLACEHOLDERS.items():
             if key in w and "{%s}" % ph in w[key] and key not in allowed:
                 raise sw.error("%s %s: {%s} is not set there (it is in: %s)"
-                                % (where, key, ph, ", ".join(allowed)))
+                               % (where, key, ph, ", ".join(allowed)))
     server = w.get("server", "").strip() or None
     if server and "{port}" not in server:
         raise sw.error("%s server: must listen on {port} (a free port on 127.0.0.1)" % where)
@@ -83,7 +83,7 @@ def section(sw, sec, w):
             raise sw.error("%s stop: only with server" % where)
     if "verify" in w and "output" in w:
         raise sw.error("%s output and verify: choose one (verify's stdout is the output)"
-                        % where)
+                       % where)
     for key in ("dir", "output"):
         v = w.get(key, "").strip()
         if v and (os.path.isabs(v) or ".." in v.split("/")):
@@ -102,7 +102,7 @@ def section(sw, sec, w):
             raise ValueError
     except ValueError:
         raise sw.error("%s setup_timeout: %r is not a positive number of seconds"
-                        % (where, w["setup_timeout"]))
+                       % (where, w["setup_timeout"]))
     preload_libc = parse_bool(w.get("preload_libc", "no"), "%s: %s preload_libc"
                               % (sw.path, where))
     spec = {"label": label, "command": w["command"].strip(),

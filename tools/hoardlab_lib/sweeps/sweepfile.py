@@ -47,10 +47,9 @@ import configparser
 import random
 import re
 
-from .. import programs
-from ..common import ToolError, allocator_kind, cores, knob_key, parse_bool, parse_key_values
-from . import allocators as A
-from .values import RUN_SETTINGS, SWEEP_KEYS, WORKLOAD_KEYS, load_policy, parse_int, split_list
+from ..common import ToolError, cores, knob_key, parse_bool
+from . import allocators as A, workloads as W
+from .values import RUN_SETTINGS, SWEEP_KEYS, load_policy, parse_int, split_list
 
 class Sweep:
     """A parsed sweep file. `expand()` gives the runs. Each section is read by a method of
@@ -94,28 +93,6 @@ class Sweep:
         return ToolError("%s:%d: [%s]%s: %s" % (self.path, self.line_of(section, key), section,
                                                 " " + key if key else "", msg))
 
-    def knob_origins(self):
-        """((section, key), knob) for every knob the file names."""
-        for label, base, knobs in self.explicit:
-            for k in knobs:
-                yield ("allocators", label), k
-        for k in self.knob_values:
-            yield ("knobs", k), k
-        for wl in self.workloads:
-            for k in wl.get("knobs", {}):
-                yield (wl["section"], "knobs"), k
-
-    def knob_origin(self, run, knob):
-        """(section, key) of the line that gave `run` its `knob`."""
-        wl = next(w for w in self.workloads if w["label"] == run["workload_label"])
-        if knob in wl.get("knobs", {}):
-            return wl["section"], "knobs"
-        if knob in run["swept"]:
-            return "knobs", next(k for k in self.knob_values if k == knob)
-        if any(label == run["allocator"] for label, _, _ in self.explicit):
-            return "allocators", run["allocator"]
-        return "sweep", "strategies"
-
     def _read_ini(self):
         cp = configparser.ConfigParser(inline_comment_prefixes=(";", "#"), interpolation=None,
                                        strict=True)
@@ -145,7 +122,7 @@ class Sweep:
         for k in s:
             if k not in SWEEP_KEYS:
                 raise self.error("[sweep] unknown key %r (known: %s)"
-                                  % (k, ", ".join(sorted(SWEEP_KEYS))))
+                                 % (k, ", ".join(sorted(SWEEP_KEYS))))
         self.name = s.get("name") or re.sub(r"\.ini$", "", self.path.rsplit("/", 1)[-1])
         if not re.fullmatch(r"[A-Za-z0-9._+-]+", self.name):
             raise self.error("name %r: use letters, digits, . _ + -" % self.name)
@@ -182,69 +159,30 @@ class Sweep:
         for a in names:
             if a not in self.labels:
                 raise self.error("%s allocators: %r is not an allocator (%s)"
-                                  % (where, a, ", ".join(self.labels)))
+                                 % (where, a, ", ".join(self.labels)))
         return names
 
     def _check_baseline(self):
         variants = [v[4] for v in self.variants()]
         if self.baseline and self.baseline not in variants:
             raise self.error("baseline %r is not one of the allocators (%s)"
-                              % (self.baseline, ", ".join(variants)))
-
-    def _workload(self, sec, w):
-        """One [workload LABEL] section: a dict (the run settings inherit [sweep]'s)."""
-        label = sec[len("workload"):].strip()
-        if not label:
-            raise self.error("[workload] needs a name: [workload threadtest]")
-        where = "[%s]" % sec
-        wl = {"label": label, "workload": w.get("workload", label), "section": sec}
-        wl.update(self.run_settings(w, where, inherited=self.settings))
-        wl["knobs"] = parse_key_values(w.get("knobs", ""), where + " knobs")
-        wl["allocators"] = self.allocator_subset(w["allocators"], where) \
-            if "allocators" in w else None
-        wl["params"] = {k: v for k, v in w.items() if k not in WORKLOAD_KEYS}
-        return wl
+                             % (self.baseline, ", ".join(variants)))
 
     def _read_workloads(self, cp):
-        """self.workloads: one dict per [workload LABEL] or [program LABEL]; any other
-        section is an error."""
-        self.workloads = []
-        for sec in cp.sections():
-            if sec.startswith("workload"):
-                self.workloads.append(self._workload(sec, dict(cp[sec])))
-            elif sec.startswith("program"):
-                self.workloads.append(programs.section(self, sec, dict(cp[sec])))
-            elif sec not in ("sweep", "allocators", "knobs"):
-                raise self.error("unknown section [%s]" % sec)
-        if not self.workloads:
-            raise self.error("no [workload NAME] or [program NAME] sections")
+        """self.workloads: one dict per [workload LABEL] or [program LABEL] (workloads.py)."""
+        W.read_workloads(self, cp)
 
     def expand(self):
         """Every run of the sweep, in definition order; 'index' numbers them."""
-        runs = []
-        for wl in self.workloads:
-            for label, base, knobs, swept, variant in self.variants():
-                if wl["allocators"] is not None and label not in wl["allocators"]:
-                    continue
-                if label in self.named_only and wl["allocators"] is None:
-                    continue
-                k = dict(knobs)
-                if allocator_kind(base) == "hoardlab":
-                    k.update(wl["knobs"])
-                for t in wl["threads"]:
-                    for rep in range(wl["repetitions"]):
-                        runs.append({
-                            "index": len(runs), "allocator": label, "variant": variant,
-                            "base": base, "kind": allocator_kind(base), "knobs": k,
-                            "swept": dict(swept), "workload_label": wl["label"],
-                            "workload": wl["workload"], "params": dict(wl["params"]),
-                            "threads": t, "scale": wl["scale"],
-                            "seed": wl["workload_seed"] + rep, "repetition": rep,
-                            "pin": wl["pin"], "timeout": wl["timeout"],
-                        })
-                        if "program" in wl:
-                            runs[-1]["program"] = wl["program"]
-        return runs
+        return W.expand(self)
+
+    def knob_origins(self):
+        """((section, key), knob) for every knob the file names."""
+        return W.knob_origins(self)
+
+    def knob_origin(self, run, knob):
+        """(section, key) of the line that gave `run` its `knob`."""
+        return W.knob_origin(self, run, knob)
 
 
 def shuffled(runs, seed):
