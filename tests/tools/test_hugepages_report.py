@@ -15,7 +15,7 @@ from conftest import BDIR, REPO, needs_built
 from hoardlab_lib import common, sweeps as SW
 from hoardlab_lib.runkit import check, tidy
 from hoardlab_lib.report import hugepages as H
-from hoardlab_lib.report.purge import col
+from hoardlab_lib.report.drain import col
 
 SWEEP = os.path.join(REPO, "configs", "sweeps", "hugepages.ini")
 TOOL = os.path.join(REPO, "tools", "hoardlab")

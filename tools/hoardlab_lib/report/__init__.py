@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 from .. import fmt as F, verdicts as V
 from . import (cost, failures, fronts, header, heapmaps, history, hoard, hoard2026, hugepages,
-               knobs, memory, michael, production, programs, remote, residual, series,
+               knobs, latency, memory, michael, production, programs, remote, residual, series,
                survivors, taxonomy, throughput, ucpp)
 from .header import busy_lines, machine_warnings
 from .plots import all_plots, plots_section
@@ -48,7 +48,7 @@ SECTIONS = (
     ("bench", lambda c: series.memory_over_time_section(c.bench)),
     ("bench", lambda c: survivors.section(c.bench)),
     ("bench", lambda c: hugepages.hugepages_section(c.bench, c.meta, c.ncores)),
-    ("bench", lambda c: series.latency_section(c.merged, c.ncores)),
+    ("bench", lambda c: latency.latency_section(c.merged, c.ncores)),
     ("all", lambda c: programs.section(c.rows, c.meta)),
     ("all", lambda c: cost.cost_section(c.outdir, c.meta)),
     ("all", lambda c: heapmaps.heapmap_section(c.outdir)),

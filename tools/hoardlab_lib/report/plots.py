@@ -10,7 +10,7 @@ outside the axes, to the right; titles are wrapped, never cut."""
 import os
 
 from .. import plotkit as K, verdicts as V
-from . import fronts, hugepages, michael, programs, purge, series as S
+from . import fronts, hugepages, latency as L, michael, programs, purge, series as S
 
 
 def _speed_workloads(tab):
@@ -255,7 +255,7 @@ def all_plots(rows, rounds, outdir, baseline, ncores, series=()):
                      (rounds_plot, (rows, rounds, outdir)),
                      (figure8_plot, (rows, outdir)),
                      (S.series_plots, (rows, series, outdir)),
-                     (S.latency_plots, (merged_bench, outdir, ncores)),
+                     (L.latency_plots, (merged_bench, outdir, ncores)),
                      (purge.pareto_plot, (bench, outdir)),
                      (hugepages.coverage_plot, (bench, outdir, ncores)),
                      (fronts.fronts_plot, (bench, outdir)),
