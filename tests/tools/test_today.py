@@ -12,8 +12,8 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from hoardlab_lib import common, sweeps as sweepmod
-from hoardlab_lib.sweeps import allocators
+from hoardlab_lib import allocators, common, sweeps as sweepmod
+from hoardlab_lib.sweeps import variants
 from hoardlab_lib.report import today as R
 from hoardlab_lib import verdicts as T
 from hoardlab_lib.verdicts import WITHIN_NOISE
@@ -254,7 +254,7 @@ def test_today_table_absent_without_today_runs_and_present_when_all_missing():
 
 def test_expected_classes_are_data_with_a_source():
     for name, x in R.EXPECTED.items():
-        assert name in common.PRODUCTION
+        assert name in allocators.PRODUCTION
         assert x["source"] and x["category"]
         for k in T.TODAY_KEYS:
             assert x[k] is None or x[k] <= {"yes", "no", "maybe", "O(1)", "O(P)", "unbounded"}
@@ -283,7 +283,7 @@ def test_sweep_only_where_named(monkeypatch):
         if name == "jemalloc":
             raise common.ToolError("jemalloc: not installed")
         return None
-    monkeypatch.setattr(allocators, "production_library", lib)
+    monkeypatch.setattr(variants, "production_library", lib)
     sw = sweepmod.Sweep(SWEEP, ncores=2, strategies=["serial"])
     assert sw.not_installed == ["jemalloc"]
     got = sorted((r["allocator"], r["workload_label"]) for r in sw.expand())

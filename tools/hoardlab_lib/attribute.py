@@ -28,7 +28,8 @@ import re
 import subprocess
 
 from . import fmt as F, runkit, verdicts as V
-from .common import ToolError, allocator_env, parse_allocator_spec, require, row_config
+from .common import ToolError, require
+from .allocators import allocator_env, parse_allocator_spec, row_config
 
 EFFECTIVE = re.compile(r"^(?:hoardlab: )?(\w+)\s*=\s*(.*?)\s*\((\w+)\)\s*$")
 # Keys that say which configuration runs rather than how it allocates.

@@ -6,7 +6,8 @@ import re
 import subprocess
 import sys
 
-from . import attribute, common, compare as comparemod, cost as costmod, cost_golden, fmt
+from . import allocators, attribute, common, compare as comparemod, cost as costmod, cost_golden
+from . import fmt
 from . import layers as layersmod, residual as residualmod, runkit, selftest, slurm
 from . import soak as soakmod
 from . import sweeps
@@ -27,14 +28,14 @@ def cmd_build(a):
 def cmd_run(a):
     bdir = build_dir(a.build_dir)
     sweeps.build_for(a, bdir, MEASURED_TARGETS[:3])
-    base, knobs = common.parse_allocator_spec(a.allocator)
+    base, knobs = allocators.parse_allocator_spec(a.allocator)
     knobs.update(common.parse_key_values(a.knob or [], "--knob"))
     runkit.check_allocator(bdir, base, knobs, [n for n, _ in common.hlconfig_strategies(bdir)]
-                    if common.allocator_kind(base) == "hoardlab" else [],
+                    if allocators.allocator_kind(base) == "hoardlab" else [],
                     "-a %s" % a.allocator)
     params = common.parse_key_values(a.param or [], "--param", knobs=False, form="name=value")
     run = {"index": 0, "allocator": base, "variant": a.allocator, "base": base,
-           "kind": common.allocator_kind(base), "knobs": knobs, "swept": {},
+           "kind": allocators.allocator_kind(base), "knobs": knobs, "swept": {},
            "workload_label": a.workload, "workload": a.workload, "params": params,
            "threads": a.threads, "scale": a.scale, "seed": a.seed, "repetition": 0,
            "pin": a.pin, "timeout": a.timeout, "extra_args": a.extra}
@@ -130,7 +131,7 @@ def cmd_attribute(a):
                        else None, strategies)
     wls = []
     for spec in sum((common.split_commas(w) for w in a.workload or []), []):
-        name, settings = common.parse_allocator_spec(spec)
+        name, settings = allocators.parse_allocator_spec(spec)
         wls.append((name, name, settings))
     name = "attribute-%s-%s" % tuple(re.sub(r"[^A-Za-z0-9.+-]+", "_", s)
                                      for s in (a.base, a.target))
@@ -207,7 +208,7 @@ def cmd_cost(a):
     names = [n.strip() for n in a.allocators.split(",")] if a.allocators else None
     strategies = [n for n, _ in common.hlconfig_strategies(bdir)]
     for n in names or []:               # a strategy's knobs: checked as `run -a` checks them
-        base, knobs = common.parse_allocator_spec(n)
+        base, knobs = allocators.parse_allocator_spec(n)
         if knobs and base in strategies:
             runkit.check_allocator(bdir, base, knobs, strategies, "-a %s" % n)
     results = costmod.run(bdir, names, a.pairs, a.jobs or 2)
@@ -237,21 +238,21 @@ def cmd_heapmap(a):
 
 def cmd_strategies(a):
     bdir = build_dir(a.build_dir)
-    strategies, rows = common.hlconfig_strategies(bdir), common.composed_rows()
+    strategies, rows = common.hlconfig_strategies(bdir), allocators.composed_rows()
     width = max(len(n) for n in [s for s, _ in strategies] + list(rows) +
-                list(common.PRODUCTION))
+                list(allocators.PRODUCTION))
     print("hoardlab strategies (LD_PRELOAD=%s, HOARD_STRATEGY=name):"
           % common.artifact(bdir, "lib"))
     for name, summary in strategies:
         print("  %-*s %s" % (width, name, summary))
     print("composed rows (the same library, HOARD_CONFIG=%s/NAME.ini; docs/rows.md):"
-          % os.path.relpath(common.ROWS_DIR, REPO))
+          % os.path.relpath(allocators.ROWS_DIR, REPO))
     for name, (_, account) in rows.items():
         print("  %-*s %s" % (width, name, account))
     print("production allocators (LD_PRELOAD of the library shown):")
-    for name in common.PRODUCTION:
+    for name in allocators.PRODUCTION:
         try:
-            lib = common.production_library(name)
+            lib = allocators.production_library(name)
             print("  %-*s %s" % (width, name, lib or "no preload (the C library's malloc)"))
         except ToolError as e:
             print("  %-*s MISSING: %s" % (width, name, e))
@@ -265,11 +266,11 @@ def cmd_config(a):
         "--classes" if a.classes else "--stats" if a.stats else "--list"
     env = None
     if a.allocator:
-        base, knobs = common.parse_allocator_spec(a.allocator)
-        bad = common.name_problem(base, [n for n, _ in common.hlconfig_strategies(bdir)])
+        base, knobs = allocators.parse_allocator_spec(a.allocator)
+        bad = allocators.name_problem(base, [n for n, _ in common.hlconfig_strategies(bdir)])
         if bad:
             raise ToolError("-a %s: %s" % (a.allocator, bad))
-        env = common.allocator_env(base, knobs, bdir)
+        env = allocators.allocator_env(base, knobs, bdir)
         env.pop("LD_PRELOAD", None)
     return subprocess.run([hlconfig, flag], env=env).returncode
 

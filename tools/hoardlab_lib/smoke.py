@@ -11,7 +11,8 @@ import os
 import re
 
 from . import runkit
-from .common import allocator_env, require
+from .common import require
+from .allocators import allocator_env
 
 TIMEOUT = 20.0           # seconds per run; each takes well under one on an idle machine
 RUNS = [("threadtest", 2, 0.1, {}), ("larson", 2, 0.02, {})]

@@ -2,7 +2,7 @@
 export the trace."""
 import os
 
-from .. import common, plotkit, runkit
+from .. import allocators, common, plotkit, runkit
 from ..common import ToolError
 from .png import draw
 from .trace import export_trace
@@ -37,14 +37,14 @@ def run(bdir, allocator, workload, out_dir, threads=THREADS, params=None, interv
     write out_dir/heapmap-ALLOCATOR-WORKLOAD-Nt.{log,png,json}. Returns (paths, facts).
     Says what it does as it goes (on stderr) unless quiet; the log kept at most LOG_CAP."""
     say = (lambda msg: None) if quiet else (lambda msg: common.log("heapmap: " + msg))
-    base, knobs = common.parse_allocator_spec(allocator)
+    base, knobs = allocators.parse_allocator_spec(allocator)
     only = ToolError("heapmap -a %s: the heap log is kept by the heap strategies only: %s"
                      % (allocator, ", ".join(HEAP_STRATEGIES)))
-    if common.allocator_kind(base) != "hoardlab":
+    if allocators.allocator_kind(base) != "hoardlab":
         raise only
     runkit.check_allocator(bdir, base, knobs, [n for n, _ in common.hlconfig_strategies(bdir)],
                     "heapmap -a %s" % allocator)
-    if common.expected_strategy(base, knobs) not in HEAP_STRATEGIES:   # a row: its file's
+    if allocators.expected_strategy(base, knobs) not in HEAP_STRATEGIES:   # a row: its file's
         raise only
     os.makedirs(out_dir, exist_ok=True)
     stem = os.path.join(out_dir, plotkit.fname("heapmap-%s-%s-%dt" % (allocator, workload,

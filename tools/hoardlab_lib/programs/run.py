@@ -4,8 +4,8 @@ import os
 import signal
 import time
 
-from ..common import (LIB_DIRS, ToolError, allocator_env, allocator_kind, expected_strategy,
-                      require, sha256_file)
+from ..common import ToolError, require, sha256_file
+from ..allocators import LIB_DIRS, allocator_env, allocator_kind, expected_strategy
 from .proc import (Proc, aggregate_stats, exit_text, first_difference, free_port, listening,
                    read_stats)
 from .spec import FIXED_ENV, PRELOAD_IGNORED, STOP_GRACE, TAIL, fill

@@ -6,7 +6,7 @@ EXPECTED is static data, not a verdict: per allocator, the Table 7 category its 
 falls in, the answers that category (or its own documentation, where that says more) gives,
 and one line naming the source. A None answer: the documentation does not say, never a
 mismatch; a set of two: the documentation allows both."""
-from .. import common, fmt as F, paper, verdicts as V
+from .. import allocators, common, fmt as F, paper, verdicts as V
 
 EXPECTED = {
     "glibc": {
@@ -59,7 +59,7 @@ EXPECTED = {
 def installed(name):
     """Whether a production allocator's library is on this machine."""
     try:
-        common.production_library(name)
+        allocators.production_library(name)
         return True
     except common.ToolError:
         return False

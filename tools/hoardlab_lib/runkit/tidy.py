@@ -7,7 +7,7 @@ import json
 import lzma
 import os
 
-from .. import common
+from .. import allocators, common
 from . import nodes
 
 # Columns every runs.csv has, in this order. Groups with a prefix follow (sorted):
@@ -211,7 +211,7 @@ def rows_for(run, result, sweep_name, order, bdir=None, series=None):
                 rounds += [dict(ident, **{c: r.get(c) for c in ROUND_COLUMNS if c not in ident})
                            for r in rlist]
             # An allocator that did not load is not a measurement of that allocator.
-            expected = common.expected_strategy(run["base"], run["knobs"]) \
+            expected = allocators.expected_strategy(run["base"], run["knobs"]) \
                 if run["kind"] == "hoardlab" else None
             if row["status"] == "ok" and expected and rec.get("strategy") != expected:
                 row["status"] = "not-loaded"

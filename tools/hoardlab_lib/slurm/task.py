@@ -6,7 +6,7 @@ import json
 import os
 import signal
 
-from .. import common, runkit
+from .. import allocators, common, runkit
 from ..common import ToolError, log, read_json_lines
 from .plan import BuildMismatch, check_build, paths, read_json, write_json, utc_now
 
@@ -50,8 +50,8 @@ def run_task(outdir, plan, k, bdir):
     try:
         check_build(plan, bdir, "task %d on %s" % (k, st["node"]))
         for base in sorted({plan["runs"][o]["base"] for o in todo}):
-            if common.allocator_kind(base) == "production":
-                common.production_library(base)        # missing on this node: say so now
+            if allocators.allocator_kind(base) == "production":
+                allocators.production_library(base)        # missing on this node: say so now
         hlbench = common.require(bdir, "hlbench")
         log("task %d (job %s) on %s: %d runs%s" % (
             k, job or "outside Slurm", st["node"], len(todo),

@@ -3,7 +3,7 @@ load waited out, and its results folder written up to its report. Above the repo
 it writes) and the run kit (runkit/: one run, its checks and records).
 
 The package's one face (the rest imports `sweeps`, never a module of it). Bottom up:
-values.py, the values a sweep file's keys take; allocators.py, the allocators it names and
+values.py, the values a sweep file's keys take; variants.py, the allocators it names and
 their variants under [knobs]; sweepfile.py, the file parsed (Sweep), its runs, their order;
 load.py, the machine's other load, seen per run and waited out; calibrate.py, runs sized to
 the machine; execute.py, the runs executed, disturbed ones redone, undecided groups repeated;

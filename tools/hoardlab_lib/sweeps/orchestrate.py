@@ -7,7 +7,7 @@ import random
 import shutil
 import time
 
-from .. import common, cost as costmod, fmt, programs, report, runkit
+from .. import allocators, common, cost as costmod, fmt, programs, report, runkit
 from ..build import MEASURED_TARGETS, build_state, incremental_build
 from ..common import REPO, ToolError, log, require
 from . import calibrate, execute
@@ -135,7 +135,7 @@ def cost_allocators(sw, bdir):
     """`cost = yes`: every compiled-in strategy (the testbed's own overhead, defaults, no
     knobs) and the sweep's production allocators; checked before the first run."""
     costmod.check(bdir, "%s: cost = yes" % sw.path)
-    prod = [b for _, b, _ in sw.allocators if common.allocator_kind(b) == "production"]
+    prod = [b for _, b, _ in sw.allocators if allocators.allocator_kind(b) == "production"]
     return costmod.allocators(bdir, [s for s, _ in common.hlconfig_strategies(bdir)] + prod)[0]
 
 

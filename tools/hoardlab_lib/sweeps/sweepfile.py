@@ -48,13 +48,14 @@ import random
 import re
 
 from ..common import ToolError, cores, knob_key, parse_bool
-from . import allocators as A, workloads as W
+from . import workloads as W
+from .variants import allocator_variants, only_where_named, read_allocators, read_knobs
 from .values import RUN_SETTINGS, SWEEP_KEYS, load_policy, parse_int, split_list
 
 class Sweep:
     """A parsed sweep file. `expand()` gives the runs. Each section is read by a method of
     its own, in this order (which is the order of the checks). error, error_at, line_of,
-    run_settings and allocator_subset are public: the readers of allocators.py and of a
+    run_settings and allocator_subset are public: the readers of variants.py and of a
     [program] section (programs/spec.py) use them."""
 
     def __init__(self, text, path="<sweep>", ncores=None, strategies=None):
@@ -137,21 +138,21 @@ class Sweep:
             self.path, self.line_of("sweep", k), k))
 
     def _read_allocators(self, cp, strategies):
-        """self.allocators = [(label, base, knobs)] (allocators.py), less those of [sweep]
+        """self.allocators = [(label, base, knobs)] (variants.py), less those of [sweep]
         only_where_named whose library is missing (self.not_installed)."""
-        self.allocators, self.explicit = A.read_allocators(self, cp, strategies)
-        self.named_only, self.not_installed = A.only_where_named(self, cp, self.allocators)
+        self.allocators, self.explicit = read_allocators(self, cp, strategies)
+        self.named_only, self.not_installed = only_where_named(self, cp, self.allocators)
         self.allocators = [a for a in self.allocators if a[0] not in self.not_installed]
         self.explicit = [a for a in self.explicit if a[0] not in self.not_installed]
         self.labels = [a[0] for a in self.allocators]
 
     def _read_knobs(self, cp):
         """[knobs]: swept knobs, ordered {knob: [values]}, and an optional allocator subset."""
-        self.knob_values, self.knob_allocators = A.read_knobs(self, cp)
+        self.knob_values, self.knob_allocators = read_knobs(self, cp)
 
     def variants(self):
         """[(label, base, knobs, swept, variant)] after applying [knobs]."""
-        return A.variants(self.allocators, self.knob_values, self.knob_allocators)
+        return allocator_variants(self.allocators, self.knob_values, self.knob_allocators)
 
     def allocator_subset(self, text, where):
         """`allocators = a, b` of [knobs] or a workload: labels of self.allocators."""

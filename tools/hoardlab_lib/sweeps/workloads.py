@@ -4,7 +4,8 @@ repetition, and the line of the file that gave a run each of its knobs (for chec
 messages). Each takes the Sweep being read, `sw`.
 """
 from .. import programs
-from ..common import allocator_kind, parse_key_values
+from ..common import parse_key_values
+from ..allocators import allocator_kind
 from .values import WORKLOAD_KEYS
 
 

@@ -7,8 +7,8 @@ the labels read so far (sw.allocator_subset); the Sweep keeps what they return.
 """
 import itertools
 
-from ..common import (ToolError, allocator_kind, knob_key, name_problem, parse_allocator_spec,
-                      production_library, split_commas)
+from ..common import ToolError, knob_key, split_commas
+from ..allocators import allocator_kind, name_problem, parse_allocator_spec, production_library
 from .values import split_list
 
 
@@ -86,7 +86,7 @@ def read_knobs(sw, cp):
     return values, subset
 
 
-def variants(allocators, knob_values, knob_allocators):
+def allocator_variants(allocators, knob_values, knob_allocators):
     """[(label, base, knobs, swept, variant)] of `allocators` after applying [knobs]."""
     res = []
     combos = [dict(zip(knob_values, vals)) for vals in itertools.product(*knob_values.values())] \
