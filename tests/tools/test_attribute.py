@@ -11,7 +11,6 @@ import pytest
 
 from conftest import REPO
 from hoardlab_lib import attribute as A, verdicts as V
-from hoardlab_lib.runkit import check
 from hoardlab_lib.common import ToolError
 
 BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
@@ -99,8 +98,8 @@ def test_differing_keys_and_order():
 
 def fake_build(monkeypatch, eff, refuse):
     monkeypatch.setattr(A, "effective", lambda bdir, base, knobs: eff[base])
-    monkeypatch.setattr(check, "allocator", lambda *a: None)
-    monkeypatch.setattr(check, "knob_problem", lambda bdir, base, knobs: (
+    monkeypatch.setattr(A.runkit, "check_allocator", lambda *a: None)
+    monkeypatch.setattr(A.runkit, "knob_problem", lambda bdir, base, knobs: (
         ("key", "refused") if refuse(knobs) else None))
 
 

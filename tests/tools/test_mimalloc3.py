@@ -42,7 +42,7 @@ def test_found_in_the_installed_package():
 
 
 def test_missing_is_one_line_saying_how_to_install(monkeypatch):
-    monkeypatch.setattr(common, "pypi_library", lambda dist, fname: None)
+    monkeypatch.setattr(allocators, "pypi_library", lambda dist, fname: None)
     with pytest.raises(common.ToolError) as e:
         allocators.production_library("mimalloc3")
     msg = str(e.value)
@@ -52,7 +52,7 @@ def test_missing_is_one_line_saying_how_to_install(monkeypatch):
 
 @needs_build
 def test_a_sweep_naming_it_stops_at_start_up_when_missing(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(common, "pypi_library", lambda dist, fname: None)
+    monkeypatch.setattr(allocators, "pypi_library", lambda dist, fname: None)
     ini = tmp_path / "m3.ini"
     ini.write_text("[sweep]\nscale = 0.01\n[allocators]\nglibc = glibc\nm3 = mimalloc3\n"
                    "[workload threadtest]\n")
