@@ -272,5 +272,3 @@ def series_plots(rows, series, outdir):
                "every interval_s)" % (w, t), fontsize=10)
         files.append(K.save(fig, outdir, "series-%s.png" % K.fname(w)))
     return files
-
-

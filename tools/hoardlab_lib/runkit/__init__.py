@@ -1,5 +1,6 @@
-"""The run kit: one run of hlbench (or of a real program) under one allocator: checked before it starts,
-run, and recorded. Below the report, which reads what this package writes; sweeps/ drives it.
+"""The run kit: one run of hlbench (or of a real program) under one allocator, checked before it
+starts, run, and recorded. Below the report, which reads what this package writes; sweeps/
+drives it.
 
 The package's one face (the rest imports `runkit`, never a module of it). Bottom up:
 check.py, mistakes in a sweep or an allocator spec, found before the first run (asking the

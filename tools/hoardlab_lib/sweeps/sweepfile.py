@@ -52,6 +52,7 @@ from . import workloads as W
 from .variants import allocator_variants, only_where_named, read_allocators, read_knobs
 from .values import RUN_SETTINGS, SWEEP_KEYS, load_policy, parse_int, split_list
 
+
 class Sweep:
     """A parsed sweep file. `expand()` gives the runs. Each section is read by a method of
     its own, in this order (which is the order of the checks). error, error_at, line_of,

@@ -95,4 +95,3 @@ RUN_SETTINGS = {
     "timeout": ("300", lambda t, where, n: parse_positive(t, where)),
     "pin": ("off", lambda t, where, n: parse_bool(t, where)),
 }
-
