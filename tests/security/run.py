@@ -10,7 +10,7 @@ happened to each program:
   silent   it ran to the end (exit 0) and nothing was said: the misuse went unnoticed;
   hung     it did not finish within the time bound (--timeout).
 
-Rows: every production allocator tools/hoardlab_lib/common.py knows and finds installed
+Rows: every production allocator tools/hoardlab_lib/allocators.py knows and finds installed
 (glibc without a preload, the others preloaded), every strategy the build's hlconfig lists
 (libhoardlab.so preloaded, HOARD_STRATEGY), and hoard2026:checks=on. Before a row's cells
 run, the control program (no misuse) must run to the end under it and name the row's own
@@ -38,7 +38,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tools"))
-from hoardlab_lib import common  # noqa: E402
+from hoardlab_lib import allocators, common  # noqa: E402
 
 # The corpus, in the table's order: program (tests/security/NAME.c) and the misuse it commits.
 MISUSES = [
@@ -89,9 +89,9 @@ def rows(bdir):
     """[(row, base, knobs)] available here, and {row: why not} for the production ones that
     are not installed."""
     out, missing = [], {}
-    for name in common.PRODUCTION:
+    for name in allocators.PRODUCTION:
         try:
-            common.production_library(name)
+            allocators.production_library(name)
             out.append((name, name, {}))
         except common.ToolError as e:
             missing[name] = str(e)
@@ -142,7 +142,7 @@ def control(bdir, env):
 
 def measure(bdir, row_list, misuses, repeat, timeout, jobs):
     """{(misuse, row): [(outcome, detail)] * repeat}, and {row: the control's complaint}."""
-    envs = {row: dict(common.allocator_env(base, knobs, bdir), **CORPUS_ENV.get(row, {}))
+    envs = {row: dict(allocators.allocator_env(base, knobs, bdir), **CORPUS_ENV.get(row, {}))
             for row, base, knobs in row_list}
     broken = {}
     for row, _, _ in row_list:

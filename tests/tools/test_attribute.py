@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import REPO
-from hoardlab_lib import attribute as A, check, verdicts as V
+from hoardlab_lib import attribute as A, verdicts as V
 from hoardlab_lib.common import ToolError
 
 BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
@@ -98,8 +98,8 @@ def test_differing_keys_and_order():
 
 def fake_build(monkeypatch, eff, refuse):
     monkeypatch.setattr(A, "effective", lambda bdir, base, knobs: eff[base])
-    monkeypatch.setattr(check, "allocator", lambda *a: None)
-    monkeypatch.setattr(check, "knob_problem", lambda bdir, base, knobs: (
+    monkeypatch.setattr(A.runkit, "check_allocator", lambda *a: None)
+    monkeypatch.setattr(A.runkit, "knob_problem", lambda bdir, base, knobs: (
         ("key", "refused") if refuse(knobs) else None))
 
 
@@ -183,7 +183,7 @@ def test_a_combination_a_module_refuses_at_start_is_no_step():
     hlconfig --check runs the whole start, so the plan to a composed row that sets both makes
     them one element or puts remote_free first (a step with free_lists alone failed in the
     run itself)."""
-    from hoardlab_lib import check
+    from hoardlab_lib.runkit import check
     assert check.knob_problem(BDIR, "hoard2026", {"free_lists": "sharded",
                                                   "remote_free": "lock"}) is not None
     assert check.knob_problem(BDIR, "hoard2026", {"free_lists": "sharded",

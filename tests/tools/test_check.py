@@ -1,4 +1,4 @@
-"""Mistakes caught before the first run (check.py): a sweep file with each mistake fails in
+"""Mistakes caught before the first run (runkit/check.py): a sweep file with each mistake fails in
 --dry-run with file:line, section and 'did you mean'; a knob that acts nowhere under its
 strategy is refused; a sweep whose runs fail exits non-zero with its report written; one
 allocator-with-knobs syntax for run and cost. Needs the build (hlconfig, hlbench)."""
@@ -8,7 +8,7 @@ import os
 import pytest
 
 from conftest import REPO
-from hoardlab_lib import common, cost
+from hoardlab_lib import allocators, cost
 from test_e2e import pytestmark, tool  # noqa: F401  (skips without a build)
 
 
@@ -72,11 +72,11 @@ def test_failed_runs_make_the_sweep_exit_non_zero(tmp_path):
 
 
 def test_one_allocator_syntax():
-    assert common.parse_allocator_spec("hoard:heap_select=cpu:tlab=on") == \
-        common.parse_allocator_spec("hoard, heap_select=cpu, tlab=on") == \
+    assert allocators.parse_allocator_spec("hoard:heap_select=cpu:tlab=on") == \
+        allocators.parse_allocator_spec("hoard, heap_select=cpu, tlab=on") == \
         ("hoard", {"heap_select": "cpu", "tlab": "on"})
     assert cost.parse_variant("hoard:remote_free=list") == ("hoard", {"remote_free": "list"})
-    assert common.parse_allocator_spec("preload:/x/lib.so") == ("preload:/x/lib.so", {})
+    assert allocators.parse_allocator_spec("preload:/x/lib.so") == ("preload:/x/lib.so", {})
     p = tool("run", "threadtest", "-a", "hoard:heap_select=cpu", "--scale", "0.01")
     assert p.returncode == 0 and "heap_select=cpu" in p.stdout, p.stderr
     p = tool("run", "threadtest", "-a", "serial:tlab=on", "--scale", "0.01")

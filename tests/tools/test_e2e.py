@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import REPO, HERE
-from hoardlab_lib import tidy
+from hoardlab_lib.runkit import tidy
 
 BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
 HLBENCH = os.path.join(BDIR, "harness", "hlbench")

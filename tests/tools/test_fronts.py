@@ -6,9 +6,9 @@ import os
 import subprocess
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import tidy
+from hoardlab_lib.runkit import tidy
 from hoardlab_lib.report import fronts
-from hoardlab_lib.sweep import Sweep
+from hoardlab_lib.sweeps import Sweep
 
 THREADS = (1, 2, 8, 32, 64)
 KIB = 1024

@@ -1,4 +1,4 @@
-"""The heap map (tools/hoardlab_lib/heapmap.py): a heap log read, its Chrome trace-event file
+"""The heap map (tools/hoardlab_lib/heapmap/): a heap log read, its Chrome trace-event file
 checked against the format's required fields, and the two targets of issue 39 decided from
 real short runs: hoard on a drain moves superblocks to the global heap; private on
 producer-consumer has a heap that only grows (and hoard there has none)."""

@@ -12,9 +12,10 @@ import subprocess
 import sys
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import check, common, sweep as SW, tidy
+from hoardlab_lib import allocators, sweeps as SW
+from hoardlab_lib.runkit import check, tidy
 from hoardlab_lib.report import hugepages as H
-from hoardlab_lib.report.purge import col
+from hoardlab_lib.report.drain import col
 
 SWEEP = os.path.join(REPO, "configs", "sweeps", "hugepages.ini")
 TOOL = os.path.join(REPO, "tools", "hoardlab")
@@ -202,7 +203,7 @@ def test_the_sweep_file_names_every_heap_row_value_and_production_allocator():
             "snmalloc-like", "tcmalloc-like")
     prod = ("glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc", "tcmalloc-google",
             "snmalloc")
-    assert set(prod) <= set(common.PRODUCTION)
+    assert set(prod) <= set(allocators.PRODUCTION)
     chase_v = {r["variant"] for r in runs if r["workload"] == "chase"}
     assert chase_v == {"%s[hugepages=%s]" % (a, v) for a in rows for v in H.VALUES} | set(prod)
     assert all(r["threads"] == 1 for r in runs

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import BDIR, REPO, needs_built
 from test_build import source_files        # the tree as it is, to copy
-from hoardlab_lib import build, selftest, sweep as sweepmod
+from hoardlab_lib import build, selftest, sweeps as sweepmod
 from hoardlab_lib.common import ToolError
 from hoardlab_lib.lab import correct, grade as G, page, scaffold, traces
 
@@ -513,7 +513,7 @@ def test_an_interrupted_grade_sweep_stops_the_grade_and_leaves_no_temporary_fold
         made.append(os.path.dirname(open(path).read().split("trace = ")[1].split()[0]))
         with open(os.path.join(out, "meta.json"), "w") as f:
             json.dump({"interrupted": True}, f)
-    monkeypatch.setattr(G.orchestrate, "run_sweep", interrupted_sweep)
+    monkeypatch.setattr(G.sweeps, "run_sweep", interrupted_sweep)
     with pytest.raises(KeyboardInterrupt, match="interrupted"):
         G.measure("/b", ["mine"], root=str(tmp_path), quick=True,
                   traces=traces.shipped()[:1])

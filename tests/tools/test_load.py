@@ -10,7 +10,9 @@ import sys
 import pytest
 
 from conftest import REPO, needs_built
-from hoardlab_lib import calibrate, cost, execute, load, sweep, tidy
+from hoardlab_lib import cost, sweeps as sweep
+from hoardlab_lib.runkit import tidy
+from hoardlab_lib.sweeps import calibrate, execute, load, undecided
 
 TOOL = os.path.join(REPO, "tools", "hoardlab")
 BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
@@ -115,14 +117,14 @@ def test_undecided_groups_are_those_behind_a_within_noise_verdict():
     # hoard's 1-thread ratio to serial spans 0.8 (within noise); serial is the reference
     rows = rows_of([("serial", "threadtest", 1, [100, 100]), ("hoard", "threadtest", 1, [70, 95]),
                     ("serial", "threadtest", 2, [100, 100]), ("hoard", "threadtest", 2, [190, 195])])
-    g = execute.undecided_groups(rows, [], 2)
+    g = undecided.undecided_groups(rows, [], 2)
     assert g[("hoard", "threadtest", 1)] == "hoard fast within noise"
     assert ("serial", "threadtest", 1) in g          # the reference of fast?
     assert ("hoard", "threadtest", 2) not in g       # scalable? is decided
     runs = [{"variant": r["variant"], "workload_label": r["workload_label"],
              "threads": r["threads"], "repetition": r["repetition"], "seed": 42 + r["repetition"],
              "knobs": {}, "index": r["index"]} for r in rows]
-    more = execute.more_of(runs, rows, ("hoard", "threadtest", 1), 99)
+    more = undecided.more_of(runs, rows, ("hoard", "threadtest", 1), 99)
     assert (more["index"], more["repetition"], more["seed"]) == (99, 2, 44)
 
 
@@ -133,12 +135,12 @@ def test_undecided_groups_leave_out_narrow_terms():
                     ("hoard", "threadtest", 1, [60, 80, 110]),
                     ("serial", "larson", 1, [100, 101, 102]),
                     ("hoard", "larson", 1, [80, 81, 82])])
-    g = execute.undecided_groups(rows, [], 2)
+    g = undecided.undecided_groups(rows, [], 2)
     assert set(g) == {("hoard", "threadtest", 1), ("serial", "threadtest", 1)}
     assert g[("hoard", "threadtest", 1)] == "hoard fast within noise"
     # measured fewer than 3 times a side, a term counts as wide whatever its spread
     rows = [r for r in rows if not (r["workload"] == "larson" and r["repetition"] == 2)]
-    assert ("hoard", "larson", 1) in execute.undecided_groups(rows, [], 2)
+    assert ("hoard", "larson", 1) in undecided.undecided_groups(rows, [], 2)
 
 
 def test_load_keys_and_options_are_checked():
@@ -163,7 +165,7 @@ def test_calibration_grows_short_workloads_once_per_machine(tmp_path, monkeypatc
         calls.append((run["workload_label"], run["scale"]))
         wall = 0.2 * run["scale"] * (2 if run["variant"] == "serial" else 1)
         return {"status": "ok", "records": [{"wall_s": wall}]}
-    monkeypatch.setattr(calibrate.runner, "run_one", fake_run)
+    monkeypatch.setattr(calibrate.runkit, "run_one", fake_run)
     monkeypatch.setattr(calibrate, "key_of", lambda sw, bdir: "k")
     got = calibrate.calibrate(s, runs, str(tmp_path), "hlbench", lambda m: None)
     assert {label for label, _ in calls} == {"threadtest", "larson"}     # no census
@@ -206,19 +208,19 @@ def waiter_that_saw(*cpus):
 
 
 def test_busy_throughout_is_every_look_busy_and_a_busy_round_every_run():
-    assert execute.busy_throughout(waiter_that_saw()) is None
+    assert undecided.busy_throughout(waiter_that_saw()) is None
     busy = waiter_that_saw(1.1, 0.9, 1.3, 1.0)
     assert busy.never_quiet()
-    assert execute.busy_throughout(busy) == {"looks": 4, "during": "the sweep"}
+    assert undecided.busy_throughout(busy) == {"looks": 4, "during": "the sweep"}
     once = waiter_that_saw(1.1, 0.2, 1.3, None)       # one quiet look; None is no look
     assert not once.never_quiet() and (once.looks, once.quiet_looks) == (3, 1)
-    assert execute.busy_throughout(once) is None
+    assert undecided.busy_throughout(once) is None
     # a round of added runs (indices 5, 6, 7): every one disturbed, or one quiet
     rows = [{"index": i, "record": 0, "load.busy": int(i != 2)} for i in range(8)]
-    assert execute.busy_round(rows, {5, 6, 7}) == {"runs": 3,
+    assert undecided.busy_round(rows, {5, 6, 7}) == {"runs": 3,
                                                    "during": "the last round of added runs"}
-    assert execute.busy_round(rows, {1, 2, 3}) is None
-    assert execute.busy_round(rows, {9}) is None            # none done: nothing to go by
+    assert undecided.busy_round(rows, {1, 2, 3}) is None
+    assert undecided.busy_round(rows, {9}) is None            # none done: nothing to go by
 
 
 class FakeProgress:
@@ -251,7 +253,7 @@ def busy_execution(readings, monkeypatch):
 
 def test_no_repetitions_beside_a_load_that_never_paused(monkeypatch):
     ex, runs, ran = busy_execution([1.2] * 40, monkeypatch)
-    assert execute.undecided_groups(ex.rows, [], 2)       # there is something to decide
+    assert undecided.undecided_groups(ex.rows, [], 2)       # there is something to decide
     ex.repeat_undecided(runs, 2)
     assert ran == [] and ex.stopped == {"looks": 40, "during": "the sweep"}
     ld = ex.summary()
@@ -321,7 +323,7 @@ def test_the_time_before_a_run_is_counted_as_waiting(monkeypatch):
     monkeypatch.setattr(execute.time, "monotonic", lambda: next(clock))
     monkeypatch.setattr(ex.waiter, "before", lambda done, last: {"before_cpus": 0.0,
                                                                 "waited_s": 3.5})
-    monkeypatch.setattr(execute.runner, "run_one", lambda run, b, h: {"elapsed_s": 1.0})
+    monkeypatch.setattr(execute.runkit, "run_one", lambda run, b, h: {"elapsed_s": 1.0})
     monkeypatch.setattr(execute.load, "during", lambda probe, policy: {"during_cpus": 0.0})
     monkeypatch.setattr(execute.load, "Probe", lambda: None)
     ex.run_one({})
@@ -356,7 +358,7 @@ def test_the_estimate_of_time_left_counts_the_quiet_waits_and_the_callgrind_step
 @needs_built("harness/hlbench", "src/hlconfig", "src/libhoardlab.so")
 def test_a_sweep_with_cost_tells_its_progress_line_of_the_callgrind_step(tmp_path,
                                                                           monkeypatch):
-    from hoardlab_lib import orchestrate
+    from hoardlab_lib.sweeps import orchestrate
     seen = {}
 
     def stop(sw, runs, order, bdir, hlbench, policy, prog, outdir, seed):
@@ -387,7 +389,7 @@ def test_calibration_gives_a_today_copy_its_workloads_scale(tmp_path, monkeypatc
         calls.append(run["workload_label"])
         wall = 0.2 * run["scale"] * (2 if run["variant"] == "serial" else 1)
         return {"status": "ok", "records": [{"wall_s": wall}]}
-    monkeypatch.setattr(calibrate.runner, "run_one", fake_run)
+    monkeypatch.setattr(calibrate.runkit, "run_one", fake_run)
     monkeypatch.setattr(calibrate, "key_of", lambda sw, bdir: "k")
     got = calibrate.calibrate(s, runs, str(tmp_path), "hlbench", lambda m: None)
     assert sorted(calls) == ["threadtest", "today-threadtest"]
@@ -408,7 +410,7 @@ def test_undecided_groups_include_todays_allocators_under_their_own_labels():
                                                       [400, 410])])]
     for r in rows:
         r["workload"] = "threadtest"
-    g = execute.undecided_groups(rows, [], 2)
+    g = undecided.undecided_groups(rows, [], 2)
     assert g[("glibc", "today-threadtest", 1)] == "glibc fast within noise"
     assert ("serial", "threadtest", 1) in g
     assert ("glibc", "threadtest", 1) not in g and ("glibc", "today-threadtest", 2) not in g

@@ -7,7 +7,7 @@ import re
 import subprocess
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import sweep
+from hoardlab_lib import sweeps as sweep
 
 NAME = "migrating-objects"
 STRATEGIES = ["serial", "concurrent", "private", "ownership", "hoard", "hoard2026",
@@ -15,7 +15,7 @@ STRATEGIES = ["serial", "concurrent", "private", "ownership", "hoard", "hoard202
 
 
 def sections(name):
-    sw = sweep.load(os.path.join(REPO, "configs", "sweeps", name + ".ini"), 2, STRATEGIES)
+    sw = sweep.read_sweep(os.path.join(REPO, "configs", "sweeps", name + ".ini"), 2, STRATEGIES)
     return [w for w in sw.workloads if w.get("workload") == NAME]
 
 

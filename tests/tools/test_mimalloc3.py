@@ -13,7 +13,8 @@ import sys
 import pytest
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import cli, common, cost, runner
+from hoardlab_lib import allocators, cli, common, cost
+from hoardlab_lib.runkit import runner
 
 HLBENCH = os.path.join(BDIR, "harness", "hlbench")
 needs_build = needs_built("harness/hlbench", "src/hlconfig", "src/libhoardlab.so")
@@ -21,7 +22,7 @@ needs_build = needs_built("harness/hlbench", "src/hlconfig", "src/libhoardlab.so
 
 def mimalloc3():
     try:
-        return common.production_library("mimalloc3")
+        return allocators.production_library("mimalloc3")
     except common.ToolError as e:
         pytest.fail("%s (tools/install-deps installs it)" % e)
 
@@ -37,13 +38,13 @@ def test_found_in_the_installed_package():
     assert os.path.basename(lib) == "libmimalloc.so.3" and os.path.isabs(lib)
     files = [str(f.locate()) for f in md.distribution("cmeel-mimalloc").files]
     assert lib in [os.path.abspath(f) for f in files]
-    assert "mimalloc3" in common.PRODUCTION and common.allocator_kind("mimalloc3") == "production"
+    assert "mimalloc3" in allocators.PRODUCTION and allocators.allocator_kind("mimalloc3") == "production"
 
 
 def test_missing_is_one_line_saying_how_to_install(monkeypatch):
-    monkeypatch.setattr(common, "pypi_library", lambda dist, fname: None)
+    monkeypatch.setattr(allocators, "pypi_library", lambda dist, fname: None)
     with pytest.raises(common.ToolError) as e:
-        common.production_library("mimalloc3")
+        allocators.production_library("mimalloc3")
     msg = str(e.value)
     assert "\n" not in msg and "cmeel-mimalloc" in msg and "tools/install-deps" in msg
     assert "pip install cmeel-mimalloc" in msg
@@ -51,7 +52,7 @@ def test_missing_is_one_line_saying_how_to_install(monkeypatch):
 
 @needs_build
 def test_a_sweep_naming_it_stops_at_start_up_when_missing(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(common, "pypi_library", lambda dist, fname: None)
+    monkeypatch.setattr(allocators, "pypi_library", lambda dist, fname: None)
     ini = tmp_path / "m3.ini"
     ini.write_text("[sweep]\nscale = 0.01\n[allocators]\nglibc = glibc\nm3 = mimalloc3\n"
                    "[workload threadtest]\n")
@@ -69,7 +70,7 @@ def test_hlbench_under_mimalloc3_runs_mimalloc_3(tmp_path):
     """The very environment sweeps use; ld.so's own log (LD_DEBUG) of the hlbench process
     names the library it initialised, and mi_version() of that library is the wheel's."""
     lib = mimalloc3()
-    env = common.allocator_env("mimalloc3", {}, BDIR)
+    env = allocators.allocator_env("mimalloc3", {}, BDIR)
     assert env["LD_PRELOAD"] == lib
     env_dbg = dict(env, LD_DEBUG="libs", LD_DEBUG_OUTPUT=str(tmp_path / "ld"))
     p = subprocess.run([HLBENCH, "threadtest", "--threads", "2", "--scale", "0.01"],

@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from conftest import REPO, HERE
-from hoardlab_lib import nodes, orchestrate, tidy
+from hoardlab_lib.runkit import nodes, tidy
+from hoardlab_lib.sweeps import orchestrate
 
 BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
 TOOL = os.path.join(REPO, "tools", "hoardlab")

@@ -13,10 +13,11 @@ import time
 import pytest
 
 from conftest import REPO
-from hoardlab_lib import programs, tidy
+from hoardlab_lib import programs
+from hoardlab_lib.runkit import tidy
 from hoardlab_lib.report import programs as report_programs
 from hoardlab_lib.common import ToolError
-from hoardlab_lib.sweep import Sweep
+from hoardlab_lib.sweeps import Sweep
 
 BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
 TOOL = os.path.join(REPO, "tools", "hoardlab")

@@ -10,8 +10,9 @@ import subprocess
 import pytest
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import sweep as SW, tidy
-from hoardlab_lib.report import purge as P, series as S
+from hoardlab_lib import sweeps as SW
+from hoardlab_lib.runkit import tidy
+from hoardlab_lib.report import drain as D, purge as P, series as S
 
 HLBENCH = os.path.join(BDIR, "harness", "hlbench")
 CHECKS = ("100ms", "1s", "5s")
@@ -91,9 +92,9 @@ def purge_rows(points=POINTS, reps=(0.98, 1.0, 1.02)):
                                              "rss_kb_peak": peak},
                                             {"name": "drain"}])}
             for t, k in zip(CHECKS, (1.2, 1.0, 0.8)):
-                r[P.col(t, "rss_kb")] = int(peak * held * f * k) + 500
-                r[P.col(t, "lazyfree_kb")] = 500
-                r[P.col(t, "live_bytes")] = 20 << 20
+                r[D.col(t, "rss_kb")] = int(peak * held * f * k) + 500
+                r[D.col(t, "lazyfree_kb")] = 500
+                r[D.col(t, "live_bytes")] = 20 << 20
             rows.append(r)
     return rows
 
@@ -160,9 +161,9 @@ def test_retain_budget_says_where_the_bytes_sit():
     rows = purge_rows(pts)
     for r in rows:
         if r["variant"] == "hoard202607":
-            r[P.col("1s", "parked_bytes")] = 60 << 20
-            r[P.col("1s", "cache_bytes")] = 9 << 20
-            r[P.col("1s", "heaps_free_bytes")] = (20 << 20) + r["repetition"]
+            r[D.col("1s", "parked_bytes")] = 60 << 20
+            r[D.col("1s", "cache_bytes")] = 9 << 20
+            r[D.col("1s", "heaps_free_bytes")] = (20 << 20) + r["repetition"]
     text = "\n".join(P.purge_section(rows))
     assert "at most its retain budget of 64 MiB (Hoard #116's design): **MISMATCH**. Held " \
         "then, by its statistics (medians; bytes held, resident or not, so they need not add " \
@@ -220,7 +221,7 @@ def test_section_absent_without_checkpoints():
     rows = purge_rows()
     for r in rows:
         del r["extra.next_burst_ops_per_s"]
-    assert P.purge_section(rows) == [] and P.points(rows) == []
+    assert P.purge_section(rows) == [] and D.points(rows) == []
 
 
 def test_pareto_plot_is_drawn(tmp_path):

@@ -7,7 +7,7 @@ measure's table (returned 10 s after the threads exited)."""
 import itertools
 import json
 
-from hoardlab_lib.report import purge as P, survivors as S
+from hoardlab_lib.report import drain as D, purge as P, survivors as S
 
 _ids = itertools.count()
 PROD = ("glibc", "jemalloc", "mimalloc3")
@@ -45,9 +45,9 @@ def rows_of(points, pattern, reps=(0.98, 1.0, 1.02), checks=CHECKS, extra_params
                 r["params." + key] = "32"
             r.update(extra_params or {})
             for t, k in zip(checks, (1.2, 1.0, 0.8)):
-                r[P.col(t, "rss_kb")] = int(peak * held * f * k) + 500
-                r[P.col(t, "lazyfree_kb")] = 500
-                r[P.col(t, "live_bytes")] = 2 << 20
+                r[D.col(t, "rss_kb")] = int(peak * held * f * k) + 500
+                r[D.col(t, "lazyfree_kb")] = 500
+                r[D.col(t, "live_bytes")] = 2 << 20
             rows.append(r)
     return rows
 
@@ -66,29 +66,29 @@ TOGETHER = {"glibc": ("glibc", "", 0.6, 100e6), "jemalloc": ("jemalloc", "", 0.1
 
 
 def test_pattern_and_point_of_a_row():
-    assert P.pattern_of({}) == "random" and P.pattern_of({"params.keep_every": "0"}) == "random"
-    assert P.pattern_of({"params.keep_every": "32"}) == "spread"
-    assert P.pattern_of({"params.keep_first": "32"}) == "together"
-    assert P.pattern_of({"params.churn": "4", "params.keep_every": "20"}) == "churn"
-    assert P.point_name({"variant": "jemalloc", "params.collect": "1"}) == "jemalloc +collect"
-    assert P.point_name({"variant": "jemalloc"}) == "jemalloc"
+    assert D.pattern_of({}) == "random" and D.pattern_of({"params.keep_every": "0"}) == "random"
+    assert D.pattern_of({"params.keep_every": "32"}) == "spread"
+    assert D.pattern_of({"params.keep_first": "32"}) == "together"
+    assert D.pattern_of({"params.churn": "4", "params.keep_every": "20"}) == "churn"
+    assert D.point_name({"variant": "jemalloc", "params.collect": "1"}) == "jemalloc +collect"
+    assert D.point_name({"variant": "jemalloc"}) == "jemalloc"
     assert S.checkpoint_keys({"params.checkpoints": "0.1,1,10"}) == ["100ms", "1s", "10s"]
     # the peak: RSS at the drain when the spike's samples saw less
     r = rows_of({"glibc": ("glibc", "", 0.5, 1e6)}, "spread", reps=(1.0,))[0]
-    assert P.peak_kb(r) == 100000 and abs(P.held_fraction(r) - 0.5) < 1e-3
+    assert D.peak_kb(r) == 100000 and abs(D.held_fraction(r) - 0.5) < 1e-3
     # the harness's tables of live blocks out of both: 20000 kB before the drain, 500 after
     r.update({"extra.drain_table_kb": 20000, "extra.kept_table_kb": 500})
-    assert P.peak_kb(r) == 80000
-    assert abs(P.held_fraction(r) - (50000 + 500 - 500 - 500) / 80000) < 1e-6
+    assert D.peak_kb(r) == 80000
+    assert abs(D.held_fraction(r) - (50000 + 500 - 500 - 500) / 80000) < 1e-6
 
 
 def test_the_patterns_are_kept_apart():
     """The random drain's section does not take the survivor rows, and each pattern its own."""
     rows = rows_of(SPREAD, "spread") + rows_of(TOGETHER, "together")
-    assert P.points(rows) == []
-    assert [p[0] for p in P.points(rows, "spread")][:3] == ["glibc", "jemalloc", "mimalloc3"]
-    assert "hoard2026-off +collect" in [p[0] for p in P.points(rows, "spread")]
-    assert len(P.points(rows, "together")) == len(TOGETHER)
+    assert D.points(rows) == []
+    assert [p[0] for p in D.points(rows, "spread")][:3] == ["glibc", "jemalloc", "mimalloc3"]
+    assert "hoard2026-off +collect" in [p[0] for p in D.points(rows, "spread")]
+    assert len(D.points(rows, "together")) == len(TOGETHER)
 
 
 def test_spread_section_table_frontier_and_aims():
@@ -189,7 +189,7 @@ def test_churn_table_and_lines():
         "against the production allocator holding least, `mimalloc3` (0.24 [0.24, 0.24]): " \
         "held ratio 0.67 [0.64, 0.69]: holds no more." in text
     # the churn rows are no points of the random drain's section
-    assert P.points(churn_rows()) == []
+    assert D.points(churn_rows()) == []
 
 
 def test_sections_absent_without_rows():

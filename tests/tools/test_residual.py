@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from conftest import REPO
-from hoardlab_lib import attribute as A, residual as R, tidy, verdicts as V
+from hoardlab_lib import attribute as A, residual as R, verdicts as V
+from hoardlab_lib.runkit import tidy
 from hoardlab_lib.common import ToolError
 from hoardlab_lib.report import residual as RS
 

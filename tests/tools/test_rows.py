@@ -11,13 +11,13 @@ import subprocess
 import pytest
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import common, sweep as sweepmod
+from hoardlab_lib import allocators, sweeps as sweepmod
 from hoardlab_lib.common import ToolError
 
 TOOL = os.path.join(REPO, "tools", "hoardlab")
 HLCONFIG = os.path.join(BDIR, "src", "hlconfig")
 LIB = os.path.join(BDIR, "src", "libhoardlab.so")
-ROWS = common.composed_rows()
+ROWS = allocators.composed_rows()
 STRATEGIES = ["serial", "hoard", "hoard2026"]       # enough for the name checks without a build
 
 # The elements each row must assemble (issue 47), as effective values under its file.
@@ -49,8 +49,8 @@ def test_a_row_name_is_no_strategys_nor_production_allocators():
     strategies = meson_strategies()
     assert "hoard" in strategies
     for name in ROWS:
-        assert name not in strategies and name not in common.PRODUCTION, name
-        assert common.allocator_kind(name) == "hoardlab"
+        assert name not in strategies and name not in allocators.PRODUCTION, name
+        assert allocators.allocator_kind(name) == "hoardlab"
 
 
 def claims(path):
@@ -91,7 +91,7 @@ def effective(env):
 def test_a_row_selects_what_it_claims(name):
     path, _ = ROWS[name]
     eff = effective({"HOARD_CONFIG": path})
-    assert eff["strategy"] == (common.expected_strategy(name), "file")
+    assert eff["strategy"] == (allocators.expected_strategy(name), "file")
     wanted = dict(claims(path), **ESSENTIAL.get(name, {}))
     for key, value in wanted.items():
         assert key in eff, "%s: %s is not a key" % (name, key)
@@ -138,7 +138,7 @@ def test_fastest_runs_in_every_production_sweep_beside_the_peers(sweep):
 
 @needs_built("src/hlconfig")
 def test_a_knob_on_a_row_wins_over_its_file():
-    env = common.allocator_env("mimalloc-like", {"purge_delay": "100"}, BDIR, environ={})
+    env = allocators.allocator_env("mimalloc-like", {"purge_delay": "100"}, BDIR, environ={})
     assert env["HOARD_CONFIG"] == ROWS["mimalloc-like"][0] and "HOARD_STRATEGY" not in env
     env.pop("LD_PRELOAD")
     eff = effective(env)
@@ -147,19 +147,19 @@ def test_a_knob_on_a_row_wins_over_its_file():
 
 @needs_built("src/hlconfig")
 def test_a_knob_a_row_cannot_take_is_refused_as_for_a_strategy():
-    from hoardlab_lib import check
+    from hoardlab_lib.runkit import check
     assert check.knob_problem(BDIR, "snmalloc-like", {"remote_batch_bytes": "16K"}) is None
     knob, msg = check.knob_problem(BDIR, "snmalloc-like", {"remote_queue_cap": "8"})
     assert knob == "remote_queue_cap" and "no effect" in msg and "remote_free=batch" in msg
 
 
 def test_a_misspelt_name_is_one_line_with_every_valid_name():
-    msg = common.name_problem("mimaloc-like", STRATEGIES)
+    msg = allocators.name_problem("mimaloc-like", STRATEGIES)
     assert "did you mean 'mimalloc-like'?" in msg and "\n" not in msg
-    for name in STRATEGIES + list(ROWS) + list(common.PRODUCTION):
+    for name in STRATEGIES + list(ROWS) + list(allocators.PRODUCTION):
         assert name in msg, name
-    for name in STRATEGIES + list(ROWS) + list(common.PRODUCTION) + ["preload:/x.so"]:
-        assert common.name_problem(name, STRATEGIES) is None, name
+    for name in STRATEGIES + list(ROWS) + list(allocators.PRODUCTION) + ["preload:/x.so"]:
+        assert allocators.name_problem(name, STRATEGIES) is None, name
 
 
 SWEEP = """[sweep]

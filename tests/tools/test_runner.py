@@ -1,24 +1,25 @@
 """Command lines, environments and output parsing (no build needed)."""
 import pytest
 
-from hoardlab_lib import common, runner, selftest
+from hoardlab_lib import allocators, selftest
+from hoardlab_lib.runkit import runner
 from hoardlab_lib.common import ToolError
 
 
 def test_allocator_spec():
-    assert common.parse_allocator_spec("concurrent, padding=on") == \
+    assert allocators.parse_allocator_spec("concurrent, padding=on") == \
         ("concurrent", {"padding": "on"})
-    assert common.parse_allocator_spec("hoard,empty-fraction=1/8") == \
+    assert allocators.parse_allocator_spec("hoard,empty-fraction=1/8") == \
         ("hoard", {"empty_fraction": "1/8"})
     for bad in ("", "padding=on", "hoard, padding"):
         with pytest.raises(ToolError):
-            common.parse_allocator_spec(bad)
+            allocators.parse_allocator_spec(bad)
 
 
 def test_env_for_a_strategy(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "libhoardlab.so").write_text("")
-    env = common.allocator_env("hoard", {"empty_fraction": "1/8", "census": "on"}, str(tmp_path),
+    env = allocators.allocator_env("hoard", {"empty_fraction": "1/8", "census": "on"}, str(tmp_path),
                                environ={"PATH": "/bin", "HOARD_PADDING": "on",
                                         "LD_PRELOAD": "/x.so"})
     assert env["LD_PRELOAD"] == str(tmp_path / "src" / "libhoardlab.so")
@@ -28,13 +29,13 @@ def test_env_for_a_strategy(tmp_path):
 
 
 def test_env_for_production_allocators(tmp_path):
-    env = common.allocator_env("glibc", {}, str(tmp_path), environ={"HOARD_X": "1",
+    env = allocators.allocator_env("glibc", {}, str(tmp_path), environ={"HOARD_X": "1",
                                                                    "LD_PRELOAD": "/x.so"})
     assert "LD_PRELOAD" not in env and "HOARD_X" not in env
     with pytest.raises(ToolError, match="production"):
-        common.allocator_env("jemalloc", {"padding": "on"}, str(tmp_path), environ={})
+        allocators.allocator_env("jemalloc", {"padding": "on"}, str(tmp_path), environ={})
     with pytest.raises(ToolError, match="tools/hoardlab build"):
-        common.allocator_env("hoard", {}, str(tmp_path / "none"), environ={})
+        allocators.allocator_env("hoard", {}, str(tmp_path / "none"), environ={})
 
 
 def test_hlbench_argv():
@@ -126,7 +127,7 @@ def fake_build(tmp_path, monkeypatch, behaviour):
     exe.chmod(0o755)
     monkeypatch.setenv("FAKE", behaviour)
     monkeypatch.setenv("PIDS", str(tmp_path / "pids"))
-    real = common.allocator_env
+    real = allocators.allocator_env
 
     def no_preload(base, knobs, bdir, environ=None):     # the empty library is not loaded
         env = real(base, knobs, bdir, environ)
@@ -241,7 +242,7 @@ INTERRUPTED = r"""
 import os, shutil, signal, sys, tempfile
 signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, %r)
-from hoardlab_lib import runner
+from hoardlab_lib.runkit import runner
 tmp = tempfile.mkdtemp(prefix="hoardlab-test-interrupt-")
 with open(%r, "w") as f:
     f.write(tmp + "\n")

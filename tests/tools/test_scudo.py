@@ -1,6 +1,6 @@
 """scudo: LLVM's hardened allocator (issue 66), a production peer like the others: Debian's
 libclang-rt-14-dev ships its standalone build in compiler-rt's folder, where
-common.production_library finds it; one line saying how to get it when missing; preloaded by
+allocators.production_library finds it; one line saying how to get it when missing; preloaded by
 the runs of every sweep that names it. An LD_PRELOAD that ld.so cannot load is ignored, so
 the runs check that Scudo's library was really initialised. `hoardlab cost` cannot count it
 (under valgrind Scudo's primary cannot reserve its regions: docs/hardening.md) and says so."""
@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import cli, common, cost
+from hoardlab_lib import allocators, cli, common, cost
 
 HLBENCH = os.path.join(BDIR, "harness", "hlbench")
 needs_build = needs_built("harness/hlbench", "src/hlconfig", "src/libhoardlab.so")
@@ -23,7 +23,7 @@ needs_build = needs_built("harness/hlbench", "src/hlconfig", "src/libhoardlab.so
 
 def scudo():
     try:
-        return common.production_library("scudo")
+        return allocators.production_library("scudo")
     except common.ToolError as e:
         pytest.fail("%s (tools/install-deps installs it)" % e)
 
@@ -31,17 +31,17 @@ def scudo():
 def test_found_in_the_debian_package_folder():
     lib = scudo()
     assert os.path.basename(lib) == "libclang_rt.scudo_standalone-x86_64.so"
-    assert fnmatch.fnmatch(os.path.dirname(lib) + "/", common.DEBIAN_DIRS["scudo"])
-    assert common.allocator_kind("scudo") == "production"
+    assert fnmatch.fnmatch(os.path.dirname(lib) + "/", allocators.DEBIAN_DIRS["scudo"])
+    assert allocators.allocator_kind("scudo") == "production"
     with open(os.path.join(REPO, "tools", "packages", "hardening.txt")) as f:
         listed = [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
-    assert common.DEBIAN_PACKAGES["scudo"] in listed
+    assert allocators.DEBIAN_PACKAGES["scudo"] in listed
 
 
 def test_missing_is_one_line_naming_the_package(monkeypatch, tmp_path):
-    monkeypatch.setitem(common.DEBIAN_DIRS, "scudo", str(tmp_path) + "/")
+    monkeypatch.setitem(allocators.DEBIAN_DIRS, "scudo", str(tmp_path) + "/")
     with pytest.raises(common.ToolError) as e:
-        common.production_library("scudo")
+        allocators.production_library("scudo")
     msg = str(e.value)
     assert "\n" not in msg and "libclang-rt-14-dev" in msg and "tools/install-deps" in msg
 
@@ -51,7 +51,7 @@ def test_hlbench_and_python_under_scudo_run_scudo(tmp_path):
     """The environment sweeps use; ld.so's log names the library it initialised, and a symbol
     only Scudo defines is found through the global scope."""
     lib = scudo()
-    env = common.allocator_env("scudo", {}, BDIR)
+    env = allocators.allocator_env("scudo", {}, BDIR)
     assert env["LD_PRELOAD"] == lib
     dbg = dict(env, LD_DEBUG="libs", LD_DEBUG_OUTPUT=str(tmp_path / "ld"))
     p = subprocess.run([HLBENCH, "xfree", "--threads", "2", "--scale", "0.01"], env=dbg,

@@ -9,8 +9,9 @@ import time
 
 import pytest
 
-from hoardlab_lib import plotkit, report, tidy
-from hoardlab_lib.report import plots, series as S
+from hoardlab_lib import plotkit, report
+from hoardlab_lib.runkit import tidy
+from hoardlab_lib.report import latency as L, plots, series as S
 from test_tidy import RUN, record, result
 
 COLS = ["t_s", "held_bytes", "in_use_bytes", "self_bytes", "rss_kb", "private_dirty_kb",
@@ -94,8 +95,8 @@ def test_stalls_latency_per_mode_is_flattened_from_extra():
                                        "free": {"samples": 9, "p50_ns": 2, "p999_ns": None}}
     r = tidy.rows_for(RUN, result(recs=[rec]), "s", 0)[0][0]
     assert r["extra.latency_delayed.malloc.p999_ns"] == 9
-    assert S.stall_column("delayed", "malloc", "p999_ns") in r
-    assert S.stall_modes(r) == ["delayed"]
+    assert L.stall_column("delayed", "malloc", "p999_ns") in r
+    assert L.stall_modes(r) == ["delayed"]
 
 
 def test_a_series_with_extra_columns_and_odd_rows():
@@ -165,7 +166,7 @@ def sampled_rows():
         for rep in range(2):
             extra = {}
             for m, p in (("undelayed", 900), ("outside", out), ("delayed", delayed)):
-                for op in S.OPS:
+                for op in L.OPS:
                     extra.update({"extra.latency_%s.%s.p50_ns" % (m, op): 30,
                                   "extra.latency_%s.%s.p999_ns" % (m, op): p * (1 + rep / 10),
                                   "extra.latency_%s.%s.max_ns" % (m, op): p * 3})
@@ -186,7 +187,7 @@ def series_of(rows):
 
 def test_sections_appear_only_with_their_data():
     rows = sampled_rows()
-    text = "\n".join(S.memory_over_time_section(rows) + S.latency_section(rows, 2))
+    text = "\n".join(S.memory_over_time_section(rows) + L.latency_section(rows, 2))
     assert "## Memory over time" in text and "## Latency" in text
     assert "LazyFree" in text and "MADV_FREE" in text
     # hoard's A peak 4 MiB ±10% over three repetitions; glibc has no A
@@ -214,8 +215,8 @@ def test_sections_appear_only_with_their_data():
     old = [{k: v for k, v in r.items() if not k.startswith(("series.", "latency.",
                                                               "extra.latency_"))}
            for r in rows]
-    assert S.memory_over_time_section(old) == [] and S.latency_section(old, 2) == []
-    assert S.stall_table(old) == []
+    assert S.memory_over_time_section(old) == [] and L.latency_section(old, 2) == []
+    assert L.stall_table(old) == []
     assert S.phases_table([dict(r, **{"extra.phases": None}) for r in rows]) == []
 
 
@@ -280,7 +281,7 @@ def test_series_plot_lines_per_allocator_and_lazyfree_apart(tmp_path, figures):
 
 def test_latency_plot_points_have_error_bars(tmp_path, figures):
     rows = sampled_rows()
-    files = S.latency_plots(rows, str(tmp_path), 2)
+    files = L.latency_plots(rows, str(tmp_path), 2)
     assert files == ["latency-phased.png", "latency-stall.png"]
     fig = figures[0][1]
     assert len(fig.axes) == 2

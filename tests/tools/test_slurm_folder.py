@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import REPO, HERE
-from hoardlab_lib import tidy
+from hoardlab_lib.runkit import tidy
 from hoardlab_lib.slurm import plan as slurm
 from hoardlab_lib.common import ToolError
 

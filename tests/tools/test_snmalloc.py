@@ -1,7 +1,7 @@
 """snmalloc: built by tools/install-deps from the tree the crate snmalloc-sys vendors, found in
-its folder (common.SNMALLOC_DIRS), one line saying how to get it when missing, preloaded by
+its folder (allocators.SNMALLOC_DIRS), one line saying how to get it when missing, preloaded by
 the runs of every sweep that names it and measured by `hoardlab cost` through its build for
-callgrind (common.CALLGRIND_LIBRARY). An LD_PRELOAD that ld.so cannot load is ignored, so the
+callgrind (allocators.CALLGRIND_LIBRARY). An LD_PRELOAD that ld.so cannot load is ignored, so the
 runs check that snmalloc's library was really initialised."""
 import glob
 import json
@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import common, cost, sweep
+from hoardlab_lib import allocators, common, cost, sweeps as sweep
 
 HLBENCH = os.path.join(BDIR, "harness", "hlbench")
 needs_build = needs_built("harness/hlbench", "harness/hlcost", "src/hlconfig",
@@ -22,26 +22,26 @@ needs_build = needs_built("harness/hlbench", "harness/hlcost", "src/hlconfig",
 
 def snmalloc():
     try:
-        return common.production_library("snmalloc")
+        return allocators.production_library("snmalloc")
     except common.ToolError as e:
         pytest.fail("%s (tools/install-deps builds it)" % e)
 
 
 def test_found_where_install_deps_puts_the_pinned_version():
     lib = snmalloc()
-    assert os.path.dirname(lib) in common.SNMALLOC_DIRS
+    assert os.path.dirname(lib) in allocators.SNMALLOC_DIRS
     assert os.path.basename(lib) == "libsnmallocshim.so"
     with open(os.path.join(REPO, "tools", "install-deps")) as f:
         pinned = re.search(r"^SNMALLOC_VERSION=(\S+)$", f.read(), re.M).group(1)
-    assert pinned == common.SNMALLOC_VERSION
-    assert common.allocator_kind("snmalloc") == "production"
+    assert pinned == allocators.SNMALLOC_VERSION
+    assert allocators.allocator_kind("snmalloc") == "production"
 
 
 def test_missing_is_one_line_naming_install_deps(monkeypatch, tmp_path):
-    monkeypatch.setitem(common.SOURCE_BUILT, "snmalloc",
+    monkeypatch.setitem(allocators.SOURCE_BUILT, "snmalloc",
                         ("snmalloc-sys (crates.io)", "0.7.6", [str(tmp_path)]))
     with pytest.raises(common.ToolError) as e:
-        common.production_library("snmalloc")
+        allocators.production_library("snmalloc")
     msg = str(e.value)
     assert "\n" not in msg and msg.endswith("tools/install-deps") and "snmalloc-sys" in msg
 
@@ -50,7 +50,7 @@ def test_missing_is_one_line_naming_install_deps(monkeypatch, tmp_path):
 def test_hlbench_and_python_under_snmalloc_run_snmalloc(tmp_path):
     """The environment sweeps use; ld.so's log names the library it initialised."""
     lib = snmalloc()
-    env = common.allocator_env("snmalloc", {}, BDIR)
+    env = allocators.allocator_env("snmalloc", {}, BDIR)
     assert env["LD_PRELOAD"] == lib
     dbg = dict(env, LD_DEBUG="libs", LD_DEBUG_OUTPUT=str(tmp_path / "ld"))
     p = subprocess.run([HLBENCH, "xfree", "--threads", "2", "--scale", "0.01"], env=dbg,
@@ -72,11 +72,11 @@ def test_cost_counts_snmalloc_through_its_callgrind_build(tmp_path):
     """Under valgrind the production build cannot start (its pagemap is past valgrind's
     mapping limit): cost preloads the 38-bit build and the counted functions are snmalloc's."""
     assert "snmalloc" in cost.allocators(BDIR)[0]
-    assert os.path.basename(common.callgrind_library("snmalloc")) == \
+    assert os.path.basename(allocators.callgrind_library("snmalloc")) == \
         "libsnmallocshim-callgrind.so"
     r, = cost.run(BDIR, ["snmalloc"], cases=[("8", "local")])
     assert 0 < r["pair"] < 200
-    lib = common.callgrind_library("snmalloc")
+    lib = allocators.callgrind_library("snmalloc")
     funcs, _ = cost.callgrind_functions([os.path.join(BDIR, "harness", "hlcost"), "8", "100",
                                          "local"], dict(os.environ, LD_PRELOAD=lib),
                                         str(tmp_path), direct=True)
@@ -85,7 +85,7 @@ def test_cost_counts_snmalloc_through_its_callgrind_build(tmp_path):
 
 def test_the_hand_off_and_production_sweeps_list_it():
     for name in ("production", "handoff", "remote-free"):
-        sw = sweep.load(os.path.join(REPO, "configs", "sweeps", name + ".ini"), 2,
+        sw = sweep.read_sweep(os.path.join(REPO, "configs", "sweeps", name + ".ini"), 2,
                         ["serial", "concurrent", "private", "ownership", "hoard", "hoard2026",
                          "hoard202607", "lockfree"])
         assert ("snmalloc", "snmalloc", {}) in sw.allocators, name

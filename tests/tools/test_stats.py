@@ -10,7 +10,8 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from hoardlab_lib import common, programs, tidy
+from hoardlab_lib import common, programs
+from hoardlab_lib.runkit import tidy
 
 BDIR = os.path.abspath(os.environ.get("HOARDLAB_BUILD_DIR") or os.path.join(REPO, "build"))
 HEADER = os.path.join(REPO, "include", "hoardlab.h")

@@ -2,7 +2,7 @@
 import pytest
 
 from hoardlab_lib.common import ToolError
-from hoardlab_lib.sweep import Sweep, parse_threads, shuffled
+from hoardlab_lib.sweeps import Sweep, parse_threads, shuffled
 
 STRATS = ["serial", "concurrent", "private", "ownership", "hoard"]
 

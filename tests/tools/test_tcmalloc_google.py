@@ -1,10 +1,10 @@
 """tcmalloc-google: Google's TCMalloc, built by tools/install-deps from the sources the crate
 libtcmalloc-sys vendors, with upstream's libc override (the crate's build has no malloc), found
-in its folder (common.TCMALLOC_GOOGLE_DIRS) and preloaded by the sweeps that name it. It must
+in its folder (allocators.TCMALLOC_GOOGLE_DIRS) and preloaded by the sweeps that name it. It must
 load (a program's output unchanged), answer malloc and free (its own statistics count them, its
 pagemap owns the blocks), and be the per-CPU build: its extension API
 (MallocExtension_Internal_GetNumericProperty, a C symbol of tcmalloc.cc) reports
-tcmalloc.per_cpu_caches_active = 1 in the environment the runs get (common.allocator_env:
+tcmalloc.per_cpu_caches_active = 1 in the environment the runs get (allocators.allocator_env:
 GLIBC_TUNABLES=glibc.pthread.rseq=0, since glibc 2.35+ registers rseq itself and TCMalloc's own
 registration then fails). Skipped only when the library is not installed."""
 import glob
@@ -18,7 +18,7 @@ import sys
 import pytest
 
 from conftest import BDIR, REPO, needs_built
-from hoardlab_lib import common, cost, sweep
+from hoardlab_lib import allocators, common, cost, sweeps as sweep
 
 NAME = "tcmalloc-google"
 HLBENCH = os.path.join(BDIR, "harness", "hlbench")
@@ -59,7 +59,7 @@ print(json.dumps({"before": before, "held": held, "after": after, "owned": owned
 
 def library():
     try:
-        return common.production_library(NAME)
+        return allocators.production_library(NAME)
     except common.ToolError as e:
         pytest.skip("%s (tools/install-deps builds it)" % e)
 
@@ -72,29 +72,29 @@ def probe(env, lib):
 
 
 def test_registered_with_the_version_install_deps_pins():
-    assert common.allocator_kind(NAME) == "production"
-    assert common.PRODUCTION[NAME] == "libtcmalloc-google.so"
-    assert common.PRODUCTION["tcmalloc"] == "libtcmalloc_minimal.so.4"     # gperftools' stays
+    assert allocators.allocator_kind(NAME) == "production"
+    assert allocators.PRODUCTION[NAME] == "libtcmalloc-google.so"
+    assert allocators.PRODUCTION["tcmalloc"] == "libtcmalloc_minimal.so.4"     # gperftools' stays
     with open(os.path.join(REPO, "tools", "install-deps")) as f:
         pinned = re.search(r"^TCMALLOC_GOOGLE_VERSION=(\S+)$", f.read(), re.M).group(1)
-    assert pinned == common.TCMALLOC_GOOGLE_VERSION
-    assert common.SOURCE_BUILT[NAME][2] == common.TCMALLOC_GOOGLE_DIRS
+    assert pinned == allocators.TCMALLOC_GOOGLE_VERSION
+    assert allocators.SOURCE_BUILT[NAME][2] == allocators.TCMALLOC_GOOGLE_DIRS
 
 
 def test_missing_is_one_line_naming_install_deps(monkeypatch, tmp_path):
-    monkeypatch.setitem(common.SOURCE_BUILT, NAME,
+    monkeypatch.setitem(allocators.SOURCE_BUILT, NAME,
                         ("libtcmalloc-sys (crates.io)", "0.1.14", [str(tmp_path)]))
     with pytest.raises(common.ToolError) as e:
-        common.production_library(NAME)
+        allocators.production_library(NAME)
     msg = str(e.value)
     assert "\n" not in msg and msg.endswith("tools/install-deps") and "libtcmalloc-sys" in msg
 
 
 def test_runs_turn_glibc_rseq_off_and_keep_other_tunables():
-    env = common.allocator_env("glibc", {}, BDIR, environ={"GLIBC_TUNABLES": "glibc.x=1"})
+    env = allocators.allocator_env("glibc", {}, BDIR, environ={"GLIBC_TUNABLES": "glibc.x=1"})
     assert env["GLIBC_TUNABLES"] == "glibc.x=1"
     try:
-        env = common.allocator_env(NAME, {}, BDIR, environ={"GLIBC_TUNABLES": "glibc.x=1"})
+        env = allocators.allocator_env(NAME, {}, BDIR, environ={"GLIBC_TUNABLES": "glibc.x=1"})
     except common.ToolError:
         pytest.skip("%s not installed" % NAME)
     assert env["GLIBC_TUNABLES"] == "glibc.x=1:glibc.pthread.rseq=0"
@@ -102,11 +102,11 @@ def test_runs_turn_glibc_rseq_off_and_keep_other_tunables():
 
 def test_loads_and_leaves_a_programs_output_unchanged():
     lib = library()
-    env = common.allocator_env(NAME, {}, BDIR)
+    env = allocators.allocator_env(NAME, {}, BDIR)
     assert env["LD_PRELOAD"] == lib
     prog = "import json; print(json.dumps(sorted({str(i): [i] * (i % 7) for i in range(3000)})))"
     plain = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True,
-                           timeout=60, env=common.allocator_env("glibc", {}, BDIR))
+                           timeout=60, env=allocators.allocator_env("glibc", {}, BDIR))
     under = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True,
                            timeout=60, env=env)
     assert under.returncode == 0 and under.stderr == "", under.stderr
@@ -117,7 +117,7 @@ def test_answers_malloc_and_free_and_is_the_per_cpu_build():
     """The global scope's malloc is the library's; its statistics count the 1000 blocks and
     drop them after the frees; its pagemap owns them; per-CPU caches are on."""
     lib = library()
-    r = probe(common.allocator_env(NAME, {}, BDIR), lib)
+    r = probe(allocators.allocator_env(NAME, {}, BDIR), lib)
     assert r["same_malloc"] and r["null"] == 0 and r["owned"] == 1000, r
     assert r["held"] - r["before"] >= 1000 * 1000 and r["after"] < r["held"], r
     # 0 here: rseq unavailable to TCMalloc (a kernel before 4.18, or someone registered it
@@ -132,7 +132,7 @@ def test_without_the_tunable_glibcs_rseq_keeps_per_cpu_off():
     major, minor = map(int, os.confstr("CS_GNU_LIBC_VERSION").split()[1].split(".")[:2])
     if (major, minor) < (2, 35):
         pytest.skip("glibc %d.%d does not register rseq" % (major, minor))
-    env = common.allocator_env(NAME, {}, BDIR)
+    env = allocators.allocator_env(NAME, {}, BDIR)
     del env["GLIBC_TUNABLES"]
     assert probe(env, lib)["per_cpu"] == 0
 
@@ -141,7 +141,7 @@ def test_without_the_tunable_glibcs_rseq_keeps_per_cpu_off():
 def test_hlbench_under_it_runs_it(tmp_path):
     """The environment sweeps use; ld.so's log names the library it initialised."""
     lib = library()
-    env = common.allocator_env(NAME, {}, BDIR)
+    env = allocators.allocator_env(NAME, {}, BDIR)
     dbg = dict(env, LD_DEBUG="libs", LD_DEBUG_OUTPUT=str(tmp_path / "ld"))
     p = subprocess.run([HLBENCH, "xfree", "--threads", "2", "--scale", "0.01"], env=dbg,
                        capture_output=True, text=True, timeout=60)
@@ -154,7 +154,7 @@ def test_hlbench_under_it_runs_it(tmp_path):
 
 def test_the_production_fronts_handoff_and_purge_sweeps_list_it():
     for name in ("production", "fronts", "handoff", "purge"):
-        sw = sweep.load(os.path.join(REPO, "configs", "sweeps", name + ".ini"), 2,
+        sw = sweep.read_sweep(os.path.join(REPO, "configs", "sweeps", name + ".ini"), 2,
                         ["serial", "concurrent", "private", "ownership", "hoard", "hoard2026",
                          "hoard202607", "lockfree"])
         assert (NAME, NAME, {}) in sw.allocators, name

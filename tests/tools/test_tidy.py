@@ -4,7 +4,7 @@ import os
 import re
 
 from conftest import REPO
-from hoardlab_lib import tidy
+from hoardlab_lib.runkit import tidy
 
 RUN = {"index": 3, "allocator": "pad", "variant": "pad", "base": "concurrent",
        "kind": "hoardlab", "knobs": {"padding": "on", "census": "on"}, "swept": {},

@@ -12,9 +12,11 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from hoardlab_lib import common, sweep as sweepmod
+from hoardlab_lib import allocators, common, sweeps as sweepmod
+from hoardlab_lib.sweeps import variants
 from hoardlab_lib.report import today as R
-from hoardlab_lib.verdicts import WITHIN_NOISE, today as T
+from hoardlab_lib import verdicts as T
+from hoardlab_lib.verdicts import WITHIN_NOISE
 
 _ids = itertools.count()
 NEVER = 2 ** 64 - 1
@@ -174,9 +176,9 @@ def test_blowup_outside_growth_over_threads_within_noise():
 
 
 def test_a_blowup_within_noise_is_repeated_under_its_today_label():
-    from hoardlab_lib import execute
+    from hoardlab_lib.sweeps import undecided
     rows, rounds = growing_runs("j", [1.23, 1.47, 1.51])
-    groups = execute.undecided_groups(rows, rounds, 2)
+    groups = undecided.undecided_groups(rows, rounds, 2)
     assert groups.get(("j", "today-blowup-roundrobin", 2)) == "j blowup within noise", groups
 
 
@@ -252,9 +254,9 @@ def test_today_table_absent_without_today_runs_and_present_when_all_missing():
 
 def test_expected_classes_are_data_with_a_source():
     for name, x in R.EXPECTED.items():
-        assert name in common.PRODUCTION
+        assert name in allocators.PRODUCTION
         assert x["source"] and x["category"]
-        for k in T.KEYS:
+        for k in T.TODAY_KEYS:
             assert x[k] is None or x[k] <= {"yes", "no", "maybe", "O(1)", "O(P)", "unbounded"}
 
 
@@ -281,7 +283,7 @@ def test_sweep_only_where_named(monkeypatch):
         if name == "jemalloc":
             raise common.ToolError("jemalloc: not installed")
         return None
-    monkeypatch.setattr(sweepmod, "production_library", lib)
+    monkeypatch.setattr(variants, "production_library", lib)
     sw = sweepmod.Sweep(SWEEP, ncores=2, strategies=["serial"])
     assert sw.not_installed == ["jemalloc"]
     got = sorted((r["allocator"], r["workload_label"]) for r in sw.expand())

@@ -454,8 +454,8 @@ def test_a_verdict_never_rests_on_a_group_thinned_to_one_quiet_run():
     e = {x["variant"]: x for x in V.taxonomy(serial + thin, [], 2)}
     assert e["c"]["fast"]["value"] == V.BUSY_UNDECIDED
     assert "one quiet run left in c on threadtest at t=1" in e["c"]["fast"]["evidence"]
-    from hoardlab_lib import execute
-    assert ("c", "threadtest", 1) in execute.undecided_groups(serial + thin, [], 2)
+    from hoardlab_lib.sweeps import undecided
+    assert ("c", "threadtest", 1) in undecided.undecided_groups(serial + thin, [], 2)
 
 
 def test_false_sharing_under_cpu_heap_selection_says_it_depends_on_placement():

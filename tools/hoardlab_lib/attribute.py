@@ -27,8 +27,9 @@ import os
 import re
 import subprocess
 
-from . import check, fmt as F, tidy, verdicts as V
-from .common import ToolError, allocator_env, parse_allocator_spec, require, row_config
+from . import fmt as F, runkit, verdicts as V
+from .common import ToolError, require
+from .allocators import allocator_env, parse_allocator_spec, row_config
 
 EFFECTIVE = re.compile(r"^(?:hoardlab: )?(\w+)\s*=\s*(.*?)\s*\((\w+)\)\s*$")
 # Keys that say which configuration runs rather than how it allocates.
@@ -156,7 +157,7 @@ def plan(bdir, base_spec, target_spec, order=None, strategies=None):
     b, bk = parse_allocator_spec(base_spec)
     t, tk = parse_allocator_spec(target_spec)
     for spec, (s, k) in ((base_spec, (b, bk)), (target_spec, (t, tk))):
-        check.allocator(bdir, s, k, strategies or [], "attribute %s" % spec)
+        runkit.check_allocator(bdir, s, k, strategies or [], "attribute %s" % spec)
     if strategies is not None and b not in strategies and not row_config(b):
         raise ToolError("attribute: the base must be a hoardlab strategy or composed row (%s)"
                         % base_spec)
@@ -175,7 +176,7 @@ def plan(bdir, base_spec, target_spec, order=None, strategies=None):
                 knobs = dict(bk)
                 for i in sorted(s):
                     knobs.update(els[i][1])
-                accepted[s] = check.knob_problem(bdir, b, knobs) is None
+                accepted[s] = runkit.knob_problem(bdir, b, knobs) is None
             return accepted[s]
         n = len(els)
         fwd, stuck = _greedy(list(range(n)), ok)
@@ -326,7 +327,7 @@ def read_plan(outdir):
 def report(outdir, metric="throughput"):
     """attribution.md of a folder that `hoardlab attribute` ran; returns its text."""
     p = read_plan(outdir)
-    rows = tidy.read_csv(os.path.join(outdir, "runs.csv"))
+    rows = runkit.read_csv(os.path.join(outdir, "runs.csv"))
     lines = ["# Attribution: %s -> %s" % (p.base_spec, p.target_spec), ""]
     lines += ["Elements, forward order: %s." % ", ".join(
         "%s (%s)" % (n, ", ".join("%s=%s" % kv for kv in k.items())) for n, k in p.elements),

@@ -4,7 +4,7 @@ import argparse
 import os
 import sys
 
-from . import commands, cost as costmod, heapmap as heapmapmod, lab, runner, slurm
+from . import commands, cost as costmod, heapmap as heapmapmod, lab, runkit, slurm
 from . import residual as residualmod
 from .common import ToolError, log
 
@@ -38,16 +38,16 @@ def parse_run(sub):
     s.add_argument("--scale", type=float, default=1.0)
     s.add_argument("--seed", type=int, default=42)
     s.add_argument("--pin", action="store_true")
-    s.add_argument("--timeout", type=float, default=runner.RUN_TIMEOUT, help="seconds before "
+    s.add_argument("--timeout", type=float, default=runkit.RUN_TIMEOUT, help="seconds before "
                    "the run is stopped, it and every process it started (default %g; 0: no "
-                   "limit)" % runner.RUN_TIMEOUT)
+                   "limit)" % runkit.RUN_TIMEOUT)
     s.add_argument("--json", action="store_true", help="print hlbench's JSON records")
     add_no_build(s)
-    s.set_defaults(func=runner.interruptible()(commands.cmd_run))
+    s.set_defaults(func=runkit.interruptible()(commands.cmd_run))
 
 
 def add_load_options(s):
-    """The machine's other load (load.py; the [sweep] keys of the same names, which these
+    """The machine's other load (sweeps/load.py; the [sweep] keys of the same names, which these
     override)."""
     s.add_argument("--busy-threshold", metavar="CPUS", help="other processes' CPU use "
                    "above which a run is busy (default 0.5)")

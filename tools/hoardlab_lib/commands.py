@@ -6,10 +6,11 @@ import re
 import subprocess
 import sys
 
-from . import attribute, check, common, compare as comparemod, cost as costmod, cost_golden, fmt
-from . import layers as layersmod, orchestrate, residual as residualmod, runner, selftest, slurm
+from . import allocators, attribute, common, compare as comparemod, cost as costmod, cost_golden
+from . import fmt
+from . import layers as layersmod, residual as residualmod, runkit, selftest, slurm
 from . import soak as soakmod
-from . import sweep as sweepmod, tidy
+from . import sweeps
 from . import heapmap as heapmapmod
 from .build import MEASURED_TARGETS, do_build, incremental_build, install_deps
 from .common import REPO, ToolError, build_dir, require, log
@@ -26,24 +27,24 @@ def cmd_build(a):
 
 def cmd_run(a):
     bdir = build_dir(a.build_dir)
-    orchestrate.build_for(a, bdir, MEASURED_TARGETS[:3])
-    base, knobs = common.parse_allocator_spec(a.allocator)
+    sweeps.build_for(a, bdir, MEASURED_TARGETS[:3])
+    base, knobs = allocators.parse_allocator_spec(a.allocator)
     knobs.update(common.parse_key_values(a.knob or [], "--knob"))
-    check.allocator(bdir, base, knobs, [n for n, _ in common.hlconfig_strategies(bdir)]
-                    if common.allocator_kind(base) == "hoardlab" else [],
+    runkit.check_allocator(bdir, base, knobs, [n for n, _ in common.hlconfig_strategies(bdir)]
+                    if allocators.allocator_kind(base) == "hoardlab" else [],
                     "-a %s" % a.allocator)
     params = common.parse_key_values(a.param or [], "--param", knobs=False, form="name=value")
     run = {"index": 0, "allocator": base, "variant": a.allocator, "base": base,
-           "kind": common.allocator_kind(base), "knobs": knobs, "swept": {},
+           "kind": allocators.allocator_kind(base), "knobs": knobs, "swept": {},
            "workload_label": a.workload, "workload": a.workload, "params": params,
            "threads": a.threads, "scale": a.scale, "seed": a.seed, "repetition": 0,
            "pin": a.pin, "timeout": a.timeout, "extra_args": a.extra}
-    res = runner.run_one(run, bdir)
+    res = runkit.run_one(run, bdir)
     if res["status"] != "ok":
         sys.stderr.write(res["error"].rstrip() + "\n")
         log("run %s: %s (exit %s)" % (res["status"], " ".join(res["argv"]), res["exit_code"]))
         return res["exit_code"] or 1
-    rows, _ = tidy.rows_for(run, res, "run", 0, bdir)
+    rows, _ = runkit.rows_for(run, res, "run", 0, bdir)
     if rows[0]["status"] != "ok":
         log("warning: " + rows[0]["error"])
     if a.json:
@@ -53,7 +54,7 @@ def cmd_run(a):
     for rec in res["records"]:
         hl = rec.get("hoardlab") or {}
         print("%s under %s%s: %d threads, %.3f s, %s ops/s, peak RSS %s KiB" % (
-            rec.get("workload"), base, (" " + tidy.knobs_text(knobs)) if knobs else "",
+            rec.get("workload"), base, (" " + runkit.knobs_text(knobs)) if knobs else "",
             rec.get("threads", 0), rec.get("wall_s") or 0, fmt.si(rec.get("throughput")),
             rec.get("peak_rss_kb")))
         if hl:
@@ -71,10 +72,10 @@ def cmd_run(a):
 
 def cmd_sweep(a):
     bdir = build_dir(a.build_dir)
-    build = orchestrate.build_for(a, bdir)
+    build = sweeps.build_for(a, bdir)
     if slurm.options_used(a):
         return slurm.cmd_sweep(a, bdir, build)
-    path, bad = orchestrate.run_sweep(a.file, bdir, out=a.out, root=a.results, seed=a.seed,
+    path, bad = sweeps.run_sweep(a.file, bdir, out=a.out, root=a.results, seed=a.seed,
                           quiet=a.quiet, dry_run=a.dry_run, build=build,
                           load_options=load_options(a))
     if path:
@@ -84,13 +85,13 @@ def cmd_sweep(a):
 
 def load_options(a):
     """The load options given on the command line (cli.add_load_options), by [sweep] key."""
-    return {k: getattr(a, k) for k in sweepmod.LOAD_KEYS}
+    return {k: getattr(a, k) for k in sweeps.LOAD_KEYS}
 
 
 def cmd_report(a):
-    if not tidy.table_file(os.path.join(a.dir, "runs.csv")):
+    if not runkit.table_file(os.path.join(a.dir, "runs.csv")):
         raise ToolError("%s: no runs.csv" % a.dir)
-    print(orchestrate.make_report(a.dir, a.baseline))
+    print(sweeps.make_report(a.dir, a.baseline))
     return 0
 
 
@@ -107,7 +108,7 @@ def cmd_main(a):
     bdir = build_dir(a.build_dir)
     # Only what a sweep runs; `hoardlab build` and `hoardlab test` build everything.
     build = incremental_build(bdir, MEASURED_TARGETS, a.jobs)
-    path, bad = orchestrate.run_sweep(os.path.join(REPO, "configs", "sweeps", "taxonomy.ini"), bdir,
+    path, bad = sweeps.run_sweep(os.path.join(REPO, "configs", "sweeps", "taxonomy.ini"), bdir,
                           root=a.results, quiet=a.quiet, build=build,
                           load_options=load_options(a))
     print("report: %s" % path)
@@ -124,13 +125,13 @@ def cmd_attribute(a):
         return 0
     if not a.target:
         raise ToolError("attribute: name a base and a target (or --from DIR)")
-    build = orchestrate.build_for(a, bdir)
+    build = sweeps.build_for(a, bdir)
     strategies = [n for n, _ in common.hlconfig_strategies(bdir)]
     p = attribute.plan(bdir, a.base, a.target, common.split_commas(a.order) if a.order
                        else None, strategies)
     wls = []
     for spec in sum((common.split_commas(w) for w in a.workload or []), []):
-        name, settings = common.parse_allocator_spec(spec)
+        name, settings = allocators.parse_allocator_spec(spec)
         wls.append((name, name, settings))
     name = "attribute-%s-%s" % tuple(re.sub(r"[^A-Za-z0-9.+-]+", "_", s)
                                      for s in (a.base, a.target))
@@ -138,21 +139,21 @@ def cmd_attribute(a):
     if a.dry_run:
         print(attribute.dry_run_text(p))
         if wls:         # the workloads and their parameters, checked as a sweep's are
-            sw = sweepmod.Sweep(text, "<attribute>", strategies=strategies)
-            orchestrate.validate_sweep(sw, sw.expand(), bdir)
+            sw = sweeps.Sweep(text, "<attribute>", strategies=strategies)
+            sweeps.validate_sweep(sw, sw.expand(), bdir)
             print("%d runs: %d configurations x %s" % (len(sw.expand()), len(p.configs),
                                                        ", ".join(w[0] for w in wls)))
         return 0
     if not wls:
         raise ToolError("attribute: name the workloads to run with -w (e.g. -w larson:scale="
                         "0.03), or read a finished run with --from DIR")
-    outdir = a.out or orchestrate.out_dir_for(name, a.results or os.path.join(REPO, "results"))
+    outdir = a.out or sweeps.out_dir_for(name, a.results or os.path.join(REPO, "results"))
     os.makedirs(outdir, exist_ok=True)
     path = os.path.join(outdir, "attribute.ini")
     with open(path, "w") as f:
         f.write(text)
     attribute.write_plan(p, outdir)
-    _, bad = orchestrate.run_sweep(path, bdir, out=outdir, seed=a.seed, quiet=a.quiet, build=build)
+    _, bad = sweeps.run_sweep(path, bdir, out=outdir, seed=a.seed, quiet=a.quiet, build=build)
     print(attribute.report(outdir, a.metric), end="")
     print(os.path.join(outdir, "attribution.md"))
     return 1 if bad else 0
@@ -167,30 +168,30 @@ def cmd_residual(a):
     wls = residualmod.choose(a.workloads, list(residualmod.WORKLOADS), "--workloads")
     residualmod.check_numbers(a.scale, a.repetitions)
     bdir = build_dir(a.build_dir)
-    build = orchestrate.build_for(a, bdir)
+    build = sweeps.build_for(a, bdir)
     strategies = [n for n, _ in common.hlconfig_strategies(bdir)]
     plans = {r: residualmod.plan_row(bdir, r, strategies) for r in rows}
     text = residualmod.sweep_text(plans, wls, a.scale, a.threads, a.repetitions, a.timeout,
                                   "residual")
-    sw = sweepmod.Sweep(text, "<residual>", strategies=strategies)
+    sw = sweeps.Sweep(text, "<residual>", strategies=strategies)
     if a.dry_run:
         for p in plans.values():
             print(attribute.dry_run_text(p))
-        orchestrate.validate_sweep(sw, sw.expand(), bdir)
+        sweeps.validate_sweep(sw, sw.expand(), bdir)
         print("%d runs: %d allocators x %s" % (len(sw.expand()), len(sw.labels),
                                                ", ".join(wls)))
         return 0
-    outdir = a.out or orchestrate.out_dir_for("residual", a.results or
+    outdir = a.out or sweeps.out_dir_for("residual", a.results or
                                               os.path.join(REPO, "results"))
     os.makedirs(outdir, exist_ok=True)
     path = os.path.join(outdir, "residual.ini")
     with open(path, "w") as f:
         f.write(text)
     residualmod.write_plan(outdir, plans, wls, a.scale)
-    rpath, bad = orchestrate.run_sweep(path, bdir, out=outdir, seed=a.seed, quiet=a.quiet,
+    rpath, bad = sweeps.run_sweep(path, bdir, out=outdir, seed=a.seed, quiet=a.quiet,
                                        build=build, load_options=load_options(a))
     print(residualmod.summary(residualmod.read_plan(outdir),
-                              tidy.read_csv(os.path.join(outdir, "runs.csv"))))
+                              runkit.read_csv(os.path.join(outdir, "runs.csv"))))
     print(rpath)
     return 1 if bad else 0
 
@@ -199,7 +200,7 @@ def cmd_residual(a):
 
 def cmd_cost(a):
     bdir = build_dir(a.build_dir)
-    orchestrate.build_for(a, bdir)
+    sweeps.build_for(a, bdir)
     if a.golden_update:
         rows = cost_golden.update(bdir, jobs=a.jobs or 2)
         log("wrote %s: %s" % (cost_golden.PATH, ", ".join(rows)))
@@ -207,9 +208,9 @@ def cmd_cost(a):
     names = [n.strip() for n in a.allocators.split(",")] if a.allocators else None
     strategies = [n for n, _ in common.hlconfig_strategies(bdir)]
     for n in names or []:               # a strategy's knobs: checked as `run -a` checks them
-        base, knobs = common.parse_allocator_spec(n)
+        base, knobs = allocators.parse_allocator_spec(n)
         if knobs and base in strategies:
-            check.allocator(bdir, base, knobs, strategies, "-a %s" % n)
+            runkit.check_allocator(bdir, base, knobs, strategies, "-a %s" % n)
     results = costmod.run(bdir, names, a.pairs, a.jobs or 2)
     print(costmod.table(results))
     if a.functions:
@@ -225,7 +226,7 @@ def cmd_cost(a):
 
 def cmd_heapmap(a):
     bdir = build_dir(a.build_dir)
-    orchestrate.build_for(a, bdir, MEASURED_TARGETS[:3])
+    sweeps.build_for(a, bdir, MEASURED_TARGETS[:3])
     params = common.parse_key_values(a.param or [], "--param", knobs=False, form="name=value")
     paths, facts = heapmapmod.run(bdir, a.allocator, a.workload, a.out, a.threads, params,
                                   a.interval, a.scale, a.seed, extra=a.extra)
@@ -237,21 +238,21 @@ def cmd_heapmap(a):
 
 def cmd_strategies(a):
     bdir = build_dir(a.build_dir)
-    strategies, rows = common.hlconfig_strategies(bdir), common.composed_rows()
+    strategies, rows = common.hlconfig_strategies(bdir), allocators.composed_rows()
     width = max(len(n) for n in [s for s, _ in strategies] + list(rows) +
-                list(common.PRODUCTION))
+                list(allocators.PRODUCTION))
     print("hoardlab strategies (LD_PRELOAD=%s, HOARD_STRATEGY=name):"
           % common.artifact(bdir, "lib"))
     for name, summary in strategies:
         print("  %-*s %s" % (width, name, summary))
     print("composed rows (the same library, HOARD_CONFIG=%s/NAME.ini; docs/rows.md):"
-          % os.path.relpath(common.ROWS_DIR, REPO))
+          % os.path.relpath(allocators.ROWS_DIR, REPO))
     for name, (_, account) in rows.items():
         print("  %-*s %s" % (width, name, account))
     print("production allocators (LD_PRELOAD of the library shown):")
-    for name in common.PRODUCTION:
+    for name in allocators.PRODUCTION:
         try:
-            lib = common.production_library(name)
+            lib = allocators.production_library(name)
             print("  %-*s %s" % (width, name, lib or "no preload (the C library's malloc)"))
         except ToolError as e:
             print("  %-*s MISSING: %s" % (width, name, e))
@@ -265,11 +266,11 @@ def cmd_config(a):
         "--classes" if a.classes else "--stats" if a.stats else "--list"
     env = None
     if a.allocator:
-        base, knobs = common.parse_allocator_spec(a.allocator)
-        bad = common.name_problem(base, [n for n, _ in common.hlconfig_strategies(bdir)])
+        base, knobs = allocators.parse_allocator_spec(a.allocator)
+        bad = allocators.name_problem(base, [n for n, _ in common.hlconfig_strategies(bdir)])
         if bad:
             raise ToolError("-a %s: %s" % (a.allocator, bad))
-        env = common.allocator_env(base, knobs, bdir)
+        env = allocators.allocator_env(base, knobs, bdir)
         env.pop("LD_PRELOAD", None)
     return subprocess.run([hlconfig, flag], env=env).returncode
 
@@ -280,7 +281,7 @@ def cmd_layers(a):
         print(text)
         return 1 if bad else 0
     bdir = build_dir(a.build_dir)
-    orchestrate.build_for(a, bdir, layersmod.TARGETS)
+    sweeps.build_for(a, bdir, layersmod.TARGETS)
     bad, text = layersmod.report(bdir, known=layersmod.NOTHING_KNOWN if a.strict
                                  else layersmod.KNOWN,
                                  faces=a.faces or (a.strict and layersmod.STRICT_FACES))
@@ -290,7 +291,7 @@ def cmd_layers(a):
 
 def cmd_soak(a):
     bdir = build_dir(a.build_dir)
-    orchestrate.build_for(a, bdir, soakmod.TARGETS)
+    sweeps.build_for(a, bdir, soakmod.TARGETS)
     return soakmod.main(a, bdir)
 
 

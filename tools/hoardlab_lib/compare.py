@@ -14,8 +14,7 @@ import os
 import random
 import statistics
 
-from . import meta as metamod, tidy
-from .report import header as sweep_header
+from . import report, runkit
 from .common import ToolError, knob_key
 from .fmt import si
 
@@ -41,9 +40,9 @@ LOAD_FACTOR, LOAD_GAP = 1.5, 0.5
 
 def load(folder):
     path = os.path.join(folder, "runs.csv")
-    if not tidy.table_file(path):
+    if not runkit.table_file(path):
         raise ToolError("%s: no runs.csv (a results folder of `hoardlab sweep`)" % folder)
-    return tidy.read_csv(path)
+    return runkit.read_csv(path)
 
 
 def samples(rows, metric, variant=None):
@@ -169,7 +168,7 @@ def did_not_act(knobs, a_rows, b_rows, a_key, b_key):
 def folder_differences(a, b):
     """Lines warning that two folders differ in commit, machine or load (meta.json and the
     runs' load columns), for the head of the comparison; [] when nothing differs."""
-    ma, mb = (metamod.read(os.path.join(f, "meta.json")) for f in (a, b))
+    ma, mb = (runkit.read_meta(os.path.join(f, "meta.json")) for f in (a, b))
     out = []
     ga, gb = ma.get("git") or {}, mb.get("git") or {}
     ca, cb = ga.get("commit"), gb.get("commit")
@@ -218,9 +217,9 @@ def sweep_warnings(folders):
     difference" below is read as that report would read it. [] when every folder was quiet."""
     out = []
     for label, folder in folders:
-        meta = metamod.read(os.path.join(folder, "meta.json"))
+        meta = runkit.read_meta(os.path.join(folder, "meta.json"))
         rows = load(folder)
-        said = sweep_header.busy_lines(meta, rows) + sweep_header.machine_warnings(meta, rows)
+        said = report.busy_lines(meta, rows) + report.machine_warnings(meta, rows)
         if said:
             out += ["%s (%s), from its report:" % (label, folder)] + \
                 [ln for ln in said if ln] + [""]

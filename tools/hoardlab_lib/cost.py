@@ -24,6 +24,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from . import common
+from .allocators import (CALLGRIND_LIBRARY, NOT_COUNTED, PRODUCTION, callgrind_library,
+                         composed_rows, parse_allocator_spec, production_library, selection_env)
 from .common import ToolError
 
 FRONT_FILES = {"interpose.c", "export.c", "front.h", "entry.h"}
@@ -39,7 +41,7 @@ def case_name(size, mode):
 def valgrind_argv(args, direct):
     """(argv, executable) running valgrind with args. direct: exec callgrind's own binary as
     valgrind's launcher does, so the launcher, a program that mallocs, does not itself load an
-    LD_PRELOAD that runs only under valgrind (common.CALLGRIND_LIBRARY)."""
+    LD_PRELOAD that runs only under valgrind (CALLGRIND_LIBRARY)."""
     if not direct:
         return ["valgrind"] + args, None
     launcher = os.path.realpath(shutil.which("valgrind"))
@@ -92,17 +94,17 @@ def measure(bdir, allocator, size, mode, pairs, workdir):
     env = dict(os.environ)
     for k in [k for k in env if k.startswith("HOARD_") or k == "LD_PRELOAD"]:
         del env[k]
-    if allocator in common.PRODUCTION:
-        lib = common.callgrind_library(allocator)
+    if allocator in PRODUCTION:
+        lib = callgrind_library(allocator)
         if lib:
             env["LD_PRELOAD"] = lib
     else:
         env["LD_PRELOAD"] = common.require(bdir, "lib")
         base, knobs = parse_variant(allocator)
-        env.update(common.selection_env(base))          # a strategy, or a composed row's file
+        env.update(selection_env(base))          # a strategy, or a composed row's file
         env.update({"HOARD_" + k.upper(): v for k, v in knobs.items()})
     runs = [callgrind_functions([hlcost, size, str(n), mode], env, workdir,
-                                direct=allocator in common.CALLGRIND_LIBRARY)
+                                direct=allocator in CALLGRIND_LIBRARY)
             for n in (pairs, 3 * pairs)]
     (f1, t1), (f2, t2) = runs
     n = 2.0 * pairs
@@ -133,8 +135,8 @@ UNCOUNTED = ":counting=off"
 
 def parse_variant(name):
     """'hoard:remote_free=list:tlab=on' -> ('hoard', {'remote_free': 'list', 'tlab': 'on'}):
-    a strategy with knobs, measured under its own name (common.parse_allocator_spec)."""
-    return common.parse_allocator_spec(name)
+    a strategy with knobs, measured under its own name (parse_allocator_spec)."""
+    return parse_allocator_spec(name)
 
 
 def allocators(bdir, names=None):
@@ -142,26 +144,26 @@ def allocators(bdir, names=None):
     strategy split): every strategy and installed production allocator, or `names`, which may
     also name knob variants and composed rows (configs/rows: measured when named)."""
     strategies = [s for s, _ in common.hlconfig_strategies(bdir)]
-    rows = list(common.composed_rows())
+    rows = list(composed_rows())
     production = []
-    for p in common.PRODUCTION:
+    for p in PRODUCTION:
         try:
-            common.production_library(p)
+            production_library(p)
             production.append(p)
         except ToolError:
             pass
     every = strategies + production
-    if names and set(names) & set(common.NOT_COUNTED):
-        for n in sorted(set(names) & set(common.NOT_COUNTED)):
-            common.log("cost: %s not counted: %s" % (n, common.NOT_COUNTED[n]))
-        names = [n for n in names if n not in common.NOT_COUNTED]
+    if names and set(names) & set(NOT_COUNTED):
+        for n in sorted(set(names) & set(NOT_COUNTED)):
+            common.log("cost: %s not counted: %s" % (n, NOT_COUNTED[n]))
+        names = [n for n in names if n not in NOT_COUNTED]
         if not names:
             raise ToolError("cost: nothing to count (see above)")
-    every = [n for n in every if n not in common.NOT_COUNTED]
+    every = [n for n in every if n not in NOT_COUNTED]
     if names:
         for n in names:                 # a production allocator named but not installed
-            if n in common.PRODUCTION and n not in production:
-                common.production_library(n)        # raises: how to install it
+            if n in PRODUCTION and n not in production:
+                production_library(n)        # raises: how to install it
         unknown = [n for n in names if parse_variant(n)[0] not in every + rows
                    or (parse_variant(n)[1] and n.split(":")[0] not in strategies + rows)]
         if unknown:

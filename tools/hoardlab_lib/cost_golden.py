@@ -23,7 +23,7 @@ allocators are not in the file: their counts depend on their own builds.
 """
 import os
 
-from . import common, cost, meta
+from . import common, cost, runkit
 from .common import ToolError
 
 PATH = os.path.join(common.REPO, "tests", "golden", "cost.txt")
@@ -45,7 +45,7 @@ BUILD_OPTIONS = ("buildtype", "optimization", "b_ndebug", "b_sanitize", "stats",
 
 def build_line(bdir):
     """What the counts depend on besides the source: the compiler and the build's options."""
-    c = meta.compiler(bdir)
+    c = runkit.compiler(bdir)
     opts = c.get("build_options", {})
     return "%s; %s" % (" ".join(str(c[k]) for k in ("id", "version") if c.get(k)),
                        ", ".join("%s=%s" % (k, opts.get(k)) for k in BUILD_OPTIONS))

@@ -31,7 +31,7 @@ from .common import ToolError, split_commas
 BASE = "hoard2026"
 THRESHOLD = 0.5
 TARGET_WORKLOADS = 2        # the aim: on at least two workloads per row, decided
-# composed row -> the production allocator it imitates (common.PRODUCTION's name)
+# composed row -> the production allocator it imitates (allocators.PRODUCTION's name)
 ROWS = {"mimalloc-like": "mimalloc3", "snmalloc-like": "snmalloc",
         "tcmalloc-like": "tcmalloc-google"}
 

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-from . import runner, smoke
+from . import runkit, smoke
 from .build import do_build, install_deps, sync_strategies
 from .common import REPO, ToolError
 
@@ -208,7 +208,7 @@ def strategy_tests(bdir, name, jobs=None, list_only=False):
     if list_only:
         print("\n".join(names))
         return 0
-    with runner.interruptible():
+    with runkit.interruptible():
         print("== smoke run of %s (a few seconds, checks = on)" % name, flush=True)
         seen = smoke.run(bdir, name)
         if seen:
@@ -250,7 +250,7 @@ def meson_stopping(argv, stop_after=TIMEOUTS_TO_STOP, echo=True):
                     os.killpg(p.pid, signal.SIGTERM)    # meson cancels the rest, summarises
         p.wait()
     except BaseException:
-        runner.stop(p)
+        runkit.stop(p)
         raise
     sys.stdout.flush()
     return p.returncode, "".join(out), timeouts

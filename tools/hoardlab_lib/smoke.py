@@ -10,8 +10,9 @@ lock not released?"; for a crash, the signal; for the checker's finding, its lin
 import os
 import re
 
-from . import runner
-from .common import allocator_env, require
+from . import runkit
+from .common import require
+from .allocators import allocator_env
 
 TIMEOUT = 20.0           # seconds per run; each takes well under one on an idle machine
 RUNS = [("threadtest", 2, 0.1, {}), ("larson", 2, 0.02, {})]
@@ -32,13 +33,13 @@ def command(bdir, run):
     env = allocator_env(run["base"], run["knobs"], bdir, environ={})
     words = ["%s=%s" % (k, os.path.relpath(v) if k == "LD_PRELOAD" else v)
              for k, v in sorted(env.items(), key=lambda kv: kv[0] != "HOARD_CHECKS")]
-    argv = runner.hlbench_argv(os.path.relpath(require(bdir, "hlbench")), run)
+    argv = runkit.hlbench_argv(os.path.relpath(require(bdir, "hlbench")), run)
     i = argv.index("--label")
     return " ".join(words + argv[:i] + argv[i + 2:])
 
 
 def diagnosis(strategy, run, res):
-    """One line on what a smoke run's result (runner.run_one's) shows, or None when it ran."""
+    """One line on what a smoke run's result (runkit.run_one's) shows, or None when it ran."""
     what = "hlbench %s -t %d" % (run["workload"], run["threads"])
     if res["status"] == "ok":
         return None
@@ -48,7 +49,7 @@ def diagnosis(strategy, run, res):
     lines = [re.sub(r"^(killed by SIG\w+: )?(hoardlab: )?", "", ln.strip())
              for ln in (res.get("error") or "").splitlines() if ln.strip()]
     found = next((ln for key in CHECKER for ln in lines if key in ln), None)
-    sig = runner.signal_name(res.get("exit_code"))
+    sig = runkit.signal_name(res.get("exit_code"))
     if found:
         return "%s: %s (%s)" % (strategy, found, what)
     if sig:
@@ -61,11 +62,11 @@ def run(bdir, strategy, runs=RUNS, timeout=TIMEOUT):
     diagnosis, "command": the run to repeat by hand}. Stops at the first that did not."""
     for workload, threads, scale, params in runs:
         r = spec(strategy, workload, threads, scale, params, timeout)
-        res = runner.run_one(r, bdir)
+        res = runkit.run_one(r, bdir)
         line = diagnosis(strategy, r, res)
         if line:
             kind = "hang" if res["status"] == "timeout" else \
                 "checker" if any(k in line for k in CHECKER) else \
-                "crash" if runner.signal_name(res.get("exit_code")) else "failed"
+                "crash" if runkit.signal_name(res.get("exit_code")) else "failed"
             return {"kind": kind, "line": line, "command": command(bdir, r)}
     return None

@@ -16,7 +16,7 @@ import shlex
 import subprocess
 import time
 
-from . import check
+from . import runkit
 from .common import ToolError, artifact, hlconfig_strategies, log, require
 
 # The knobs a soak rotates: the design elements that change what a strategy does with blocks
@@ -43,7 +43,7 @@ CLOSING = re.compile(r"^ok: stress under (\S+): .*?(\d+) operations, (\d+) freed
 def acting(bdir, strategy):
     """The KNOBS that act under `strategy` (each alone, its second value: hlconfig --check)."""
     return [(k, vals) for k, vals in KNOBS
-            if check.knob_problem(bdir, strategy, {k: vals[1]}) is None]
+            if runkit.knob_problem(bdir, strategy, {k: vals[1]}) is None]
 
 
 def plan_knobs(rng, knobs):

@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 
-from .. import runner
+from .. import runkit
 from ..common import REPO, ToolError
 from ..selftest import introspect_tests, meson_stopping, tests_of
 
@@ -87,9 +87,9 @@ def read_log(path):
 def why(result, text, code):
     """What a failed test's log shows: the signal that killed it (a crash is a SIGSEGV, not
     'no output'), a timeout, else its first line that says what failed."""
-    sig = runner.signal_name(code) if isinstance(code, int) else None
+    sig = runkit.signal_name(code) if isinstance(code, int) else None
     if sig is None and isinstance(code, int) and 128 < code < 128 + 65:
-        sig = runner.signal_name(128 - code)     # a shell's child killed: exit 128 + signal
+        sig = runkit.signal_name(128 - code)     # a shell's child killed: exit 128 + signal
     first = first_message(text) if (text or "").strip() else ""
     if result == "TIMEOUT":
         return "timed out (a lock not released? a loop in a damaged list?)" + (

@@ -23,7 +23,7 @@ import os
 import shutil
 import tempfile
 
-from .. import meta as metamod, orchestrate, tidy, verdicts as V
+from .. import runkit, sweeps, verdicts as V
 from ..common import REPO, ToolError, log
 from . import traces as tracesmod
 
@@ -78,7 +78,7 @@ def sweep_text(strategies, trace_files, name, repetitions=REPETITIONS, mt=True,
 def out_dir(strategies, root=None):
     """A new results folder for a grade that measures nothing (correctness failed)."""
     name = "grade-" + ("all" if len(strategies) > 1 else strategies[0])
-    path = orchestrate.out_dir_for(name, root or os.path.join(REPO, "results"))
+    path = sweeps.out_dir_for(name, root or os.path.join(REPO, "results"))
     os.makedirs(path)
     return path
 
@@ -95,18 +95,18 @@ def measure(bdir, strategies, root=None, quick=False, traces=None):
         name = "grade-" + ("all" if len(strategies) > 1 else strategies[0])
         text = sweep_text(strategies, files, name, 2 if quick else REPETITIONS,
                           trace_repetitions=5 if quick else TRACE_REPETITIONS)
-        outdir = orchestrate.out_dir_for(name, root or os.path.join(REPO, "results"))
+        outdir = sweeps.out_dir_for(name, root or os.path.join(REPO, "results"))
         os.makedirs(outdir)
         path = os.path.join(outdir, "grade.ini")
         with open(path, "w") as f:
             f.write(text)
         log("grade: %s (%d traces, the taxonomy's workloads) -> %s"
             % (", ".join(strategies), len(files), outdir))
-        orchestrate.run_sweep(path, bdir, out=outdir, quiet=False)
+        sweeps.run_sweep(path, bdir, out=outdir, quiet=False)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    if metamod.read(os.path.join(outdir, "meta.json")).get("interrupted"):
-        # the sweep kept what it had (SIGINT, or SIGTERM under runner.interruptible); the
+    if runkit.read_meta(os.path.join(outdir, "meta.json")).get("interrupted"):
+        # the sweep kept what it had (SIGINT, or SIGTERM under runkit.interruptible); the
         # grade goes no further: no tests, counts or pages of a grade cut short
         raise KeyboardInterrupt("the grade's sweep was interrupted; its runs are in %s"
                                 % outdir)
@@ -114,9 +114,9 @@ def measure(bdir, strategies, root=None, quick=False, traces=None):
 
 
 def load(outdir):
-    rows = tidy.read_csv(os.path.join(outdir, "runs.csv"))
+    rows = runkit.read_csv(os.path.join(outdir, "runs.csv"))
     rp = os.path.join(outdir, "rounds.csv")
-    return rows, tidy.read_csv(rp) if tidy.table_file(rp) else []
+    return rows, runkit.read_csv(rp) if runkit.table_file(rp) else []
 
 
 def _median_of(rows, variant, label, col, threads=None, pick=V.median):

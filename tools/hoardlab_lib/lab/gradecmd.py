@@ -9,7 +9,7 @@ import json
 import os
 import re
 
-from .. import cost as costmod, fmt, heapmap, meta as metamod, runner, smoke
+from .. import cost as costmod, fmt, heapmap, runkit, smoke
 from ..build import incremental_build
 from ..common import ToolError, build_dir, cores, hlconfig_strategies, log
 from . import correct, grade as G, page
@@ -21,7 +21,7 @@ def cost_reason(message):
     first = message.strip().splitlines()[0] if message.strip() else "no message"
     m = re.match(r"callgrind failed \(exit (-?\d+)\): (.*)", first)
     if m:
-        sig = runner.signal_name(int(m.group(1)))
+        sig = runkit.signal_name(int(m.group(1)))
         return "callgrind's run of hlcost %s (%s)" % (
             "crashed: " + sig if sig else "failed with exit %s" % m.group(1),
             os.path.basename(m.group(2).split()[0]) if m.group(2) else "hlcost")
@@ -69,7 +69,7 @@ def heap_maps(bdir, outdir, strategy):
 def pages(outdir, extra):
     if os.path.exists(os.path.join(outdir, "runs.csv")):
         rows, rounds = G.load(outdir)
-        ncores = fmt.cores_of(metamod.read(os.path.join(outdir, "meta.json")), rows)
+        ncores = fmt.cores_of(runkit.read_meta(os.path.join(outdir, "meta.json")), rows)
     else:                               # not measured: correctness failed
         rows, rounds, ncores = [], [], cores()
     entries, paths = [], []
@@ -107,7 +107,7 @@ def cmd_grade(a):
                         "then hoardlab build)" % (a.name, ", ".join(known)))
     else:
         strategies = [a.name]
-    with runner.interruptible():
+    with runkit.interruptible():
         return grade(a, bdir, strategies)
 
 

@@ -16,7 +16,7 @@ def num(x, form="%.2f"):
 
 
 def heap_map_section(maps):
-    """The heap over time (heapmap.py): per map its PNG, Chrome trace file and the facts the
+    """The heap over time (heapmap/): per map its PNG, Chrome trace file and the facts the
     log shows (moves to and from the global heap, a heap that only grows)."""
     out = ["## Heap map", ""]
     if not maps:

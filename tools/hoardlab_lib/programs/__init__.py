@@ -27,7 +27,7 @@ and statistics are the server's; wall_s is the client's time.
 
 Memory over time: hlrun -i samples the measured command's process tree (the
 server's in server mode) every SERIES_INTERVAL_S, summing each process's smaps_rollup; the
-record's `series` holds the samples in hlbench's form (tidy.py: series.csv and the
+record's `series` holds the samples in hlbench's form (runkit/tidy.py: series.csv and the
 series.* columns), with no held_bytes (hoardlab's A is per process, in the statistics).
 
 This file: a sweep's programs (setup and references before the first run, then each run);
@@ -196,7 +196,7 @@ def run_in_copy(spec, base, knobs, threads, bdir, timeout, reference=None, keep=
 
 
 def run_one(run, bdir):
-    """A program run of the sweep plan (runner.run_one hands it here)."""
+    """A program run of the sweep plan (runkit.run_one hands it here)."""
     spec = run["program"]
     if "_refs" not in spec:
         raise ToolError("[program %s]: not prepared (programs.prepare runs the setup and the "

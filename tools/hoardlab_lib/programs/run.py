@@ -4,8 +4,8 @@ import os
 import signal
 import time
 
-from ..common import (LIB_DIRS, ToolError, allocator_env, allocator_kind, expected_strategy,
-                      require, sha256_file)
+from ..common import ToolError, require, sha256_file
+from ..allocators import LIB_DIRS, allocator_env, allocator_kind, expected_strategy
 from .proc import (Proc, aggregate_stats, exit_text, first_difference, free_port, listening,
                    read_stats)
 from .spec import FIXED_ENV, PRELOAD_IGNORED, STOP_GRACE, TAIL, fill
@@ -47,7 +47,7 @@ def execute(spec, base, knobs, threads, bdir, scratch, work, timeout, reference=
     """One run of program `spec` under allocator `base` in directory `work` (a copy of the
     setup directory); scratch holds its stdout, stderr and statistics. reference: the glibc
     output's {"path", "sha256", "bytes"}, or None for the reference run itself. Returns
-    (result in runner.run_one's form, path of the output compared or None)."""
+    (result in runkit.run_one's form, path of the output compared or None)."""
     cwd = os.path.join(work, spec["dir"])
     hlrun = require(bdir, "hlrun")
     stats = os.path.join(scratch, "stats.jsonl") if allocator_kind(base) == "hoardlab" \

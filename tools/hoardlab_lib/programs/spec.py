@@ -53,56 +53,56 @@ def is_program(row):
 # --- the section ------------------------------------------------------------------------------
 
 def section(sw, sec, w):
-    """One [program LABEL] section of Sweep `sw`: a workload dict for sweep.expand(), with
+    """One [program LABEL] section of Sweep `sw`: a workload dict for Sweep.expand(), with
     the program's spec under "program"."""
     label = sec[len("program"):].strip()
     where = "[%s]" % sec
     if not label:
-        raise sw._error("[program] needs a name: [program sqlite]")
+        raise sw.error("[program] needs a name: [program sqlite]")
     for k in w:
         if k not in KEYS:
-            raise sw._error("%s unknown key %r (valid: %s)" % (where, k, ", ".join(sorted(KEYS))))
+            raise sw.error("%s unknown key %r (valid: %s)" % (where, k, ", ".join(sorted(KEYS))))
     if not w.get("command", "").strip():
-        raise sw._error("%s missing key 'command': the program to run (valid keys: %s)"
-                        % (where, ", ".join(sorted(KEYS))))
+        raise sw.error("%s missing key 'command': the program to run (valid keys: %s)"
+                       % (where, ", ".join(sorted(KEYS))))
     if label in [x["label"] for x in sw.workloads]:
-        raise sw._error("%s: %r is already the name of another section" % (where, label))
+        raise sw.error("%s: %r is already the name of another section" % (where, label))
     for key in ("command", "verify", "server", "stop", "setup"):
         for ph, allowed in PLACEHOLDERS.items():
             if key in w and "{%s}" % ph in w[key] and key not in allowed:
-                raise sw._error("%s %s: {%s} is not set there (it is in: %s)"
-                                % (where, key, ph, ", ".join(allowed)))
+                raise sw.error("%s %s: {%s} is not set there (it is in: %s)"
+                               % (where, key, ph, ", ".join(allowed)))
     server = w.get("server", "").strip() or None
     if server and "{port}" not in server:
-        raise sw._error("%s server: must listen on {port} (a free port on 127.0.0.1)" % where)
+        raise sw.error("%s server: must listen on {port} (a free port on 127.0.0.1)" % where)
     if not server:
         for key in ("command", "verify", "stop"):
             if "{port}" in w.get(key, ""):
-                raise sw._error("%s %s: {port} is only set with server" % (where, key))
+                raise sw.error("%s %s: {port} is only set with server" % (where, key))
         if "stop" in w:
-            raise sw._error("%s stop: only with server" % where)
+            raise sw.error("%s stop: only with server" % where)
     if "verify" in w and "output" in w:
-        raise sw._error("%s output and verify: choose one (verify's stdout is the output)"
-                        % where)
+        raise sw.error("%s output and verify: choose one (verify's stdout is the output)"
+                       % where)
     for key in ("dir", "output"):
         v = w.get(key, "").strip()
         if v and (os.path.isabs(v) or ".." in v.split("/")):
-            raise sw._error("%s %s: %r must be a path inside the run directory" % (where, key, v))
-    settings = sw._settings({k: w[k] for k in ("threads", "repetitions", "timeout",
+            raise sw.error("%s %s: %r must be a path inside the run directory" % (where, key, v))
+    settings = sw.run_settings({k: w[k] for k in ("threads", "repetitions", "timeout",
                                                "workload_seed") if k in w},
                             where, inherited=sw.settings)
     uses_threads = any("{threads}" in w.get(k, "") for k in ("command", "server"))
     if not uses_threads:
         if "threads" in w and settings["threads"] != [1]:
-            raise sw._error("%s threads: neither command nor server uses {threads}" % where)
+            raise sw.error("%s threads: neither command nor server uses {threads}" % where)
         settings["threads"] = [1]
     try:
         setup_timeout = float(w.get("setup_timeout", SETUP_TIMEOUT))
         if setup_timeout <= 0:
             raise ValueError
     except ValueError:
-        raise sw._error("%s setup_timeout: %r is not a positive number of seconds"
-                        % (where, w["setup_timeout"]))
+        raise sw.error("%s setup_timeout: %r is not a positive number of seconds"
+                       % (where, w["setup_timeout"]))
     preload_libc = parse_bool(w.get("preload_libc", "no"), "%s: %s preload_libc"
                               % (sw.path, where))
     spec = {"label": label, "command": w["command"].strip(),
@@ -118,7 +118,7 @@ def section(sw, sec, w):
     wl = {"label": label, "workload": "program", "program": spec, "params": {}, "section": sec}
     wl.update(settings)
     wl["knobs"] = parse_key_values(w.get("knobs", ""), where + " knobs")
-    wl["allocators"] = sw._allocator_subset(w["allocators"], where) if "allocators" in w \
+    wl["allocators"] = sw.allocator_subset(w["allocators"], where) if "allocators" in w \
         else None
     return wl
 

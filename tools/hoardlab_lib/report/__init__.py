@@ -9,21 +9,22 @@ claim, or 1 for a claimed effect (verdicts.check_claim) -- says "within noise"
 the direction the interval decides, judges no target and names no issue. Every measured
 median is shown with its spread by one function, pm().
 
-This package is the report: this file assembles it (write, and all_plots for its PNGs); each
+This package is the report: this file assembles it (write, and all_plots for its PNGs; and
+busy_lines, machine_warnings: the header's words on its machine, which compare repeats); each
 section is a module of its own listed once, in order, in SECTIONS. Sections use the notation
 of ..fmt and the plotting kit of ..plotkit, never this file, so nothing imports upward."""
 
 import os
 from types import SimpleNamespace
 
-from .. import fmt as F
-from ..verdicts.today import relabel
+from .. import fmt as F, verdicts as V
 from . import (cost, failures, fronts, header, heapmaps, history, hoard, hoard2026, hugepages,
-               knobs, memory, michael, production, programs, remote, residual, series,
+               knobs, latency, memory, michael, production, programs, remote, residual, series,
                survivors, taxonomy, throughput, ucpp)
+from .header import busy_lines, machine_warnings
 from .plots import all_plots, plots_section
 
-__all__ = ("write", "all_plots")
+__all__ = ("write", "all_plots", "busy_lines", "machine_warnings")
 
 # The sections in the report's order: (the rows a section reads, how to call it with the
 # report's context c). "bench": hlbench's rows, the sections skipped when a sweep ran only
@@ -47,7 +48,7 @@ SECTIONS = (
     ("bench", lambda c: series.memory_over_time_section(c.bench)),
     ("bench", lambda c: survivors.section(c.bench)),
     ("bench", lambda c: hugepages.hugepages_section(c.bench, c.meta, c.ncores)),
-    ("bench", lambda c: series.latency_section(c.merged, c.ncores)),
+    ("bench", lambda c: latency.latency_section(c.merged, c.ncores)),
     ("all", lambda c: programs.section(c.rows, c.meta)),
     ("all", lambda c: cost.cost_section(c.outdir, c.meta)),
     ("all", lambda c: heapmaps.heapmap_section(c.outdir)),
@@ -84,7 +85,7 @@ def write(outdir, rows, rounds, meta, plot_files, plot_errors, name=None):
     c = Context(outdir=outdir, rows=rows, rounds=rounds, meta=meta,
                 ncores=F.cores_of(meta, rows), baseline=sw.get("baseline"),
                 name=name or sw.get("name") or os.path.basename(outdir.rstrip("/")),
-                bench=programs.bench_rows(rows), merged=relabel(programs.bench_rows(rows)),
+                bench=programs.bench_rows(rows), merged=V.relabel(programs.bench_rows(rows)),
                 plot_files=plot_files,
                 plot_errors=plot_errors, taxonomy=[])
     # a sweep of real programs alone has no hlbench sections

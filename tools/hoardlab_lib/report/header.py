@@ -1,6 +1,6 @@
 """The report's head: the sweep, machine, compiler and commit, the runs, how noise is shown
 and decided, and warnings when the machine was busy or the build stale."""
-from .. import fmt as F, nodes, verdicts as V
+from .. import fmt as F, runkit, verdicts as V
 
 NOISY = 1.25         # warn when repetitions differ by more than this (median group)
 
@@ -28,7 +28,7 @@ def header(meta, rows, name):
         "- data: `runs.csv` (one row per run), `rounds.csv` (blowup rounds), %s`meta.json`; "
         "columns in `results/README.md`" % ("`series.csv` (memory over time), " if any(
             r.get("series.samples") for r in rows) else "")]
-    where = nodes.header_line(meta)         # a sweep on Slurm: its jobs and nodes
+    where = runkit.kinds_header_line(meta)         # a sweep on Slurm: its jobs and nodes
     if where:
         lines.append(where)
     if meta.get("interrupted"):
@@ -142,7 +142,7 @@ def busy_lines(meta, rows):
 
 
 def calibration_lines(meta):
-    """The header's line on the scales calibrated to this machine (calibrate.py)."""
+    """The header's line on the scales calibrated to this machine (sweeps/calibrate.py)."""
     cal = meta.get("calibration")
     if not cal:
         return []

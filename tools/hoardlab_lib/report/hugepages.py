@@ -10,7 +10,7 @@ decided per row and value by the interval (verdicts.NOISE_RULE); hoard2026 with 
 beside tcmalloc-google and mimalloc3 (a development aim: ratios and the direction their
 intervals decide, not judged). hugepages.png: coverage against the chase's throughput."""
 from .. import fmt as F, plotkit as K, verdicts as V
-from .purge import col
+from .drain import col
 from .series import purge_policy
 
 SECTION = "Huge pages: coverage, the TLB-bound chase, and memory after a drain"

@@ -4,11 +4,14 @@ lock-free allocator (PLDI 2004) against hoard, ownership (the class of Ptmalloc)
 (contention-free speedup over glibc), Figure 8 (a)-(h) (speedup over contention-free glibc
 per thread count), the stall and signal-malloc results, and the paper's two claims checked
 from the numbers: lowest contention-free latency, and scaling on prodcons where Hoard's
-producer heap contends. Anything the sweep did not measure is said to be not measured."""
+producer heap contends. Anything the sweep did not measure is said to be not measured.
+Figure 8's numbers are figure8.py's."""
 import json
 import os
 
 from .. import fmt as F, verdicts as V
+from .figure8 import (FIG8, PAPER_SET, PRODUCTION, allocators, figure8_ratio_spreads,
+                      figure8_speedups, figure8_spreads, panel_name, panel_of)
 
 # Michael 2004, Table 1: contention-free speedup over libc malloc (POWER3, POWER4).
 # ownership stands for Ptmalloc's class (private heaps with ownership).
@@ -18,101 +21,8 @@ TABLE1 = {
     "threadtest": {"lockfree": (2.18, 2.35), "hoard": (1.20, 1.23), "ownership": (1.94, 1.97)},
     "larson": {"lockfree": (2.90, 2.95), "hoard": (2.22, 2.37), "ownership": (2.53, 2.67)},
 }
-PAPER_SET = ("lockfree", "hoard", "ownership")      # the paper's allocators besides libc
-PRODUCTION = ("glibc", "jemalloc", "mimalloc", "mimalloc3", "tcmalloc", "snmalloc",
-              "tcmalloc-google")
-# Figure 8's panels: (letter, hlbench workload, prodcons work or None).
-FIG8 = (("a", "linux-scalability", None), ("b", "threadtest", None), ("c", "active-false", None),
-        ("d", "passive-false", None), ("e", "larson", None), ("f", "prodcons", 500),
-        ("g", "prodcons", 750), ("h", "prodcons", 1000))
 DEADLOCK_WORKLOAD, STALL_WORKLOAD = "signal-malloc", "stall"
 STALL_TOLERANT = 0.9      # stall: ratio_outside >= this = others do not wait for the victim
-
-
-def panel_name(p):
-    letter, wl, work = p
-    return "(%s) %s%s" % (letter, wl, " work=%d" % work if work is not None else "")
-
-
-def _panel_of(r):
-    for p in FIG8:
-        if r["workload"] != p[1]:
-            continue
-        if p[2] is None:
-            return p
-        w = r.get("params.work")
-        if w is None and p[2] == 500:       # the workload's default
-            return p
-        try:
-            if w is not None and int(w) == p[2]:
-                return p
-        except (TypeError, ValueError):
-            pass
-    return None
-
-
-def allocators(rows):
-    """{name: variant} for the allocators of the comparison that the sweep measured: the
-    paper's (lockfree, hoard, ownership, glibc) and the other production allocators, each the
-    variant without knob overrides."""
-    res = {}
-    for name in PAPER_SET + PRODUCTION:
-        v = V.reference_variant(rows, name)
-        if v:
-            res[name] = v
-    return res
-
-
-def _figure8_throughputs(rows):
-    """{panel: {variant: {threads: [throughput of each timing row]}}}."""
-    acc = {}
-    for r in V.timing_rows(rows):
-        p = _panel_of(r)
-        if p:
-            acc.setdefault(p, {}).setdefault(r["variant"], {}).setdefault(
-                r["threads"], []).append(r["throughput"])
-    return acc
-
-
-def _per_cell(rows, fn):
-    return {p: {v: {t: fn(xs) for t, xs in byt.items()} for v, byt in byv.items()}
-            for p, byv in _figure8_throughputs(rows).items()}
-
-
-def figure8_data(rows):
-    """{panel: {variant: {threads: median throughput}}} over timing rows."""
-    return _per_cell(rows, V.median)
-
-
-def figure8_spreads(rows):
-    """{panel: {variant: {threads: Spread of throughput}}} over timing rows."""
-    return _per_cell(rows, V.spread_of)
-
-
-def _over_glibc_at_1(data, names, cell):
-    """{panel: {allocator name: cell(values by threads, glibc's value at 1 thread)}} for the
-    panels where glibc was measured at 1 thread."""
-    res = {}
-    g = names.get("glibc")
-    for p in FIG8:
-        d = data.get(p)
-        base = d.get(g, {}).get(1) if d and g else None
-        if base:
-            res[p] = {n: cell(d[v], base) for n, v in names.items() if v in d}
-    return res
-
-
-def figure8_ratio_spreads(rows):
-    """{panel: {allocator name: {threads: Spread of throughput / glibc's at 1 thread}}}."""
-    return _over_glibc_at_1(figure8_spreads(rows), allocators(rows), lambda byt, base: {
-        t: V.ratio(x, base) for t, x in byt.items() if V.ratio(x, base)})
-
-
-def figure8_speedups(rows):
-    """{panel: {allocator name: [(threads, speedup over glibc at 1 thread)]}} for panels where
-    glibc was measured at 1 thread."""
-    return _over_glibc_at_1(figure8_data(rows), allocators(rows), lambda byt, base: sorted(
-        (t, x / base) for t, x in byt.items() if x))
 
 
 def _cost_pairs(outdir):
@@ -129,7 +39,7 @@ def _cost_pairs(outdir):
 
 
 def _spawn_note(rows):
-    sp = {r.get("params.spawn_first") for r in V.timing_rows(rows) if _panel_of(r)}
+    sp = {r.get("params.spawn_first") for r in V.timing_rows(rows) if panel_of(r)}
     if sp and all(x not in (None, 0, "0") for x in sp):
         return ("Every timed run first created one thread that malloced, freed and exited "
                 "(`spawn_first` = 1), as the paper did, so no allocator was timed in a "

@@ -10,8 +10,7 @@ outside the axes, to the right; titles are wrapped, never cut."""
 import os
 
 from .. import plotkit as K, verdicts as V
-from ..verdicts.today import relabel
-from . import fronts, hugepages, michael, programs, purge, series as S
+from . import figure8, fronts, hugepages, latency as L, programs, purge, series as S
 
 
 def _speed_workloads(tab):
@@ -208,15 +207,15 @@ def figure8_plot(rows, outdir):
     """Michael 2004 Figure 8 (a)-(h): one panel per workload, x = threads, y = speedup over
     contention-free glibc (glibc's median throughput at 1 thread), a line per allocator.
     Drawn when glibc was measured at 1 thread on at least one of the panels' workloads."""
-    fig8 = michael.figure8_ratio_spreads(rows)
+    fig8 = figure8.figure8_ratio_spreads(rows)
     if not fig8:
         return []
     plt = K.plt()
-    panels = [p for p in michael.FIG8 if p in fig8]
+    panels = [p for p in figure8.FIG8 if p in fig8]
     ncols = min(4, len(panels))
     nrows = (len(panels) + ncols - 1) // ncols
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.2 * nrows), squeeze=False)
-    names = list(michael.PAPER_SET) + list(michael.PRODUCTION)
+    names = list(figure8.PAPER_SET) + list(figure8.PRODUCTION)
     for k, p in enumerate(panels):
         ax = axes[k // ncols][k % ncols]
         for i, n in enumerate(names):
@@ -226,7 +225,7 @@ def figure8_plot(rows, outdir):
             ax.errorbar([t for t, _ in pts], [s.med for _, s in pts],
                         yerr=K.yerr([s for _, s in pts]), marker=K.MARKERS[i % len(K.MARKERS)],
                         ms=4, capsize=2, label=n, lw=2.2 if n == "lockfree" else 1.2)
-        ax.set_title(michael.panel_name(p), fontsize=9)
+        ax.set_title(figure8.panel_name(p), fontsize=9)
         ax.set_xticks(sorted({t for pts in fig8[p].values() for t in pts}))
         ax.set_xlabel("threads", fontsize=8)
         ax.set_ylabel("speedup over contention-free glibc", fontsize=7)
@@ -249,14 +248,14 @@ def all_plots(rows, rounds, outdir, baseline, ncores, series=()):
     files, errors = [], []
     bench = programs.bench_rows(rows)      # real programs: programs.png only
     # today's allocators' `today-<label>` runs drawn in <label>'s plots (verdicts.today)
-    merged, merged_bench = relabel(rows), relabel(bench)
+    merged, merged_bench = V.relabel(rows), V.relabel(bench)
     for fn, args in ((speedup_plots, (merged, outdir, ncores)),
                      (relative_plot, (merged, outdir, baseline, ncores)),
                      (memory_plot, (merged_bench, outdir)),
                      (rounds_plot, (rows, rounds, outdir)),
                      (figure8_plot, (rows, outdir)),
                      (S.series_plots, (rows, series, outdir)),
-                     (S.latency_plots, (merged_bench, outdir, ncores)),
+                     (L.latency_plots, (merged_bench, outdir, ncores)),
                      (purge.pareto_plot, (bench, outdir)),
                      (hugepages.coverage_plot, (bench, outdir, ncores)),
                      (fronts.fronts_plot, (bench, outdir)),

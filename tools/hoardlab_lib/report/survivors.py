@@ -5,11 +5,11 @@ aims' sentences computed from the rows; then the churn measure (phased's churn: 
 that allocated have exited and the process idles), a table of what each allocator gave back
 at each checkpoint after the last exit."""
 from .. import fmt as F, verdicts as V
-from .purge import (CHECKPOINTS, HELD_AT, HOLES_BURST, HOLES_HELD, HOLES_KNOB, NEAR_OFF,
-                    SURVIVORS, best_of, budget_line, by_point, collect_lines, decide,
-                    held_fraction, held_table, off_throughput, pareto_text, param,
-                    pattern_of, pattern_plot, peak_kb, plain, points, policy_text,
-                    purge_section, spoken)
+from .drain import (CHECKPOINTS, HELD_AT, HOLES_BURST, HOLES_HELD, HOLES_KNOB, SURVIVORS,
+                    best_of, by_point, decide, held_fraction, off_throughput, param,
+                    pattern_of, peak_kb, plain, points, policy_text, spoken)
+from .purge import (NEAR_OFF, budget_line, collect_lines, held_table, pareto_text,
+                    pattern_plot, purge_section)
 
 
 def section(rows):

@@ -6,8 +6,7 @@ EXPECTED is static data, not a verdict: per allocator, the Table 7 category its 
 falls in, the answers that category (or its own documentation, where that says more) gives,
 and one line naming the source. A None answer: the documentation does not say, never a
 mismatch; a set of two: the documentation allows both."""
-from .. import common, fmt as F, paper, verdicts as V
-from ..verdicts import today as T
+from .. import allocators, common, fmt as F, paper, verdicts as V
 
 EXPECTED = {
     "glibc": {
@@ -60,7 +59,7 @@ EXPECTED = {
 def installed(name):
     """Whether a production allocator's library is on this machine."""
     try:
-        common.production_library(name)
+        allocators.production_library(name)
         return True
     except common.ToolError:
         return False
@@ -69,10 +68,10 @@ def installed(name):
 def wanted(rows, meta):
     """Whether the sweep measured (or meant to measure) today's allocators: today-* runs, or
     the sweep file's only_where_named (all of them may be missing on this machine)."""
-    if any(str(r.get("workload_label") or "").startswith(T.TODAY_PREFIX) for r in rows):
+    if any(str(r.get("workload_label") or "").startswith(V.TODAY_PREFIX) for r in rows):
         return True
     text = ((meta or {}).get("sweep") or {}).get("text") or ""
-    return "only_where_named" in text and T.TODAY_PREFIX in text
+    return "only_where_named" in text and V.TODAY_PREFIX in text
 
 
 def today_section(rows, rounds, ncores, meta=None, expected=None, is_installed=installed):
@@ -80,7 +79,7 @@ def today_section(rows, rounds, ncores, meta=None, expected=None, is_installed=i
     if not wanted(rows, meta):
         return [], []
     expected = EXPECTED if expected is None else expected
-    ents = T.today(rows, rounds, ncores, expected, is_installed)
+    ents = V.today_verdicts(rows, rounds, ncores, expected, is_installed)
     out = ["## Today's allocators in Table 7, from outside the allocator", "",
            "Each production allocator measured on the taxonomy's workloads (labelled "
            "`today-<workload>`), with no hook inside it: false sharing from the census the "
@@ -94,7 +93,7 @@ def today_section(rows, rounds, ncores, meta=None, expected=None, is_installed=i
     for e in ents:
         exp = e["expected"]
         cells = [e["variant"], exp["category"]]
-        for k in T.KEYS:
+        for k in V.TODAY_KEYS:
             if "missing" in e:
                 cells.append(e["missing"])
             else:
@@ -125,11 +124,11 @@ def today_section(rows, rounds, ncores, meta=None, expected=None, is_installed=i
         if "missing" in e:
             continue
         out.append("- **%s**:" % e["variant"])
-        for k in T.KEYS:
+        for k in V.TODAY_KEYS:
             v = e[k]
             out.append("  - %s %s — %s%s" % (names[k], v["value"], v["evidence"],
                                             (" (%s)" % v["note"]) if v["note"] else ""))
     out += ["", "### Sources of the documented classes", ""]
     out += ["- **%s** (%s): %s" % (n, x["category"], x["source"]) for n, x in expected.items()]
-    out += ["", "- " + T.OUTSIDE_RULE, ""]
+    out += ["", "- " + V.OUTSIDE_RULE, ""]
     return out, ents

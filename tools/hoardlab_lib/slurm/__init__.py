@@ -22,7 +22,7 @@ The folder (on a filesystem every node sees):
 """
 import os
 
-from .. import common, orchestrate
+from .. import common, sweeps
 from ..common import REPO, ToolError, log
 from .collect import collect
 from .plan import command, make_plan, prepare, print_plan, read_plan, submit
@@ -77,9 +77,9 @@ def cmd_sweep(a, bdir, build):
         command("sbatch")       # before anything is planned or written
     plan, sw, runs = make_plan(a.file, bdir, seed=a.seed, ntasks=a.nodes,
                                partition=a.partition, time_limit=a.time, dry_run=a.dry_run)
-    outdir = os.path.abspath(a.out or orchestrate.out_dir_for(
+    outdir = os.path.abspath(a.out or sweeps.out_dir_for(
         sw.name, a.results or os.path.join(REPO, "results")))
-    orchestrate.validate_sweep(sw, runs, bdir)
+    sweeps.validate_sweep(sw, runs, bdir)
     if a.dry_run:
         print_plan(plan, outdir)
         return 0

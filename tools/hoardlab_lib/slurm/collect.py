@@ -7,7 +7,7 @@ import os
 import shutil
 import time
 
-from .. import meta as metamod, nodes, orchestrate, runner, tidy
+from .. import runkit, sweeps
 from ..common import ToolError, log
 from .plan import call, check_build, paths, read_json, read_plan, submit
 from .task import read_part
@@ -60,7 +60,7 @@ def wait_for(outdir, plan):
                 counts[state.lower()] = counts.get(state.lower(), 0) + 1
             text = ", ".join("%d %s" % (n, s) for s, n in sorted(counts.items()))
             if text != last:
-                log("slurm: waiting (%s): %s" % (runner.fmt_time(time.time() - t0), text))
+                log("slurm: waiting (%s): %s" % (runkit.fmt_time(time.time() - t0), text))
                 last = text
             time.sleep(POLL_S)
     except KeyboardInterrupt:
@@ -193,10 +193,10 @@ def merge(outdir, plan, tasks):
     rounds.sort(key=lambda r: (r["index"], r.get("round") or 0))
     series.sort(key=lambda r: (r["index"], r.get("record") or 0, r.get("t_s") or 0))
     recs.sort(key=lambda r: r["order"])
-    tidy.write_csv(os.path.join(outdir, "runs.csv"), rows,
-                   tidy.columns_for(rows, plan["build"]["dir"]))
-    tidy.write_csv(os.path.join(outdir, "rounds.csv"), rounds, tidy.ROUND_COLUMNS)
-    tidy.write_series(outdir, series)
+    runkit.write_csv(os.path.join(outdir, "runs.csv"), rows,
+                   runkit.columns_for(rows, plan["build"]["dir"]))
+    runkit.write_csv(os.path.join(outdir, "rounds.csv"), rounds, runkit.ROUND_COLUMNS)
+    runkit.write_series(outdir, series)
     with open(os.path.join(outdir, "records.jsonl"), "w") as f:
         for r in recs:
             f.write(json.dumps(r) + "\n")
@@ -214,12 +214,12 @@ def merge(outdir, plan, tasks):
                 if e["machine"].get("cores") not in (None, plan["ncores"])]
     for w in warnings:
         log("slurm: warning: " + w)
-    meta = metamod.read(os.path.join(outdir, "meta.json"))
+    meta = runkit.read_meta(os.path.join(outdir, "meta.json"))
     meta["nodes"] = {n: {"machine": dict(e["machine"], loadavg_start=None),
                          "tasks": sorted(set(e["tasks"])),
                          "runs": sum(1 for r in rows if r.get("node") == n)}
                      for n, e in sorted(by_node.items())}
-    kinds = nodes.kinds(rows)
+    kinds = runkit.node_kinds(rows)
     main = [n for n in (kinds[0]["nodes"] if kinds else []) if n in by_node]
     if main:
         load = [s for n in main for s in by_node[n]["load"]]     # the busiest of them
@@ -239,5 +239,5 @@ def merge(outdir, plan, tasks):
         last_end=max(ends) if ends else None)
     meta.update(runs_done=len({r["index"] for r in rows}), interrupted=bool(incomplete),
                 runs_not_ok=sum(1 for r in rows if r.get("status") != "ok"))
-    metamod.write(os.path.join(outdir, "meta.json"), meta)
-    return orchestrate.make_report(outdir)
+    runkit.write_meta(os.path.join(outdir, "meta.json"), meta)
+    return sweeps.make_report(outdir)

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from .. import common, meta as metamod, orchestrate, sweep as sweepmod, tidy
+from .. import common, runkit, sweeps
 from ..common import REPO, ToolError, log, sha256_file
 
 PLAN_FORMAT = 1
@@ -135,7 +135,7 @@ def build_identity(bdir):
     """What plan.json records of the build: the commit and a hash of each file a task runs."""
     for which in ("lib", "hlbench"):
         common.require(bdir, which)
-    git = metamod.git_info()
+    git = runkit.git_info()
     return {"dir": bdir, "commit": git.get("commit"), "dirty": git.get("dirty"),
             "diff_sha1": git.get("diff_sha1"),
             "sha256": {rel: sha256_file(os.path.join(bdir, rel)) for rel in BUILD_FILES}}
@@ -169,16 +169,16 @@ def check_build(plan, bdir, who, so="so nothing ran"):
 
 def make_plan(path, bdir, seed=None, ntasks=None, partition=None, time_limit=None,
               ncores=None, dry_run=False):
-    """The sweep's runs in their shuffled order (sweep.shuffled, as a local sweep), cut into
+    """The sweep's runs in their shuffled order (sweeps.shuffled, as a local sweep), cut into
     `ntasks` shards. Returns (plan, sweep, runs)."""
     cpus, note = None, "P = %s, given" % ncores
     if ncores is None:
         ncores, cpus, note = plan_cores(partition, dry_run)
-    sw = sweepmod.load(path, ncores=ncores, strategies=orchestrate.strategies_or_none(bdir))
+    sw = sweeps.read_sweep(path, ncores=ncores, strategies=sweeps.strategies_or_none(bdir))
     runs = sw.expand()
     if seed is None:
         seed = sw.seed if sw.seed is not None else random.SystemRandom().randrange(1 << 31)
-    order = sweepmod.shuffled(runs, seed)
+    order = sweeps.shuffled(runs, seed)
     n = len(order)
     ntasks = max(1, min(ntasks or (len(cpus) if cpus else 1), n))
     plan = {
@@ -236,7 +236,7 @@ def print_plan(plan, outdir):
     for r in plan["runs"]:
         print("%4d  task %-3d %-28s %-20s t=%-3d rep %d  knobs %s" % (
             r["order"] + 1, task[r["order"]], r["variant"], r["workload_label"], r["threads"],
-            r["repetition"], tidy.knobs_text(r["knobs"]) or "-"))
+            r["repetition"], runkit.knobs_text(r["knobs"]) or "-"))
     print("\njob script (%s):\n" % os.path.join(outdir, "job.sh"))
     print(job_script(plan, outdir))
 
@@ -273,7 +273,7 @@ def prepare(outdir, plan, sw, bdir, build=None):
     with open(script, "w") as f:
         f.write(job_script(plan, outdir))
     os.chmod(script, 0o755)
-    meta = metamod.collect(bdir, sw, {"shuffle_seed": plan["seed"],
+    meta = runkit.collect_meta(bdir, sw, {"shuffle_seed": plan["seed"],
                                       "runs_planned": len(plan["runs"]), "build": build})
     meta["submit_host"] = meta.pop("machine")       # collect sets `machine`: the nodes'
     meta["slurm"] = {"jobs": [], "tasks": len(plan["shards"]), "ncores": plan["ncores_note"],
@@ -281,7 +281,7 @@ def prepare(outdir, plan, sw, bdir, build=None):
     if sw.cost:
         meta["cost"] = {"error": "a sweep on Slurm measures no cost table (cost = yes): run "
                         "`tools/hoardlab cost` on the sweep's build"}
-    metamod.write(os.path.join(outdir, "meta.json"), meta)
+    runkit.write_meta(os.path.join(outdir, "meta.json"), meta)
 
 
 def submit(outdir, plan, tasks):

@@ -6,7 +6,7 @@ import json
 import os
 import signal
 
-from .. import common, meta as metamod, nodes, runner, tidy
+from .. import allocators, common, runkit
 from ..common import ToolError, log, read_json_lines
 from .plan import BuildMismatch, check_build, paths, read_json, write_json, utc_now
 
@@ -38,9 +38,9 @@ def run_task(outdir, plan, k, bdir):
     attempts = old.pop("attempts", [])
     if old:
         attempts.append(old)
-    st = {"task": k, "job": job, "node": nodes.name(), "attempt": len(attempts) + 1,
+    st = {"task": k, "job": job, "node": runkit.node_name(), "attempt": len(attempts) + 1,
           "state": "running", "started_at": utc_now(), "pid": os.getpid(),
-          "machine": metamod.machine(), "attempts": attempts}
+          "machine": runkit.machine(), "attempts": attempts}
     write_json(p["status"], st)
     shard = plan["shards"][k]
     done = set(read_part(p["part"])) & set(shard)
@@ -50,13 +50,13 @@ def run_task(outdir, plan, k, bdir):
     try:
         check_build(plan, bdir, "task %d on %s" % (k, st["node"]))
         for base in sorted({plan["runs"][o]["base"] for o in todo}):
-            if common.allocator_kind(base) == "production":
-                common.production_library(base)        # missing on this node: say so now
+            if allocators.allocator_kind(base) == "production":
+                allocators.production_library(base)        # missing on this node: say so now
         hlbench = common.require(bdir, "hlbench")
         log("task %d (job %s) on %s: %d runs%s" % (
             k, job or "outside Slurm", st["node"], len(todo),
             " (%d done by an earlier attempt)" % len(done) if done else ""))
-        prog = runner.Progress(len(todo))
+        prog = runkit.Progress(len(todo))
         prog.plan([plan["runs"][o] for o in todo])
         with open(p["part"], "a") as f:
             if f.tell() and not _ends_with_newline(p["part"]):
@@ -64,11 +64,11 @@ def run_task(outdir, plan, k, bdir):
             for i, o in enumerate(todo):
                 run = plan["runs"][o]
                 prog.start(i, run)
-                res = runner.run_one(run, bdir, hlbench)
+                res = runkit.run_one(run, bdir, hlbench)
                 if res["exit_code"] == -signal.SIGTERM:
                     raise Stopped()     # hlbench got the job's SIGTERM before we did
                 series = []
-                rows, rounds = tidy.rows_for(run, res, plan["sweep"]["name"], o, bdir, series)
+                rows, rounds = runkit.rows_for(run, res, plan["sweep"]["name"], o, bdir, series)
                 prog.finish(run, res["elapsed_s"], rows[0]["status"], rows[0]["error"])
                 f.write(json.dumps({"order": o, "index": run["index"], "task": k, "job": job,
                                     "rows": rows, "rounds": rounds, "series": series,
@@ -97,7 +97,7 @@ def run_task(outdir, plan, k, bdir):
     finally:
         signal.signal(signal.SIGTERM, prev)
         st.update(finished_at=utc_now(), runs=len(done) + ran, ran=ran,
-                  loadavg_end=metamod.loadavg())
+                  loadavg_end=runkit.loadavg())
         write_json(p["status"], st)
     return rc
 

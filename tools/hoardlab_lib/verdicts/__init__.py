@@ -9,8 +9,10 @@ decide — too few cores, a workload not measured, runs that failed.
 
 The package's one face (the rest imports `verdicts as V`): noise.py, the numbers (a median
 with its spread, checks); groups.py, the rows selected and grouped, thread counts; rules.py,
-the rules and the taxonomy; blowup.py, the blowup rule."""
+the rules and the taxonomy; blowup.py, the blowup rule; today.py, today's allocators judged
+from outside them (today_verdicts, relabel)."""
 from .blowup import *  # noqa: F401,F403
 from .groups import *  # noqa: F401,F403
 from .noise import *  # noqa: F401,F403
 from .rules import *  # noqa: F401,F403
+from .today import *  # noqa: F401,F403

@@ -98,7 +98,7 @@ def order_k(n):
     below the median is binomial(n, 1/2)); 1 (min-max) up to 8 repetitions.
 
     Why: min-max can only widen as repetitions are added, so repeating a group whose verdict
-    is within noise (execute.repeat_undecided) could never decide it; this interval narrows
+    is within noise (sweeps/undecided.py) could never decide it; this interval narrows
     as repetitions come in, at the same confidence as the 5 repetitions' min-max."""
     k = 1
     while 2 * (k + 1) <= n and \

@@ -18,8 +18,12 @@ from .blowup import no_p_rule, p_rule, rounds_first
 from .noise import spread_of, verdict
 from .rules import false_sharing, fast, quiet_timing, scalable, undecided
 
+__all__ = ["TODAY_PREFIX", "TODAY_KEYS", "OUTSIDE_CENSUS_COLUMN", "OUTSIDE_RULE", "relabel",
+           "outside_census", "false_sharing_outside", "outside_held", "blowup_outside",
+           "today_verdicts"]
+
 TODAY_PREFIX = "today-"
-KEYS = ("fast", "scalable", "false_sharing", "blowup")
+TODAY_KEYS = ("fast", "scalable", "false_sharing", "blowup")
 OUTSIDE_CENSUS_COLUMN = "extra.census_false_blocks"
 OUTSIDE_RULE = (
     "Today's allocators are judged by the rules above, from outside the allocator: their "
@@ -108,7 +112,7 @@ def blowup_outside(rows, rounds, variant):
     return p_rule(b, ev, "(RSS - LazyFree - floor)/live", near, rr[0]["workload_label"])
 
 
-def today(rows, rounds, ncores, expected, installed=None):
+def today_verdicts(rows, rounds, ncores, expected, installed=None):
     """One entry per allocator of `expected` ({name: {"category", "fast", ...: set of
     answers or None, "source"}}), in its order: the measured verdicts of its `today-*` runs
     (None when it has no runs: `installed(name)` then says "not installed" or "not measured"),
@@ -133,7 +137,7 @@ def today(rows, rounds, ncores, expected, installed=None):
             quiet_timing(entry, rl, quiet, ref, ncores)
             if fs["evidence"].startswith("census"):     # counts: not a timing verdict
                 entry["false_sharing"] = fs
-        entry["mismatches"] = [k for k in KEYS if exp.get(k) and
+        entry["mismatches"] = [k for k in TODAY_KEYS if exp.get(k) and
                                not undecided(entry[k]["value"]) and
                                entry[k]["value"] not in exp[k]]
         out.append(entry)

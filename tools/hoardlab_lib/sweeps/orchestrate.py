@@ -1,16 +1,18 @@
 """A sweep from its file to its report: check it against the build, run it in its shuffled
 order, write runs.csv, rounds.csv, series.csv.xz and meta.json, count instructions (cost =
 yes), and make the plots and report.md, one report per kind of node when the runs span
-several. The command line (cli.py) and the Slurm commands (slurm/) both drive it."""
+several. The command line (../cli.py) and the Slurm commands (slurm/) both drive it."""
 import os
 import random
 import shutil
 import time
 
-from . import calibrate, check, common, cost as costmod, execute, fmt, meta as metamod, nodes
-from . import programs, report, sweep as sweepmod, tidy
-from .build import MEASURED_TARGETS, build_state, incremental_build
-from .common import REPO, ToolError, log, require
+from .. import allocators, common, cost as costmod, fmt, programs, report, runkit
+from ..build import MEASURED_TARGETS, build_state, incremental_build
+from ..common import REPO, ToolError, log, require
+from . import calibrate, execute
+from .sweepfile import read_sweep, shuffled
+from .values import load_policy
 
 
 def build_for(a, bdir, targets=MEASURED_TARGETS):
@@ -38,12 +40,12 @@ def out_dir_for(name, root):
 
 
 def validate_sweep(sw, runs, bdir):
-    """Fail before the first run on any mistake the build can see (check.py): a strategy,
+    """Fail before the first run on any mistake the build can see (runkit/check.py): a strategy,
     knob, value, a knob that acts nowhere under its strategy, a workload or parameter, or a
     missing production library; one line with the file, line and section."""
     if any(r["kind"] == "hoardlab" for r in runs):
         require(bdir, "lib")
-    check.sweep(sw, runs, bdir, [n for n, _ in common.hlconfig_strategies(bdir)])
+    runkit.check_sweep(sw, runs, bdir, [n for n, _ in common.hlconfig_strategies(bdir)])
 
 
 def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=False,
@@ -51,20 +53,20 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
     """Run the sweep at `path`; returns (report path, runs not ok), or (None, 0) for a dry
     run. load_options: {LOAD_KEYS key: value or None} from the command line, over the
     file's."""
-    sw = sweepmod.load(path, strategies=strategies_or_none(bdir))
+    sw = read_sweep(path, strategies=strategies_or_none(bdir))
     runs = sw.expand()
     if seed is None:
         seed = sw.seed if sw.seed is not None else random.SystemRandom().randrange(1 << 31)
-    order = sweepmod.shuffled(runs, seed)
+    order = shuffled(runs, seed)
     validate_sweep(sw, runs, bdir)
-    policy = sweepmod.load_policy(load_options or {}, lambda k: "--" + k.replace("_", "-"),
+    policy = load_policy(load_options or {}, lambda k: "--" + k.replace("_", "-"),
                                   sw.load)
     if dry_run:
         print("sweep %s: %d runs, shuffle seed %d" % (sw.name, len(runs), seed))
         for i, r in enumerate(order):
             print("%4d  %-28s %-20s t=%-3d rep %d  knobs %s" % (
                 i + 1, r["variant"], r["workload_label"], r["threads"], r["repetition"],
-                tidy.knobs_text(r["knobs"]) or "-"))
+                runkit.knobs_text(r["knobs"]) or "-"))
         if sw.cost:
             print("then cost (callgrind): every strategy and the sweep's production allocators")
         return None, 0
@@ -74,11 +76,11 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
     progs = programs.prepare(runs, bdir, quiet)     # setup and glibc's outputs, untimed
     outdir = out or out_dir_for(sw.name, root or os.path.join(REPO, "results"))
     os.makedirs(outdir, exist_ok=True)
-    meta = metamod.collect(bdir, sw, {"shuffle_seed": seed, "runs_planned": len(runs),
+    meta = runkit.collect_meta(bdir, sw, {"shuffle_seed": seed, "runs_planned": len(runs),
                                       "build": build, "calibration": cal})
     if progs:
         meta["programs"] = progs.meta
-    metamod.write(os.path.join(outdir, "meta.json"), meta)
+    runkit.write_meta(os.path.join(outdir, "meta.json"), meta)
     with open(os.path.join(outdir, os.path.basename(path)), "w") as f:
         f.write(sw.text)
     log("sweep %s: %d runs, shuffle seed %d -> %s" % (sw.name, len(runs), seed, outdir))
@@ -94,10 +96,10 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
             progs.cleanup()
     prog.close()
     rows = sorted(ex.rows, key=lambda r: (r["index"], r["record"]))
-    tidy.write_csv(os.path.join(outdir, "runs.csv"), rows, tidy.columns_for(rows, bdir))
-    tidy.write_csv(os.path.join(outdir, "rounds.csv"), ex.rounds, tidy.ROUND_COLUMNS)
-    tidy.write_series(outdir, ex.series)
-    meta["machine"]["loadavg_end"] = metamod.loadavg()
+    runkit.write_csv(os.path.join(outdir, "runs.csv"), rows, runkit.columns_for(rows, bdir))
+    runkit.write_csv(os.path.join(outdir, "rounds.csv"), ex.rounds, runkit.ROUND_COLUMNS)
+    runkit.write_series(outdir, ex.series)
+    meta["machine"]["loadavg_end"] = runkit.loadavg()
     meta["load"] = ex.summary()
     if cost_names and not interrupted:      # after the timed runs: callgrind disturbs none
         meta["cost"] = run_cost(bdir, cost_names, outdir)
@@ -106,7 +108,7 @@ def run_sweep(path, bdir, out=None, root=None, seed=None, quiet=False, dry_run=F
                 interrupted=interrupted,
                 duration_s=round(time.time() - t0, 1),
                 runs_not_ok=sum(1 for r in rows if r["status"] != "ok"))
-    metamod.write(os.path.join(outdir, "meta.json"), meta)
+    runkit.write_meta(os.path.join(outdir, "meta.json"), meta)
     rpath = make_report(outdir)
     bad = meta["runs_not_ok"]
     if bad:
@@ -133,7 +135,7 @@ def cost_allocators(sw, bdir):
     """`cost = yes`: every compiled-in strategy (the testbed's own overhead, defaults, no
     knobs) and the sweep's production allocators; checked before the first run."""
     costmod.check(bdir, "%s: cost = yes" % sw.path)
-    prod = [b for _, b, _ in sw.allocators if common.allocator_kind(b) == "production"]
+    prod = [b for _, b, _ in sw.allocators if allocators.allocator_kind(b) == "production"]
     return costmod.allocators(bdir, [s for s, _ in common.hlconfig_strategies(bdir)] + prod)[0]
 
 
@@ -154,14 +156,14 @@ def run_cost(bdir, names, outdir):
 
 
 def make_report(outdir, baseline=None):
-    rows = tidy.read_csv(os.path.join(outdir, "runs.csv"))
+    rows = runkit.read_csv(os.path.join(outdir, "runs.csv"))
     rp = os.path.join(outdir, "rounds.csv")
-    rounds = tidy.read_csv(rp) if tidy.table_file(rp) else []
-    series = tidy.read_series(outdir)
-    meta = metamod.read(os.path.join(outdir, "meta.json"))
+    rounds = runkit.read_csv(rp) if runkit.table_file(rp) else []
+    series = runkit.read_series(outdir)
+    meta = runkit.read_meta(os.path.join(outdir, "meta.json"))
     if baseline:
         meta.setdefault("sweep", {})["baseline"] = baseline
-    kinds = nodes.kinds(rows)       # allocators are compared only within one kind of node
+    kinds = runkit.node_kinds(rows)       # allocators are compared only within one kind of node
     if len(kinds) > 1:
         return report_by_kind(outdir, rows, rounds, meta, kinds, baseline, series)
     ncores = fmt.cores_of(meta, rows)
@@ -186,20 +188,20 @@ def report_by_kind(outdir, rows, rounds, meta, kinds_, baseline, series=()):
     Returns report.md's path."""
     for f in os.listdir(outdir):        # the folders of an earlier report: written anew
         p = os.path.join(outdir, f)
-        if nodes.KIND_DIR.match(f) and os.path.isfile(os.path.join(p, "runs.csv")):
+        if runkit.KIND_DIR.match(f) and os.path.isfile(os.path.join(p, "runs.csv")):
             shutil.rmtree(p)
     table = []
-    fields = tidy.read_fields(rows)     # runs.csv's own order: no build needed to split it
+    fields = runkit.read_fields(rows)     # runs.csv's own order: no build needed to split it
     for k in kinds_:
         sub = os.path.join(outdir, k["label"])
         os.makedirs(sub)
         idx = {r["index"] for r in k["rows"]}
-        tidy.write_csv(os.path.join(sub, "runs.csv"), k["rows"],
-                       tidy.columns_for(k["rows"], fields=fields))
-        tidy.write_csv(os.path.join(sub, "rounds.csv"),
-                       [r for r in rounds if r.get("index") in idx], tidy.ROUND_COLUMNS)
-        tidy.write_series(sub, [r for r in series if r.get("index") in idx])
-        metamod.write(os.path.join(sub, "meta.json"), kind_meta(meta, k, len(kinds_)))
+        runkit.write_csv(os.path.join(sub, "runs.csv"), k["rows"],
+                       runkit.columns_for(k["rows"], fields=fields))
+        runkit.write_csv(os.path.join(sub, "rounds.csv"),
+                       [r for r in rounds if r.get("index") in idx], runkit.ROUND_COLUMNS)
+        runkit.write_series(sub, [r for r in series if r.get("index") in idx])
+        runkit.write_meta(os.path.join(sub, "meta.json"), kind_meta(meta, k, len(kinds_)))
         make_report(sub, baseline)
         ok = sum(1 for r in k["rows"] if r.get("status") == "ok")
         table.append("| [%s](%s/report.md) | %s | %s | %s | %d | %d |" % (

@@ -7,7 +7,8 @@ import json
 import lzma
 import os
 
-from . import common, nodes
+from .. import allocators, common
+from . import nodes
 
 # Columns every runs.csv has, in this order. Groups with a prefix follow (sorted):
 # knob.<key>, params.<name>, hoardlab.<counter>, extra.<name>, series.<column>_<summary>,
@@ -162,7 +163,7 @@ def rows_for(run, result, sweep_name, order, bdir=None, series=None):
         "started_at": result["started_at"], "elapsed_s": result["elapsed_s"],
     }
     base.update(result.get("node") or nodes.here())
-    ld = dict(result.get("load") or {})     # the machine's other load (load.py)
+    ld = dict(result.get("load") or {})     # the machine's other load (sweeps/load.py)
     base["cpu_s"] = ld.pop("cpu_s", None)
     base.update(("load." + k, v) for k, v in ld.items())
     for k, v in run["knobs"].items():
@@ -210,7 +211,7 @@ def rows_for(run, result, sweep_name, order, bdir=None, series=None):
                 rounds += [dict(ident, **{c: r.get(c) for c in ROUND_COLUMNS if c not in ident})
                            for r in rlist]
             # An allocator that did not load is not a measurement of that allocator.
-            expected = common.expected_strategy(run["base"], run["knobs"]) \
+            expected = allocators.expected_strategy(run["base"], run["knobs"]) \
                 if run["kind"] == "hoardlab" else None
             if row["status"] == "ok" and expected and rec.get("strategy") != expected:
                 row["status"] = "not-loaded"

@@ -14,8 +14,7 @@ import math
 import os
 import platform
 
-from . import meta as metamod, runner, verdicts as V
-from .verdicts import today as T
+from .. import runkit, verdicts as V
 
 FRACTION = 0.25             # the calibration runs' share of the planned scale
 TARGET_S = 1.5 * V.SHORT_RUN_S
@@ -34,7 +33,7 @@ def label_of(r):
     """The label a run is calibrated under: today's allocators' `today-<label>` copy of a
     workload shares <label>'s (verdicts.today), so both run at one scale, compared as equals."""
     wl = r["workload_label"]
-    return wl[len(T.TODAY_PREFIX):] if wl.startswith(T.TODAY_PREFIX) else wl
+    return wl[len(V.TODAY_PREFIX):] if wl.startswith(V.TODAY_PREFIX) else wl
 
 
 def timing_groups(runs):
@@ -62,7 +61,7 @@ def key_of(sw, bdir):
     """The machine (host, CPU model), the build folder and the sweep's text: not the commit,
     as a machine's speed does not change with it (a change that makes runs short again shows
     in the report's short-runs line, and a new sweep text calibrates anew)."""
-    text = "\n".join([platform.node(), metamod.cpu_model() or "", os.path.realpath(bdir),
+    text = "\n".join([platform.node(), runkit.cpu_model() or "", os.path.realpath(bdir),
                       sw.text])
     return hashlib.sha1(text.encode()).hexdigest()
 
@@ -74,7 +73,7 @@ def measure(groups, bdir, hlbench, log):
         planned = rs[0]["scale"]
         best = None
         for r in rs:
-            got = runner.run_one(dict(r, scale=planned * FRACTION, timeout=r["timeout"]), bdir,
+            got = runkit.run_one(dict(r, scale=planned * FRACTION, timeout=r["timeout"]), bdir,
                                  hlbench)
             walls = [x.get("wall_s") for x in got["records"] if x.get("wall_s")]
             if got["status"] == "ok" and walls and (best is None or min(walls) < best[0]):

@@ -11,8 +11,8 @@ import subprocess
 import sys
 import time
 
-from .common import (REPO, PRODUCTION, PYPI_PACKAGES, SOURCE_BUILT, artifact, allocator_env,
-                     production_library, ToolError, cores)
+from ..common import REPO, artifact, ToolError, cores
+from ..allocators import PRODUCTION, PYPI_PACKAGES, SOURCE_BUILT, allocator_env, production_library
 
 
 def _run(argv, env=None, timeout=30):

@@ -7,8 +7,8 @@ import json
 import re
 import subprocess
 
-from .common import (ToolError, allocator_kind, did_you_mean, knob_env_name, knob_key,
-                     name_problem, production_library, require, row_config)
+from ..common import ToolError, did_you_mean, knob_env_name, knob_key, require
+from ..allocators import allocator_kind, name_problem, production_library, row_config
 
 _cache = {}
 

@@ -12,8 +12,9 @@ import subprocess
 import sys
 import time
 
-from . import programs
-from .common import allocator_env, require
+from .. import programs
+from ..common import require
+from ..allocators import allocator_env
 
 STDERR_TAIL = 600
 RUN_TIMEOUT = 300       # `hoardlab run`'s default, seconds (a run at scale 1 takes a few)

@@ -20,7 +20,7 @@ WINDOW_S = 0.05         # the look before a run after a busy one (/proc/stat res
 WAIT_STEP_S = 0.25      # while waiting: the length of each look
 GIVE_UP_AFTER = 3       # quiet_waits' worth of busy looks in a row: the load does not stop
 
-# The sweep's settings of load (a [sweep] key and a command-line option each, see sweep.py
+# The sweep's settings of load (a [sweep] key and a command-line option each, see values.py
 # and cli.py): threshold in CPUs, the per-run wait in seconds, the share of planned runs
 # that may be redone, and the seconds that repetitions of undecided groups may add.
 Policy = collections.namedtuple("Policy", "busy_cpus quiet_wait redo_share extra_time")
