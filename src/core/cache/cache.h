@@ -7,7 +7,7 @@
  *   take       up to n blocks of a class from a heap, as one chain (hl_cache_take)
  *   give back  a chain of blocks to their superblocks' owners (hl_cache_give_back)
  *   batch      how many blocks a refill or a flush moves (hl_cache_refill_n, _flush_n)
- *   slot       a class's place in a cache: superblock.h's tlab_slot, HL_TLAB_BYPASS
+ *   slot       a class's place in a cache: superblock.h's tlab_slot, HL_CACHE_BYPASS
  *   the row    the row's own malloc and free (hl_cache_row; its hooks are heap.h's), for a heap
  *              without room, a class that bypasses the cache, a thread without one
  *

@@ -19,7 +19,7 @@ struct cpu_entry {
     _Atomic int32_t seen;
     uint32_t unused;
 };
-_Static_assert(sizeof(struct cpu_entry) == HL_TLAB_BIN_BYTES, "the entries sit at tlab_slot");
+_Static_assert(sizeof(struct cpu_entry) == HL_CACHE_BIN_BYTES, "the entries sit at tlab_slot");
 
 ptrdiff_t hl_rseq_offset;
 uint64_t hl_rseq_restarts;
@@ -39,7 +39,7 @@ static HL_TLS struct rseq emulated_area = { .cpu_id = RSEQ_CPU_ID_REGISTRATION_F
 
 static struct cpu_entry *entry(long cpu, unsigned c)
 {
-    return (struct cpu_entry *)(hl_cpu_slabs + ((size_t)cpu << HL_RSEQ_SHIFT) + hl_tlab_slot(c));
+    return (struct cpu_entry *)(hl_cpu_slabs + ((size_t)cpu << HL_RSEQ_SHIFT) + hl_cache_slot(c));
 }
 static long cpu_of(size_t slab_off) { return (long)(slab_off >> HL_RSEQ_SHIFT); }
 static struct rseq *rseq_area(void)
@@ -204,7 +204,7 @@ __attribute__((noinline)) void *hl_cpu_malloc_slow(size_t size)
     if (!limit[c] || hl_me.state != 1) return row.malloc(size);
     long cpu = (int32_t)rseq_area()->cpu_id;
     see(cpu, c);
-    char *e0 = hl_cpu_slabs + hl_tlab_slot(c);      /* the class's entry in CPU 0's slab */
+    char *e0 = hl_cpu_slabs + hl_cache_slot(c);     /* the class's entry in CPU 0's slab */
     size_t at;
     void *p = hl_rseq_pop(e0, 0, &at);
     if (p) {                             /* emulate_cpu gave the thread its stack just now */
@@ -274,7 +274,7 @@ __attribute__((noinline)) void hl_cpu_free_slow(void *p)
     char *e0 = (char *)HL_WORD_LOAD(sb->tlab_slot);  /* the class's entry in CPU 0's slab */
     size_t at;
     emulate_cpu();
-    if (!limit[c] || e0 == hl_cpu_slabs + HL_TLAB_BYPASS || hl_me.state != 1) {
+    if (!limit[c] || e0 == hl_cpu_slabs + HL_CACHE_BYPASS || hl_me.state != 1) {
         row.free(p);                     /* interior, no cache for the class, or teardown */
         return;
     }
@@ -327,7 +327,7 @@ static void take_back(long cpu)
 {
     for (unsigned c = 0; c < hl_classes->count; c++) {
         /* (moved off it, a CPU taken offline: enough) */
-        void *chain = pop_chain(hl_cpu_slabs + hl_tlab_slot(c), c, beyond_floor(cpu, c), cpu);
+        void *chain = pop_chain(hl_cpu_slabs + hl_cache_slot(c), c, beyond_floor(cpu, c), cpu);
         if (chain) give_back(atomic_load_explicit(&hl_sb_of(chain)->owner, memory_order_relaxed),
                              chain);
     }

@@ -83,7 +83,7 @@ static bool init(void)
     }
     uint16_t *slot16 = hl_meta_alloc(hl_classes->granules * sizeof *slot16);
     for (size_t g = 0; g < hl_classes->granules; g++)
-        slot16[g] = (uint16_t)hl_tlab_slot(hl_classes->of16[g]);
+        slot16[g] = (uint16_t)hl_cache_slot(hl_classes->of16[g]);
     hl_tlab_slot16 = slot16;
     runs_come_back = (hl_remote_mode == HL_REMOTE_LIST && !hl_sb_sharded) ||
                      hl_remote_mode == HL_REMOTE_BATCH;

@@ -116,14 +116,14 @@ struct hl_tlab {
 };
 
 _Static_assert(sizeof(struct hl_tlab_sbc) == 16, "hl_tlab_sbc_shift: log2 S - 4");
-_Static_assert(sizeof(struct hl_tlab_bin) == HL_TLAB_BIN_BYTES, "superblock.h's tlab_slot");
+_Static_assert(sizeof(struct hl_tlab_bin) == HL_CACHE_BIN_BYTES, "superblock.h's tlab_slot");
 
 /* The calling thread's bins are hl_me.tlab_bins (hl.h), just after its struct hl_tlab: one
  * per class, then the bypass bin (limit 0: superblock.h's tlab_slot of an interior
  * superblock points there). Until the thread sets up its own, hl_tlab_none: a shared array
  * with heap NULL, no blocks and limit 0, so the fast paths need no NULL test and never
  * write it. */
-/* The byte offset of the class's bin (hl_tlab_slot) for a request of (n + 15) / 16 granules:
+/* The byte offset of the class's bin (hl_cache_slot) for a request of (n + 15) / 16 granules:
  * the class table's, scaled, so the fast path does no multiplication. */
 extern const uint16_t *hl_tlab_slot16;
 static inline struct hl_tlab_bin *hl_tlab_bin_at(struct hl_tlab_bin *bins, size_t slot)
