@@ -11,7 +11,7 @@
 #include <sys/rseq.h>
 #include <sys/sysinfo.h>
 #include "cpucache.h"
-#include "purge.h"
+#include "refill.h"
 
 /* A stack's entry in a slab (rseq.h): the head word, and `seen` (cpucache.h's Accounting). */
 struct cpu_entry {
@@ -195,6 +195,14 @@ static struct hl_heap *heap_now(void)
     return hl_heap_mine();
 }
 
+/* refill.h's collect: what h's pending remote frees hold goes back into their superblocks
+ * (a CPU's stack takes no run whole). */
+static void collect(struct hl_heap *h, unsigned c)
+{
+    (void)c;
+    hl_remote_collect(h);
+}
+
 /* Never inlined into this file's fast paths, which stay as they were built in the rows'
  * files before (tools/hoardlab cost). */
 __attribute__((noinline)) void *hl_cpu_malloc_slow(size_t size)
@@ -212,18 +220,9 @@ __attribute__((noinline)) void *hl_cpu_malloc_slow(size_t size)
         moved(at, c, 1);
         return hl_stats_malloc(p, hl_class_size(c));
     }
-    if (hl_remote_mode == HL_REMOTE_BATCH) hl_remote_flush();  /* the sender's slow path */
     HL_COUNT(cpu_refills, 1);
-    struct hl_heap *h = heap_now();
-    uint32_t want = hl_cache_refill_n(limit[c]);
     void *chain = NULL, *back = NULL;
-    hl_heap_lock(h);
-    if (hl_remote_pending(h)) hl_remote_collect(h);     /* the owner's slow path collects */
-    if (hl_unlikely(hl_sb_sharded)) hl_cache_take(h, c, &chain, want, true);
-    else hl_cache_take(h, c, &chain, want, false);
-    if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
-    hl_heap_unlock(h);
-    hl_purge_poll();                     /* no lock held: the purge thread may start */
+    hl_cache_refill(c, &chain, limit[c], heap_now, NULL, collect);
     if (!chain) return NULL;
     p = chain;                           /* the first for the caller, the rest to a stack */
     chain = *(void **)p;
