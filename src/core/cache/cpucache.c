@@ -100,10 +100,7 @@ static bool init(void)
     for (size_t g = 0; g < hl_classes->granules; g++)
         entry16[g] = (char *)entry(0, hl_classes->of16[g]);
     hl_cpu_entry16 = entry16;
-#ifdef HL_STATS
-    u_by_room = hl_cfg.counting && hl_cfg.stats_batch > 0;
-#endif
-    return u_by_room;
+    return u_by_room = hl_cache_u_left();
 }
 
 /* valgrind only (emulated): give the calling thread its CPU number if it has none yet. */
@@ -381,7 +378,7 @@ static const struct hl_paths paths[3] = {
     HL_PATHS(cpu_malloc, cpu_free), HL_PATHS(cpu_malloc_exact, cpu_free_exact),
 };
 
-const struct hl_paths *hl_cpu_cache_start(const struct hl_cache_row *behind)
+static const struct hl_paths *start(const struct hl_cache_row *behind)
 {
     row = *behind;
     bool by_room = init();
@@ -389,6 +386,21 @@ const struct hl_paths *hl_cpu_cache_start(const struct hl_cache_row *behind)
         seen_heads = hl_meta_alloc((size_t)ncpus * sizeof *seen_heads);
         hl_purge_every(idle_sweep, hl_cfg.cpu_cache_idle_ms);
     }
-    if (by_room) hl_stats_unseen_fn = unseen;
     return &paths[!hl_cfg.counting ? 0 : by_room ? 1 : 2];
 }
+
+static void stats(struct hoardlab_stats *s)
+{
+    s->rseq_restarts = __atomic_load_n(&hl_rseq_restarts, __ATOMIC_RELAXED);
+}
+
+/* The per-CPU cache's line of fronts.c's table. Nothing is per thread (cpucache.h): no
+ * thread exit, fork or flush of its own. */
+const struct hl_front hl_cpu_cache_front = {
+    .cache = HL_CACHE_CPU,
+    .start = start,
+    .refill = hl_cpu_malloc_slow,
+    .bytes = hl_cpu_cache_bytes,
+    .unseen = unseen,
+    .stats = stats,
+};

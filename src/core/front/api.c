@@ -7,8 +7,8 @@
 #include "hl.h"
 #include "heapselect.h"
 #include "large.h"
+#include "fronts.h"
 #include "purge.h"
-#include "tlab.h"
 
 HL_EXPORT void hoardlab_stats(struct hoardlab_stats *out)
 {
@@ -58,7 +58,7 @@ HL_EXPORT size_t hoardlab_collect(void)
 {
     if (atomic_load(&hl_init_state) != 2) return 0;
     size_t bytes = 0;
-    hl_tlab_flush();                     /* first: what it gives back may empty superblocks */
+    hl_fronts_flush();                   /* first: what it gives back may empty superblocks */
     hl_heaps_foreach(collect_heap, &bytes);
     bytes += hl_purge_all(hl_heap_shards, hl_heap_nshards);
     size_t large = hl_large_cached();
