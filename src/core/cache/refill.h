@@ -32,8 +32,8 @@ static inline bool hl_cache_u_left(void)
 /* Refills the front's cache of class c (limit: its limit in blocks now) in front of *chain:
  *   1. the calling thread's buffered remote frees posted (queue, batch);
  *   2. the heap, heap() (the thread's, selection re-read);
- *   3. take, if the front takes runs whole (NULL: it takes none): under batch with frees
- *      pending, the runs hl_remote_drain returns without the lock, given to take, which keeps
+ *   3. keep, if the front takes runs whole (NULL: it takes none): under batch with frees
+ *      pending, the runs hl_remote_drain returns without the lock, given to keep, which keeps
  *      what it holds and returns the rest; called with NULL runs otherwise, so the front may
  *      move what it keeps aside into *chain (the TLAB's spare chain);
  *   4. if nothing is left to settle and *chain holds blocks now, done, no lock taken; else
@@ -43,15 +43,15 @@ static inline bool hl_cache_u_left(void)
  * Returns how many blocks hl_cache_take put on *chain. */
 static inline __attribute__((always_inline)) uint32_t hl_cache_refill(
     unsigned c, void **chain, uint32_t limit, struct hl_heap *(*heap)(void),
-    void *(*take)(struct hl_heap *h, void *runs, unsigned c),
+    void *(*keep)(struct hl_heap *h, void *runs, unsigned c),
     void (*collect)(struct hl_heap *h, unsigned c))
 {
     if (hl_remote_mode >= HL_REMOTE_QUEUE) hl_remote_flush();   /* the sender's slow path */
     struct hl_heap *h = heap();
     uint32_t want = hl_cache_refill_n(limit), n = 0;
     void *rest = NULL;
-    if (take)
-        rest = take(h, hl_remote_mode == HL_REMOTE_BATCH && hl_remote_pending(h)
+    if (keep)
+        rest = keep(h, hl_remote_mode == HL_REMOTE_BATCH && hl_remote_pending(h)
                        ? hl_remote_drain(h) : NULL, c);
     if (!rest && *chain) return 0;
     hl_heap_lock(h);

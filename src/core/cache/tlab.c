@@ -3,24 +3,20 @@
  * halves, and their slow halves: setting a thread's bins up, refilling a bin (refill.h),
  * giving a batch back to the blocks' owners, the flush at thread exit and at
  * hoardlab_collect, the gauge, U's unseen part, fork and start. Each later Hoard key has its
- * file (docs/hoard2026.md): tlab_sb_cache.[ch], tlab_scavenge.[ch], tlab_adaptive.h,
- * tlab_prefetch.c, and tlab_remote.[ch] for the runs of remote frees; tlab_bins.[ch] is the
- * layout and state they share, below them all. Two keys act here:
+ * file (docs/hoard2026.md): tlab_sb_cache.c, tlab_scavenge.c, tlab_adaptive.h,
+ * tlab_prefetch.c, and tlab_remote.c for the runs of remote frees; tlab_bins.c is the layout
+ * and state they share, below them all (each has its section of tlab.h). Two keys act here:
  *   tlab_foreign   home: a block whose superblock the TLAB's heap does not own never enters
  *                  the TLAB; it goes to its owner heap (the row's own free, or remote.h).
  *                  adopt: the freeing thread's TLAB keeps it (the bin's batch goes back to
  *                  each block's owner when it overflows).
  *   tlab_refill, tlab_flush   blocks per refill and per overflow (cache.h's
  *                  hl_cache_refill_n, hl_cache_flush_n).
- * Invariants: tlab_bins.h's (who writes a bin; room and seen move together on the slow
+ * Invariants: tlab_bins.c's (who writes a bin; room and seen move together on the slow
  * paths); the registry's lock is a leaf; a TLAB leaves the live list before it is pooled. */
 #include <string.h>
 #include "refill.h"
-#include "tlab.h"
 #include "tlab_adaptive.h"
-#include "tlab_remote.h"
-#include "tlab_sb_cache.h"
-#include "tlab_scavenge.h"
 
 #define none (hl_tlab_none_tlab.bin)
 const uint16_t *hl_tlab_slot16;
@@ -243,7 +239,7 @@ static void free_other_batch(void *p, struct hl_sb *sb)
     hl_tlab_free_slow(p, sb);
 }
 
-/* The slow halves the guarded fast paths call (tlab_scavenge.h): the same, holding the guard.
+/* The slow halves the guarded fast paths call (tlab_scavenge.c): the same, holding the guard.
  * A free of another heap's block too, whose path may put it into the bins (tlab_sb_cache,
  * tlab_foreign = adopt). */
 static hl_tlab_free_fn *free_other_unguarded;
@@ -389,10 +385,20 @@ void hl_tlab_fork(int phase)
  * stats_batch = 0); each again guarded (tlab_scavenge_ms), and each malloc again with
  * tlab_prefetch's prefetch (the frees are the same); tlab_sb_cache does not change them (its
  * work is on the slow halves). TLAB_MALLOCS(m, ...) defines m, m_uncounted and m_exact, each
- * with its _entry (m_entry, m_uncounted_entry, m_exact_entry) for m = tlab_malloc,
- * tlab_malloc_prefetch, tlab_malloc_guarded and tlab_malloc_prefetch_guarded; TLAB_FREES(f,
- * ...) likewise for f = tlab_free and tlab_free_guarded; TLAB_ROW(m, f) is their three
- * paths. */
+ * with its _entry; TLAB_FREES(f, ...) likewise; TLAB_ROW(m, f) is their three paths.
+ * They define tlab_malloc, tlab_malloc_entry, tlab_malloc_uncounted,
+ * tlab_malloc_uncounted_entry, tlab_malloc_exact, tlab_malloc_exact_entry,
+ * tlab_malloc_prefetch, tlab_malloc_prefetch_entry, tlab_malloc_prefetch_uncounted,
+ * tlab_malloc_prefetch_uncounted_entry, tlab_malloc_prefetch_exact,
+ * tlab_malloc_prefetch_exact_entry, tlab_malloc_guarded, tlab_malloc_guarded_entry,
+ * tlab_malloc_guarded_uncounted, tlab_malloc_guarded_uncounted_entry,
+ * tlab_malloc_guarded_exact, tlab_malloc_guarded_exact_entry, tlab_malloc_prefetch_guarded,
+ * tlab_malloc_prefetch_guarded_entry, tlab_malloc_prefetch_guarded_uncounted,
+ * tlab_malloc_prefetch_guarded_uncounted_entry, tlab_malloc_prefetch_guarded_exact,
+ * tlab_malloc_prefetch_guarded_exact_entry, tlab_free, tlab_free_entry, tlab_free_uncounted,
+ * tlab_free_uncounted_entry, tlab_free_exact, tlab_free_exact_entry, tlab_free_guarded,
+ * tlab_free_guarded_entry, tlab_free_guarded_uncounted, tlab_free_guarded_uncounted_entry,
+ * tlab_free_guarded_exact and tlab_free_guarded_exact_entry. */
 #define TLAB_MALLOCS(m, prefetch, guarded)                                                     \
     HL_MALLOC_PAIR(static, m, hl_tlab_malloc, false, prefetch, guarded)                        \
     HL_MALLOC_BUILD(static, m##_exact, hl_tlab_malloc, true, true, prefetch, guarded)

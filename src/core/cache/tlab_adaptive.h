@@ -9,12 +9,12 @@
  * classes together (t->limit_bytes), so one class can reach the largest budget but a TLAB
  * never holds ADAPT_MAX of every class; a limit never drops below its start
  * (hl_tlab_limit); a limit's change moves the bin's room with it, uncounted by U
- * (tlab_bins.h), and is stored atomically, since other threads' hl_tlab_bytes read it.
+ * (tlab_bins.c), and is stored atomically, since other threads' hl_tlab_bytes read it.
  * Called by the owner's slow halves only (tlab.c), inline there as before the split. */
 #ifndef HL_TLAB_ADAPTIVE_H
 #define HL_TLAB_ADAPTIVE_H
 
-#include "tlab_bins.h"
+#include "tlab.h"
 
 #define ADAPT_EVERY 16                   /* slow paths per doubling */
 #define ADAPT_MAX ((size_t)16 << 20)     /* the largest budget, and a TLAB's cap beyond its start */

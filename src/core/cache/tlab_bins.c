@@ -1,8 +1,8 @@
-/* tlab_bins.c — the state the TLAB's files share (tlab_bins.h): the bins of threads without
- * their own, the starting limits, the registry of live TLABs, the free path of a block of
- * another heap; and giving back what bins hold, which a thread's exit, hoardlab_collect
- * (tlab.c) and the purge thread's sweep (tlab_scavenge.c) do. */
-#include "tlab_bins.h"
+/* tlab_bins.c — the state the TLAB's files share (its section of tlab.h): the bins of
+ * threads without their own, the starting limits, the registry of live TLABs, the free path
+ * of a block of another heap; and giving back what bins hold, which a thread's exit,
+ * hoardlab_collect (tlab.c) and the purge thread's sweep (tlab_scavenge.c) do. */
+#include "tlab.h"
 
 struct hl_tlab_none hl_tlab_none_tlab;
 struct hl_tlab_bin *const hl_tlab_none = hl_tlab_none_tlab.bin;

@@ -1,4 +1,4 @@
-/* tlab_remote.c — the remote-run side of the TLAB (tlab_remote.h): the owner's bins take
+/* tlab_remote.c — the remote-run side of the TLAB (its section of tlab.h): the owner's bins take
  * the runs its heap's inbox returns.
  *
  * Taking runs (the owner's way back: snmalloc's "a message's blocks straight into the slab the
@@ -12,7 +12,7 @@
  * run is cut where the bin is full (its first blocks walked, the rest marked a run of its own:
  * hl_run_mark); an interior superblock's slot is the bypass bin, with no room. The freeing
  * side's shortcut under remote_free = batch is tlab.c's (free_other_batch). */
-#include "tlab_remote.h"
+#include "tlab.h"
 
 /* remote_free = list (without free_lists = sharded, whose lists are walked) or batch: a
  * collection returns runs for the bins to take (hl_tlab_remote_collect); queue returns none. */

@@ -1,6 +1,6 @@
-/* tlab_sb_cache.c — the TLAB's superblock cache (tlab_sb_cache.h): its start, and the free
+/* tlab_sb_cache.c — the TLAB's superblock cache (its section of tlab.h): its start, and the free
  * of a block of another heap that looks in it first (hl_tlab_free_other's first step). */
-#include "tlab_sb_cache.h"
+#include "tlab.h"
 
 unsigned hl_tlab_sbc_shift;
 uintptr_t hl_tlab_sbc_mask;

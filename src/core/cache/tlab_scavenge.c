@@ -1,4 +1,4 @@
-/* tlab_scavenge.c — scavenging (tlab_scavenge_ms, tlab_scavenge.h): the purge thread's
+/* tlab_scavenge.c — scavenging (tlab_scavenge_ms, its section of tlab.h): the purge thread's
  * sweep of the live TLABs, and the forking thread's guard (the guarded slow halves, which
  * call the TLAB's, are tlab.c's).
  *
@@ -15,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "purge.h"
-#include "tlab_scavenge.h"
+#include "tlab.h"
 
 bool hl_tlab_scavenging;
 HL_TLS unsigned hl_tlab_guard_depth;
