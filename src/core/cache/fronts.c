@@ -1,19 +1,22 @@
 /* fronts.c — a heap row's start (fronts.h): its policy installed in the heap paths, built
  * once in heaps/, and the one table of front caches, a struct hl_front each (cache.h), whose
- * members this file calls and nothing else names. A new front is a line in the table, its
- * own file(s) beside tlab.c and cpucache.c with its struct hl_front, and a value of `cache`.
+ * members this file calls and nothing else names. A new front is a line in the table
+ * (FRONTS), its own file(s) beside tlab.c and cpucache.c with its struct hl_front, and a
+ * value of `cache` (config.h).
  * Invariant: every member is called for every front in the table (each does nothing where it
  * has no state), so a row's thread exit, fork and statistics need not know the key. */
 #include "fronts.h"
-#include "cpucache.h"
 #include "purge.h"
 #include "refill.h"
-#include "tlab.h"
 
-static const struct hl_front *const fronts[] = {
-    &hl_tlab_front,                      /* cache = thread: per thread (tlab.h) */
-    &hl_cpu_cache_front,                 /* cache = cpu: per CPU on rseq (cpucache.h) */
-};
+/* The table: a line per front, its struct hl_front (declared and listed from here). */
+#define FRONTS(X)                                                                             \
+    X(hl_tlab_front)                     /* cache = thread: per thread (tlab.c) */            \
+    X(hl_cpu_cache_front)                /* cache = cpu: per CPU on rseq (cpucache.c) */
+#define DECLARE(f) extern const struct hl_front f;
+#define LIST(f) &f,
+FRONTS(DECLARE)
+static const struct hl_front *const fronts[] = { FRONTS(LIST) };
 #define EACH(f) for (const struct hl_front *const *f = fronts; f < fronts + \
                      sizeof fronts / sizeof fronts[0]; f++)
 

@@ -230,8 +230,9 @@ static void *sort_runs(struct hl_heap *h, void *p, bool keep, size_t *bytes)
  * slow path and returns the blocks to their superblocks without a lock"), for the thread whose
  * TLAB fills from h (tlab.c's malloc slow path). What it may do unlocked is what touches no
  * superblock header and no heap field: the inbox's exchange, a run into the caller's bins
- * (tlab.c's take_runs writes only the bins and reads the superblock's tlab_slot, fixed while the
- * superblock has blocks in use, as these pending ones are), and a run sent on to its owner.
+ * (tlab_remote.c's hl_tlab_remote_take_runs writes only the bins and reads the superblock's
+ * tlab_slot, fixed while the superblock has blocks in use, as these pending ones are), and a
+ * run sent on to its owner.
  * The owner test is read without the lock, so it may be a moment old either way: a run taken
  * into the bins whose superblock has just left h is still correct (a block in a TLAB is out of
  * its superblock whoever owns it, tlab.h; giving back re-reads the owner), and one sent to an

@@ -19,8 +19,8 @@
  * send_bucket -> mailbox.c's hl_mailbox_send: one CAS
  * onto the owner heap's inbox) at remote_batch_bytes, the sender's malloc slow path or its
  * exit -> the owner's TLAB malloc slow path drains its inbox (inbox.c's hl_remote_drain) and
- * takes each run its bins hold (tlab.c's take_runs), the rest back into their superblocks
- * under the heap's lock (hl_remote_settle).
+ * takes each run its bins hold (tlab_remote.c's hl_tlab_remote_take_runs), the rest back
+ * into their superblocks under the heap's lock (hl_remote_settle).
  *
  * The `remote_free` key chooses how a block reaches the owner heap (ownership, hoard):
  *
