@@ -332,7 +332,8 @@ static void tlab_refill_and_flush(void **state)
     uint32_t f = clamp(hl_cfg.tlab_flush == HL_TLAB_BATCH ? m.flush_limit : m.flush_limit / 2);
     assert_int_equal(m.flushed, f);
     /* tlab_adaptive: the refills grew the limit, and the frees' overflows took it back to
-     * where it started before one left it as it was (tlab.c's shrink; it grew instead). */
+     * where it started before one left it as it was (tlab_adaptive.h's
+     * hl_tlab_adaptive_shrink; it grew instead). */
     if (hl_cfg.tlab_adaptive) assert_int_equal(m.flush_limit, m.limit);
 }
 

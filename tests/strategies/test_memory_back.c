@@ -5,7 +5,8 @@
  *   free the rest and stay alive and idle; the process's RSS less LazyFree (MADV_FREE pages
  *   the kernel may take) beyond live data must then be at most the retain budget, the two
  *   TLABs' and 16 MiB; and the two idle threads' TLABs must have given back what they took
- *   in the drain (an adaptive TLAB shrinks as it overflows: tlab.c's shrink). Run where a
+ *   in the drain (an adaptive TLAB shrinks as it overflows: tlab_adaptive.h's
+ *   hl_tlab_adaptive_shrink). Run where a
  *   purge policy is on: before the first fix, hoard202607 kept all of it (its adaptive TLAB
  *   held 16 MiB of every class, its home heaps their empty superblocks); before the second,
  *   each TLAB stayed near its 16 MiB cap. Under a timed purge (decay, purge_delay) the test

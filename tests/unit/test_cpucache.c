@@ -50,7 +50,7 @@ static uint32_t limit_of(size_t size) { return BYTES / hl_class_size(hl_class_of
 
 static uint64_t head_of(long on, size_t size)
 {
-    char *e = hl_cpu_slabs + ((size_t)on << HL_RSEQ_SHIFT) + hl_tlab_slot(hl_class_of(size));
+    char *e = hl_cpu_slabs + ((size_t)on << HL_RSEQ_SHIFT) + hl_cache_slot(hl_class_of(size));
     return atomic_load((_Atomic uint64_t *)e);
 }
 

@@ -346,7 +346,7 @@ static void collected_into_spare(void **state)
     struct hl_heap *h = hl_heap_mine();
     uint32_t held = bin64->limit - (uint32_t)bin64->room;
     hl_heap_lock(h);
-    hl_tlab_collect(h);                  /* as the thread's slow path of another class does */
+    hl_tlab_remote_collect(h);           /* as the thread's slow path of another class does */
     hl_heap_unlock(h);
     int taken = (int)(bin64->limit - (uint32_t)bin64->room - held);
     assert_true(taken > 0);

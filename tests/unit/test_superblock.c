@@ -85,7 +85,7 @@ static void empty_superblock_serves_any_class(void **state)
     assert_int_equal(sb->cls, big);
     assert_int_equal(sb->size, hl_class_size(big));
     assert_int_equal(sb->capacity, hl_sb_capacity_of(big));
-    assert_int_equal(sb->tlab_slot, hl_tlab_slot(big));
+    assert_int_equal(sb->tlab_slot, hl_cache_slot(big));
     char *q = hl_sb_pop(sb);
     assert_ptr_equal(q, (char *)sb + HL_SB_HEADER);
     hl_sb_check(sb);
@@ -119,7 +119,7 @@ static void memalign_inside_superblocks(void **state)
             char *b = hl_sb_block(sb, p);
             assert_true(p + u == b + sb->size);          /* usable to the block's end */
             /* An inner pointer sends the TLAB's free of every block of sb to its slow path. */
-            if (b != p) assert_int_equal(sb->tlab_slot, HL_TLAB_BYPASS);
+            if (b != p) assert_int_equal(sb->tlab_slot, HL_CACHE_BYPASS);
             memset(p, 0x5a, u);
             hl_free(p);
         }
@@ -127,7 +127,7 @@ static void memalign_inside_superblocks(void **state)
     void *a = hl_memalign(64, 40), *b = hl_malloc(hl_malloc_usable_size(a));
     struct hl_sb *sb = hl_sb_of(b);
     assert_int_equal(sb->tlab_slot,
-                     atomic_load(&sb->interior) ? HL_TLAB_BYPASS : hl_tlab_slot(sb->cls));
+                     atomic_load(&sb->interior) ? HL_CACHE_BYPASS : hl_cache_slot(sb->cls));
     hl_free(a);
     hl_free(b);
 }

@@ -7,15 +7,17 @@
  *   take       up to n blocks of a class from a heap, as one chain (hl_cache_take)
  *   give back  a chain of blocks to their superblocks' owners (hl_cache_give_back)
  *   batch      how many blocks a refill or a flush moves (hl_cache_refill_n, _flush_n)
- *   slot       a class's place in a cache: superblock.h's tlab_slot, HL_TLAB_BYPASS
+ *   slot       a class's place in a cache: superblock.h's tlab_slot (hl_cache_slot),
+ *              HL_CACHE_BYPASS
+ *   refill     the refill of an empty cache, one routine for every front (refill.h)
  *   the row    the row's own malloc and free (hl_cache_row; its hooks are heap.h's), for a heap
  *              without room, a class that bypasses the cache, a thread without one
  *
- * Which front goes over the row is one table, fronts.c's: a row's init calls hl_fronts_start
- * once, whatever the key says, and a new front is a line there (and its own file); a new row
- * lists no front. Each front builds its fast paths once, for every row, in its own file
- * (tlab.c, cpucache.c), and its start keeps the row (struct hl_cache_row) for its slow
- * halves: the fast paths never call the row. */
+ * Which front goes over the row is one table, fronts.c's, of struct hl_front (below): a
+ * row's init calls hl_fronts_start once, whatever the key says, and a new front is a line
+ * there (and its own file); a new row lists no front. Each front builds its fast paths
+ * once, for every row, in its own file (tlab.c, cpucache.c), and its start keeps the row
+ * (struct hl_cache_row) for its slow halves: the fast paths never call the row. */
 #ifndef HL_CACHE_H
 #define HL_CACHE_H
 
@@ -28,6 +30,26 @@
 struct hl_cache_row {
     void *(*malloc)(size_t size);        /* the row's own paths, counted (stats.h): a class */
     void (*free)(void *p);               /* that bypasses, a thread without a cache, ... */
+};
+
+/* A front: every member fronts.c needs of it, one struct in the front's own file (tlab.c's
+ * hl_tlab_front, cpucache.c's hl_cpu_cache_front) and one line of fronts.c's table. fronts.c
+ * calls every front's members whichever the key chose (each does nothing where it never
+ * started, or where no thread has its state); a member a front does not need is NULL. */
+struct hl_front {
+    int cache;                           /* the value of `cache` it serves (hl_cfg.cache) */
+    /* Keeps the row and returns the front's paths, the build that counting and stats_batch
+     * ask for (each front builds its fast paths once, in its own file). */
+    const struct hl_paths *(*start)(const struct hl_cache_row *row);
+    void *(*refill)(size_t size);        /* its malloc slow half: refill.h's hl_cache_refill */
+    void (*thread_exit)(void);           /* the calling thread's blocks back, before its heap */
+    void (*fork_outer)(int phase);       /* HL_FORK_*: first and last of all */
+    void (*fork)(int phase);             /* HL_FORK_*: inside the heaps' locks */
+    void (*flush)(void);                 /* hoardlab_collect: the calling thread's blocks back */
+    size_t (*bytes)(void);               /* free bytes it holds (tlab_bytes, retain_counts) */
+    int64_t (*unseen)(bool mine);        /* U not yet published: hl_stats_unseen_fn, when */
+                                         /* its fast paths leave U to it (refill.h) */
+    void (*stats)(struct hoardlab_stats *s);   /* statistics of its own, if any */
 };
 
 /* Blocks moved per refill or flush (one lock acquisition each): tlab_refill = half of a

@@ -11,7 +11,7 @@
 #include <sys/rseq.h>
 #include <sys/sysinfo.h>
 #include "cpucache.h"
-#include "purge.h"
+#include "refill.h"
 
 /* A stack's entry in a slab (rseq.h): the head word, and `seen` (cpucache.h's Accounting). */
 struct cpu_entry {
@@ -19,7 +19,7 @@ struct cpu_entry {
     _Atomic int32_t seen;
     uint32_t unused;
 };
-_Static_assert(sizeof(struct cpu_entry) == HL_TLAB_BIN_BYTES, "the entries sit at tlab_slot");
+_Static_assert(sizeof(struct cpu_entry) == HL_CACHE_BIN_BYTES, "the entries sit at tlab_slot");
 
 ptrdiff_t hl_rseq_offset;
 uint64_t hl_rseq_restarts;
@@ -39,7 +39,7 @@ static HL_TLS struct rseq emulated_area = { .cpu_id = RSEQ_CPU_ID_REGISTRATION_F
 
 static struct cpu_entry *entry(long cpu, unsigned c)
 {
-    return (struct cpu_entry *)(hl_cpu_slabs + ((size_t)cpu << HL_RSEQ_SHIFT) + hl_tlab_slot(c));
+    return (struct cpu_entry *)(hl_cpu_slabs + ((size_t)cpu << HL_RSEQ_SHIFT) + hl_cache_slot(c));
 }
 static long cpu_of(size_t slab_off) { return (long)(slab_off >> HL_RSEQ_SHIFT); }
 static struct rseq *rseq_area(void)
@@ -65,7 +65,7 @@ static void check_rseq(void)
                               : __rseq_offset;
 }
 
-/* rseq.h's layout: a 4 GiB span, reserved (never written, so never backed, but for the
+/* rseq.h's slabs: a 4 GiB span, reserved (never written, so never backed, but for the
  * slabs), CPU 0's slab at its start and the two bypass slabs at its end; counted in A as
  * the slabs' bytes. */
 char *hl_rseq_slabs_map(long cpus)
@@ -100,10 +100,7 @@ static bool init(void)
     for (size_t g = 0; g < hl_classes->granules; g++)
         entry16[g] = (char *)entry(0, hl_classes->of16[g]);
     hl_cpu_entry16 = entry16;
-#ifdef HL_STATS
-    u_by_room = hl_cfg.counting && hl_cfg.stats_batch > 0;
-#endif
-    return u_by_room;
+    return u_by_room = hl_cache_u_left();
 }
 
 /* valgrind only (emulated): give the calling thread its CPU number if it has none yet. */
@@ -195,6 +192,14 @@ static struct hl_heap *heap_now(void)
     return hl_heap_mine();
 }
 
+/* refill.h's collect: what h's pending remote frees hold goes back into their superblocks
+ * (a CPU's stack takes no run whole). */
+static void collect(struct hl_heap *h, unsigned c)
+{
+    (void)c;
+    hl_remote_collect(h);
+}
+
 /* Never inlined into this file's fast paths, which stay as they were built in the rows'
  * files before (tools/hoardlab cost). */
 __attribute__((noinline)) void *hl_cpu_malloc_slow(size_t size)
@@ -204,7 +209,7 @@ __attribute__((noinline)) void *hl_cpu_malloc_slow(size_t size)
     if (!limit[c] || hl_me.state != 1) return row.malloc(size);
     long cpu = (int32_t)rseq_area()->cpu_id;
     see(cpu, c);
-    char *e0 = hl_cpu_slabs + hl_tlab_slot(c);      /* the class's entry in CPU 0's slab */
+    char *e0 = hl_cpu_slabs + hl_cache_slot(c);     /* the class's entry in CPU 0's slab */
     size_t at;
     void *p = hl_rseq_pop(e0, 0, &at);
     if (p) {                             /* emulate_cpu gave the thread its stack just now */
@@ -212,18 +217,9 @@ __attribute__((noinline)) void *hl_cpu_malloc_slow(size_t size)
         moved(at, c, 1);
         return hl_stats_malloc(p, hl_class_size(c));
     }
-    if (hl_remote_mode == HL_REMOTE_BATCH) hl_remote_flush();  /* the sender's slow path */
     HL_COUNT(cpu_refills, 1);
-    struct hl_heap *h = heap_now();
-    uint32_t want = hl_cache_refill_n(limit[c]);
     void *chain = NULL, *back = NULL;
-    hl_heap_lock(h);
-    if (hl_remote_pending(h)) hl_remote_collect(h);     /* the owner's slow path collects */
-    if (hl_unlikely(hl_sb_sharded)) hl_cache_take(h, c, &chain, want, true);
-    else hl_cache_take(h, c, &chain, want, false);
-    if (HL_INVARIANT_CHECKS) hl_heap_check(h, (int)c);
-    hl_heap_unlock(h);
-    hl_ticker_poll();                    /* no lock held: the ticker may start */
+    hl_cache_refill(c, &chain, limit[c], heap_now, NULL, collect);
     if (!chain) return NULL;
     p = chain;                           /* the first for the caller, the rest to a stack */
     chain = *(void **)p;
@@ -274,7 +270,7 @@ __attribute__((noinline)) void hl_cpu_free_slow(void *p)
     char *e0 = (char *)HL_WORD_LOAD(sb->tlab_slot);  /* the class's entry in CPU 0's slab */
     size_t at;
     emulate_cpu();
-    if (!limit[c] || e0 == hl_cpu_slabs + HL_TLAB_BYPASS || hl_me.state != 1) {
+    if (!limit[c] || e0 == hl_cpu_slabs + HL_CACHE_BYPASS || hl_me.state != 1) {
         row.free(p);                     /* interior, no cache for the class, or teardown */
         return;
     }
@@ -327,7 +323,7 @@ static void take_back(long cpu)
 {
     for (unsigned c = 0; c < hl_classes->count; c++) {
         /* (moved off it, a CPU taken offline: enough) */
-        void *chain = pop_chain(hl_cpu_slabs + hl_tlab_slot(c), c, beyond_floor(cpu, c), cpu);
+        void *chain = pop_chain(hl_cpu_slabs + hl_cache_slot(c), c, beyond_floor(cpu, c), cpu);
         if (chain) give_back(atomic_load_explicit(&hl_sb_of(chain)->owner, memory_order_relaxed),
                              chain);
     }
@@ -382,7 +378,7 @@ static const struct hl_paths paths[3] = {
     HL_PATHS(cpu_malloc, cpu_free), HL_PATHS(cpu_malloc_exact, cpu_free_exact),
 };
 
-const struct hl_paths *hl_cpu_cache_start(const struct hl_cache_row *behind)
+static const struct hl_paths *start(const struct hl_cache_row *behind)
 {
     row = *behind;
     bool by_room = init();
@@ -390,6 +386,21 @@ const struct hl_paths *hl_cpu_cache_start(const struct hl_cache_row *behind)
         seen_heads = hl_meta_alloc((size_t)ncpus * sizeof *seen_heads);
         hl_ticker_every(idle_sweep, hl_cfg.cpu_cache_idle_ms);
     }
-    if (by_room) hl_stats_unseen_fn = unseen;
     return &paths[!hl_cfg.counting ? 0 : by_room ? 1 : 2];
 }
+
+static void stats(struct hoardlab_stats *s)
+{
+    s->rseq_restarts = __atomic_load_n(&hl_rseq_restarts, __ATOMIC_RELAXED);
+}
+
+/* The per-CPU cache's line of fronts.c's table. Nothing is per thread (cpucache.h): no
+ * thread exit, fork or flush of its own. */
+const struct hl_front hl_cpu_cache_front = {
+    .cache = HL_CACHE_CPU,
+    .start = start,
+    .refill = hl_cpu_malloc_slow,
+    .bytes = hl_cpu_cache_bytes,
+    .unseen = unseen,
+    .stats = stats,
+};

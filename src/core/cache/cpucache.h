@@ -51,7 +51,7 @@
 extern char *hl_cpu_slabs;
 extern char *const *hl_cpu_entry16;
 
-/* The slow halves, out of line, with the row that hl_cpu_cache_start kept (cache.h). */
+/* The slow halves, out of line, with the row that the front's start kept (cache.h). */
 void *hl_cpu_malloc_slow(size_t size);
 void hl_cpu_free_slow(void *p);
 
@@ -90,9 +90,10 @@ static inline __attribute__((always_inline)) void hl_cpu_free(void *p, bool exac
 
 size_t hl_cpu_cache_bytes(void);        /* free bytes in every CPU's cache */
 
-/* The per-CPU cache's paths, built once in cpucache.c for every row, the one that counting
- * and stats_batch ask for; row: the row behind the cache (fronts.c's table, cache = cpu). */
-const struct hl_paths *hl_cpu_cache_start(const struct hl_cache_row *row);
+/* The per-CPU cache as a front (cache.h's struct hl_front, fronts.c's table, cache = cpu):
+ * its start builds nothing (its paths were built once in cpucache.c for every row) but
+ * returns the one that counting and stats_batch ask for, and keeps the row. */
+extern const struct hl_front hl_cpu_cache_front;
 
 #pragma GCC visibility pop
 

@@ -16,12 +16,16 @@
  * counting and stats_batch); the row's own paths stay installed with cache = none. */
 void hl_fronts_start(const struct hl_heap_policy *policy);
 
-/* A heap row's members with a front (or none): a thread's exit gives its TLAB back first,
- * fork takes the heaps' locks and then the TLABs' registry's, and the statistics add the
- * bytes every front holds to tlab_bytes. */
+/* A heap row's members with a front (or none), each calling every front's (fronts.c's
+ * table): a thread's exit gives the fronts' blocks back first, fork takes the fronts' outer
+ * locks, the heaps', then the fronts' inner ones, and the statistics add the bytes every
+ * front holds to tlab_bytes. */
 void hl_fronts_thread_exit(struct hl_thread *t);
 void hl_fronts_fork(int phase);
 void hl_fronts_stats(struct hoardlab_stats *s);
+/* hoardlab_collect (api.c), first: the calling thread's blocks in every front given back
+ * (what they give back may empty superblocks). */
+void hl_fronts_flush(void);
 #define HL_FRONTS_HEAP_ROW                                                                    \
     .memalign = hl_heaps_memalign, .usable_size = hl_heaps_usable_size,                       \
     .thread_exit = hl_fronts_thread_exit, .fork = hl_fronts_fork, .stats = hl_fronts_stats

@@ -4,7 +4,7 @@
  * assembly of the testbed's per-CPU cache is in this file.
  *
  * The stacks. A CPU's slab is HL_RSEQ_SLAB bytes: one 16-byte entry per size class (at
- * superblock.h's hl_tlab_slot offsets), whose first word, the head, is
+ * superblock.h's hl_cache_slot offsets), whose first word, the head, is
  *     the top block's address << 16 | room
  * (user addresses fit in 48 bits): room is how many more blocks the stack may take, and each
  * block's first word holds the head word as it was below it. So a pop commits by storing the

@@ -10,7 +10,7 @@
 #include "holes.h"
 #include "large.h"
 #include "purge.h"
-#include "tlab.h"
+#include "fronts.h"
 
 /* The empty superblocks of a heap that is not a shard (hoard keeps up to its emptiness
  * threshold's worth; the others, every empty one) formatted afresh under its lock and their
@@ -39,7 +39,7 @@ HL_EXPORT size_t hoardlab_collect(void)
 {
     if (atomic_load(&hl_init_state) != 2) return 0;
     size_t bytes = 0;
-    hl_tlab_flush();                     /* first: what it gives back may empty superblocks */
+    hl_fronts_flush();                   /* first: what it gives back may empty superblocks */
     hl_heaps_foreach(collect_heap, &bytes);
     bytes += hl_purge_all(hl_heap_shards, hl_heap_nshards);
     size_t large = hl_large_cached();

@@ -14,7 +14,7 @@ hl_after_free_fn hl_heap_after_free;
 void (*hl_heap_observer)(const struct hl_heap *h, const struct hl_sb *sb, unsigned from,
                          unsigned to);
 
-/* ---- purge_holes: the bounds (purge.c's observer purges) ---------------------------------- */
+/* ---- purge_holes: the bounds (holes.c's observer purges) ---------------------------------- */
 
 enum { HOLES_STEP = 4 };
 

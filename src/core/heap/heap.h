@@ -87,7 +87,7 @@ extern unsigned hl_heap_groups;          /* G */
 extern size_t (*hl_heap_floor)(const struct hl_heap *h, size_t a);
 
 void hl_heap_init(void);                 /* after config and size classes */
-/* purge_holes = on (purge.c's observer calls it after a move that sets sb's bounds, h
+/* purge_holes = on (holes.c's observer calls it after a move that sets sb's bounds, h
  * locked): a superblock with holes keeps a block on its free list (superblock.h), so its
  * group_hi is at most hl_sb_hole_bound; in the lowest group its group_lo is a quarter of
  * `used`, so the free that quarters it regroups and the observer purges again. */

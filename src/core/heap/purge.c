@@ -220,7 +220,7 @@ static void purge_due(uint64_t now, struct hl_heap *held)
     set_due();
 }
 
-/* retain_counts = free (fronts.c's count, every HL_PURGE_COUNT_MS on the ticker): the free
+/* retain_counts = free (fronts.c's count_free, every HL_PURGE_COUNT_MS on the ticker): the free
  * bytes held outside the parked lists are now `bytes`; what their change made due is done. */
 void hl_purge_count_free(size_t bytes)
 {

@@ -74,7 +74,7 @@ void hl_sb_format(struct hl_sb *sb, unsigned c)
     sb->holes_used = UINT32_MAX;
     sb->cls = (uint16_t)c;
     atomic_store_explicit(&sb->interior, 0, memory_order_relaxed);
-    __atomic_store_n(&sb->tlab_slot, hl_sb_slot_base + hl_tlab_slot(c), __ATOMIC_RELAXED);
+    __atomic_store_n(&sb->tlab_slot, hl_sb_slot_base + hl_cache_slot(c), __ATOMIC_RELAXED);
     sb->magic = HL_SB_MAGIC;
     if (reclassed) generation_move();
 }
@@ -103,7 +103,7 @@ void *hl_sb_memalign(void *(*alloc)(size_t), size_t align, size_t size)
     if (q != b) {                        /* (moved each time: a second thread may see
                                           * interior set before the first has moved it) */
         atomic_store_explicit(&hl_sb_of(b)->interior, 1, memory_order_relaxed);
-        __atomic_store_n(&hl_sb_of(b)->tlab_slot, hl_sb_slot_base + HL_TLAB_BYPASS,
+        __atomic_store_n(&hl_sb_of(b)->tlab_slot, hl_sb_slot_base + HL_CACHE_BYPASS,
                          __ATOMIC_RELAXED);
         generation_move();
     }

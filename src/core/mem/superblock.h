@@ -107,10 +107,10 @@ void hl_sb_release(struct hl_sb *sb);
 /* Re-format an empty superblock for class c: recycling for any size class (Hoard §3). */
 void hl_sb_format(struct hl_sb *sb, unsigned c);
 
-/* tlab_slot's values: bin c's byte offset; HL_TLAB_BYPASS the bin after the last class's. */
-#define HL_TLAB_BIN_BYTES 16             /* sizeof(struct hl_tlab_bin), asserted in tlab.h */
-static inline uintptr_t hl_tlab_slot(unsigned c) { return (uintptr_t)c * HL_TLAB_BIN_BYTES; }
-#define HL_TLAB_BYPASS hl_tlab_slot(hl_classes->count)
+/* tlab_slot's values: bin c's byte offset; HL_CACHE_BYPASS the bin after the last class's. */
+#define HL_CACHE_BIN_BYTES 16            /* sizeof(struct hl_tlab_bin), asserted in tlab.h */
+static inline uintptr_t hl_cache_slot(unsigned c) { return (uintptr_t)c * HL_CACHE_BIN_BYTES; }
+#define HL_CACHE_BYPASS hl_cache_slot(hl_classes->count)
 /* What tlab_slot stores is hl_sb_slot_base + such an offset: 0 (a TLAB's bins are the
  * thread's), or under cache = cpu CPU 0's slab (cpucache.c), so that the per-CPU cache's
  * free has its entry's address in one load. Set at init, before the first superblock. */

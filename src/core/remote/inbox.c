@@ -229,9 +229,9 @@ static void *route_runs(struct hl_heap *h, void *p, bool keep, size_t *bytes)
 /* The owner's drain without its heap's lock, for the thread whose TLAB fills from h (tlab.c's
  * malloc slow path); docs/remote-free.md ("What is locked, and why") gives the reasons. It
  * may do unlocked only what touches no superblock header and no heap field: the inbox's
- * exchange, a run into the caller's bins (tlab.c's take_runs writes only the bins and reads
- * the superblock's tlab_slot, fixed while the superblock has blocks in use, as these pending
- * ones are), and a run sent on to its owner. The owner test may be a moment old either way;
+ * exchange, a run into the caller's bins (tlab_remote.c's hl_tlab_remote_take_runs writes
+ * only the bins and reads the superblock's tlab_slot, fixed while the superblock has blocks in
+ * use, as these pending ones are), and a run sent on to its owner. The owner test may be a moment old either way;
  * both outcomes are correct (a block in a TLAB is out of its superblock whoever owns it; an
  * old owner's collection forwards again). Putting a run back into its superblock moves the
  * superblock's `used`, free list and fullness group and h's u, and the superblock may change

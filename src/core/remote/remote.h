@@ -25,8 +25,8 @@
  * class, which joins its owner's bucket when it closes) -> sender.c's send_bucket ->
  * hl_mailbox_send below (one CAS onto the owner's inbox) at remote_batch_bytes, the sender's
  * malloc slow path or its exit -> the owner's TLAB slow path drains its inbox (inbox.c's
- * hl_remote_drain), takes the runs its bins hold (tlab.c's take_runs) and settles the rest
- * into their superblocks under the heap's lock (hl_remote_settle).
+ * hl_remote_drain), takes the runs its bins hold (tlab_remote.c's hl_tlab_remote_take_runs)
+ * and settles the rest into their superblocks under the heap's lock (hl_remote_settle).
  *
  * What a reader must keep:
  *   - a pending block stays in its superblock's `used`, the owner's u and A, and is out of U:

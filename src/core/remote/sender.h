@@ -34,9 +34,9 @@ _Static_assert(sizeof(struct hl_remote_bucket) == 64, "hl_remote_bucket_at scale
 extern HL_TLS struct hl_remote_bucket hl_remote_buckets[HL_REMOTE_BUCKETS];
 
 /* An open run: blocks of sb in the order they were freed, oldest (head) to newest (last),
- * so that the owner hands them out again in that order (tlab.c's take_runs), linked through
- * their first words, counted in bucket b's bytes already; `left` blocks it may still take
- * (below 0: it is full) of its longest, cap. */
+ * so that the owner hands them out again in that order (tlab_remote.c's
+ * hl_tlab_remote_take_runs), linked through their first words, counted in bucket b's bytes
+ * already; `left` blocks it may still take (below 0: it is full) of its longest, cap. */
 #define HL_REMOTE_RUNS 16
 struct hl_remote_run {
     struct hl_sb *sb;                    /* NULL: none open */
