@@ -1,5 +1,5 @@
 /* hlrun — run one command and report what wait4 says of it, for the real-program workloads
- * of tools/hoardlab (tools/hoardlab_lib/programs.py).
+ * of tools/hoardlab (tools/hoardlab_lib/programs/).
  *
  *   hlrun [-p PRELOAD] [-i SECONDS] -o FILE -- PROGRAM [ARG...]
  *

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 /* Every statistic, declared once: X(name, from, across, help). The same list expands into the
- * struct below, the per-thread counters of the core (src/core/base/hl.h), the JSON written at exit
+ * struct below, the per-thread counters of the core (src/core/base/base.h), the JSON written at exit
  * (HOARD_STATS), the harness's record and `hlconfig --stats`, which the tools read for the
  * columns of their results. All are counts or bytes.
  *   from    thread: counted by each thread in its own counters (HL_COUNT), summed over the

@@ -23,7 +23,8 @@
 #include <ctype.h>
 #include <string.h>
 #include <unistd.h>
-#include "hl.h"
+#include "front.h"
+#include "mem.h"
 
 static int usage(void)
 {
@@ -72,7 +73,7 @@ static void json_string(const char *s)
     putchar('"');
 }
 
-/* Every row's `across` is one of these (`from` is checked by struct hl_counters in hl.h): a
+/* Every row's `across` is one of these (`from` is checked by struct hl_counters in base.h): a
  * misspelt one does not compile. */
 enum { HL_ACROSS_sum = 1, HL_ACROSS_largest = 1, HL_ACROSS_max = 1 };
 #define HL_ACROSS_KNOWN(name, from, across, help)                                              \

@@ -2,8 +2,8 @@
  * the serial heap with a lock per size-class free list instead of one heap lock. Threads
  * allocating different sizes no longer serialise; with `padding = off` the list heads share
  * cache lines, with `padding = on` they do not (uC++/Hoard report). Blowup O(1). */
-#include "hl.h"
-#include "singleheap.h"
+#include "base.h"
+#include "heap.h"
 
 static int concurrent_init(void) { return hl_sh_init(true); }
 

@@ -2,13 +2,11 @@
 #ifndef HL_HOARD_H
 #define HL_HOARD_H
 
-#include "globalheap.h"
-#include "heappaths.h"
-#include "purge.h"
-#include "sharded.h"
-#include "fronts.h"
+#include "heaps.h"
+#include "heap.h"
+#include "cache.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* Hoard's emptiness threshold (§3.1): u < a - k_s and u < (1 - f) a, k_s = K * S. */
 bool hl_hoard_crosses_threshold(size_t u, size_t a, double f, size_t k_s);

@@ -21,9 +21,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include "lfqueue.h"
+#include "ds.h"
 #include "lockfree.h"
-#include "selector.h"
+#include "heaps.h"
 
 /* -Dchecks=true: verify anchors after every operation of a single-threaded program (the
  * idiom of heap.h's HL_INVARIANT_CHECKS; a constant, so the checks compile away when off). */

@@ -2,7 +2,7 @@
 #ifndef HL_LOCKFREE_H
 #define HL_LOCKFREE_H
 
-#include "hl.h"
+#include "base.h"
 
 #pragma GCC visibility push(hidden)
 

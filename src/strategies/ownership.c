@@ -6,7 +6,7 @@
  *
  * Its neighbours: `private` differs only in where free puts a block (the freeing thread's
  * heap); `hoard` adds only the emptiness threshold and the global heap. */
-#include "fronts.h"
+#include "cache.h"
 
 /* After a free, the owner locked: with release_empty, an empty superblock goes to the OS. */
 static void after_free(struct hl_heap *h, struct hl_sb *sb)

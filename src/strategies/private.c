@@ -10,7 +10,7 @@
  * The fast paths serve a thread's own unshared heap (heap_select=thread): a pop from and a
  * push onto the class's list of freed blocks. Everything else — a shared heap (hash, cpu),
  * an empty list, a memalign'd pointer, the checks build — takes the general path. */
-#include "heappaths.h"
+#include "heaps.h"
 
 static int private_init(void)
 {

@@ -1,8 +1,8 @@
 /* serial — the serial single heap (Hoard Table 7, first row): one heap behind one lock.
  * Fast on one thread; threads serialise on the lock, and blocks for different threads come
  * from neighbouring addresses, so it induces false sharing. Blowup O(1). */
-#include "hl.h"
-#include "singleheap.h"
+#include "base.h"
+#include "heap.h"
 
 static int serial_init(void) { return hl_sh_init(false); }
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "hl.h"
+#include "front.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

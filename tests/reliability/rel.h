@@ -27,7 +27,7 @@
 #include "hoardlab.h"
 
 #ifdef REL_DIRECT
-#include "hl.h"
+#include "front.h"
 #define r_malloc            hl_malloc
 #define r_free              hl_free
 #define r_calloc            hl_calloc

@@ -13,6 +13,8 @@
 #include <cmocka.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include "front.h"
+#include "mem.h"
 #include "hoard.h"
 #include "hoardlab.h"
 

@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "hl.h"
+#include "front.h"
 
 #define N      16384                  /* live blocks */
 #define SIZE   64

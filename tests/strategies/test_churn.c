@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include "globalheap.h"
 #include "heapselect.h"
-#include "hl.h"
+#include "front.h"
 #include "purge.h"
 #include "tlab.h"
 

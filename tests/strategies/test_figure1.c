@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "front.h"
+#include "mem.h"
 #include "hoard.h"
 
 static struct hl_heap *heap[3];               /* 0 global, 1 and 2 per-processor */

@@ -30,6 +30,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "front.h"
+#include "mem.h"
 #include "hoard.h"
 #include "large.h"
 #include "tlab.h"

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "front.h"
+#include "mem.h"
 #include "hazard.h"
 #include "large.h"
 #include "lockfree.h"

@@ -40,7 +40,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "hl.h"
+#include "front.h"
 #include "large.h"
 #include "purge.h"
 

@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include "hl.h"
+#include "front.h"
 
 #define THREADS 4
 #define OPS     20000

@@ -238,7 +238,7 @@ def test_known_is_exactly_what_remains():
     assert "hl_config_load_with" in edges[("front/registry", "base/config")]
     assert "hl_strategy_hoard" in edges[("front/registry", "strategies/hoard")]
     nodes = {u for u, _ in edges} | {d for _, d in edges}
-    assert {"base/hl", "mem/sizeclass", "heaps/globalheap", "cache/cpucache"} <= nodes
+    assert {"base/base", "mem/sizeclass", "heaps/globalheap", "cache/cpucache"} <= nodes
     assert "cache/rseq" not in nodes and "front/front" not in nodes   # HEADER_NODE
 
 
@@ -495,8 +495,8 @@ def test_a_face_declaring_another_folders_function_fails(tmp_path):
 
 
 def test_the_faces_of_the_tree_are_read_and_gated():
-    """Issue 64 gives every folder its face; until then `--faces` reports each folder's count
-    and `--strict` leaves the rule out (STRICT_FACES)."""
+    """`--faces` reports each folder's count, and every folder reads through its face: no
+    violation in the tree, and `--strict` runs the rule too."""
     failed, text = layers.faces_report(os.path.join(REPO, "src"))
     lines = text.splitlines()
     assert lines[0].startswith("faces: %d folders, " % len(layers.faces.FOLDERS)), text
@@ -509,7 +509,9 @@ def test_the_faces_of_the_tree_are_read_and_gated():
     p = subprocess.run([sys.executable, TOOL, "layers", "--faces"], capture_output=True,
                        text=True, timeout=120)
     assert p.stdout == text + "\n" and p.returncode == (1 if failed else 0), p.stderr
-    if not layers.STRICT_FACES:
-        assert not failed or "faces:" not in subprocess.run(
-            [sys.executable, TOOL, "layers", "--no-build", "--strict"], capture_output=True,
-            text=True, env=dict(os.environ, HOARDLAB_BUILD_DIR=BDIR), timeout=120).stdout
+    assert not failed, text
+    strict = subprocess.run([sys.executable, TOOL, "layers", "--no-build", "--strict"],
+                            capture_output=True, text=True,
+                            env=dict(os.environ, HOARDLAB_BUILD_DIR=BDIR), timeout=120)
+    assert "faces: %d folders, %d with a face, 0 violations" % (
+        len(layers.faces.FOLDERS), len(layers.faces.FOLDERS)) in strict.stdout, strict.stdout

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "hl.h"
+#include "front.h"
 
 static int by_address(const void *a, const void *b)
 {

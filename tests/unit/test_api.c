@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "hl.h"
+#include "front.h"
+#include "mem.h"
 
 static void fill(unsigned char *p, size_t n, unsigned seed)
 {

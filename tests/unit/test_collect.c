@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "front.h"
+#include "mem.h"
 #include "hoard.h"
 #include "large.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "hl.h"
+#include "front.h"
 
 struct outcome { int status; char err[4096], out[4096]; };
 

@@ -16,6 +16,8 @@
 #include <cmocka.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include "front.h"
+#include "mem.h"
 #include "globalheap.h"
 #include "heapselect.h"
 

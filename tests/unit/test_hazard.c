@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include "front.h"
 #include "hazard.h"
 
 struct obj { struct hl_hp_node hp; _Atomic(struct obj *) next; _Atomic int freed, taken; };

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdlib.h>
+#include "front.h"
 #include "heappaths.h"
 
 /* A heap with superblocks of class c filled to the given numbers of blocks. */

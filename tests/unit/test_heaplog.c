@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "front.h"
+#include "mem.h"
+#include "instruments.h"
 #include "heapselect.h"
 
 #define BLOCKS 4000

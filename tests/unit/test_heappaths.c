@@ -22,6 +22,8 @@
 #include <cmocka.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include "front.h"
+#include "mem.h"
 #include "heappaths.h"
 
 static int refills, afters;

@@ -12,6 +12,8 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include "front.h"
+#include "mem.h"
 #include "heapselect.h"
 
 static struct hl_heap *seen;

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "front.h"
+#include "mem.h"
 #include "hoard.h"
 #include "purge.h"
 #include "tlab.h"

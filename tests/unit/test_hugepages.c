@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "hl.h"
+#include "front.h"
+#include "mem.h"
 #include "large.h"
 
 #define REGION HL_HUGE_REGION

@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "hl.h"
+#include "front.h"
 #include "large.h"
 #include "purge.h"
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include "front.h"
 #include "config.h"
 #include "lfqueue.h"
 #include "selector.h"

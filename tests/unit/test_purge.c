@@ -35,6 +35,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "front.h"
+#include "mem.h"
 #include "hoard.h"
 #include "large.h"
 

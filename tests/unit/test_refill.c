@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/rseq.h>
+#include "front.h"
+#include "mem.h"
 #include "cache.h"
 
 #define FREED 31                         /* fewer than a queue post (sender.c's BATCH) */

@@ -50,6 +50,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "front.h"
+#include "mem.h"
 #include "tlab.h"
 
 #define N 3000                  /* blocks per test: several superblocks of 64 bytes */

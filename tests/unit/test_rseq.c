@@ -28,7 +28,7 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "hl.h"
+#include "front.h"
 #include "rseq.h"
 
 #define LIMIT 200                        /* blocks a stack may hold */

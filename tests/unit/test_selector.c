@@ -15,6 +15,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include "front.h"
+#include "mem.h"
 #include "selector.h"
 
 enum { N = 3, MAKES = 4096 };

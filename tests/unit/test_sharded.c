@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "front.h"
 #include "hoard.h"
 
 #define TOP(w) ((void *)((w) & (((uintptr_t)1 << 48) - 16)))    /* remote.h's list word */

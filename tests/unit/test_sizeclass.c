@@ -5,7 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
-#include "hl.h"
+#include "front.h"
+#include "mem.h"
 
 static void check_table(size_t max)
 {

@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "hl.h"
+#include "front.h"
+#include "mem.h"
 
 #define T 4
 #define HIGH(x) ((x) >> 32)

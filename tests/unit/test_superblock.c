@@ -7,6 +7,8 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include "front.h"
+#include "mem.h"
 #include "large.h"
 #include "superblock.h"
 

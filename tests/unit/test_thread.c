@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include "hl.h"
+#include "front.h"
 
 enum { MAX = 16 };
 

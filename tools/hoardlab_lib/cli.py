@@ -235,9 +235,8 @@ def parse_layers(sub):
                    help="allow nothing: also fail on the known loops and upward edges "
                    "(layers/known.py)")
     s.add_argument("--faces", action="store_true",
-                   help="check that each folder of src/core is read through its face F/F.h "
-                   "(layers/faces.py): alone (no build), or with --strict with every other "
-                   "rule; --strict includes it by itself once layers.STRICT_FACES is true")
+                   help="only check that each folder of src/core is read through its face "
+                   "F/F.h (layers/faces.py; every run checks it too): from the text, no build")
     add_no_build(s)
     s.set_defaults(func=commands.cmd_layers)
 

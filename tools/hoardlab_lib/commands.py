@@ -276,15 +276,14 @@ def cmd_config(a):
 
 
 def cmd_layers(a):
-    if a.faces and not a.strict:                 # the faces alone: read from the text
+    if a.faces:                                  # the faces alone: read from the text
         bad, text = layersmod.faces_report(os.path.join(REPO, "src"))
         print(text)
         return 1 if bad else 0
     bdir = build_dir(a.build_dir)
     sweeps.build_for(a, bdir, layersmod.TARGETS)
     bad, text = layersmod.report(bdir, known=layersmod.NOTHING_KNOWN if a.strict
-                                 else layersmod.KNOWN,
-                                 faces=a.faces or (a.strict and layersmod.STRICT_FACES))
+                                 else layersmod.KNOWN, faces=True)
     print(text)
     return 1 if bad else 0
 

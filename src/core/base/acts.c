@@ -13,7 +13,7 @@
  * first call, as config.c does: no malloc, no stdio but snprintf into a buffer. */
 #include <stdio.h>
 #include <string.h>
-#include "hl.h"
+#include "base.h"
 
 static bool word_is(const char *w, size_t n, const char *s)
 {

@@ -4,7 +4,7 @@
  * Blocks carry their size in a 16-byte header so realloc and malloc_usable_size work; they
  * are never reused (free of one is a no-op), which is fine for the few early calls. */
 #include <errno.h>
-#include "hl.h"
+#include "base.h"
 
 static char arena[256 * 1024] __attribute__((aligned(4096)));
 static _Atomic size_t arena_used;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "hl.h"
+#include "base.h"
 
 /* The ENUM keys' names (config.h's HL_ENUMS). */
 #define HL_ENUM_NAME(constant, name) name,

@@ -359,9 +359,6 @@ extern const char *const hl_strategy_names[];
  * hl_cfg; on any bad input print one line and _exit(2). Uses no malloc. defaults[i]: the
  * paper defaults of strategy i ("key=value ...", or NULL), from its row. */
 void hl_config_load_with(const char *const defaults[]);
-/* The same with the rows' defaults: defined by the registry (front/registry.c), which holds
- * the rows. */
-void hl_config_load(void);
 /* Parse INI text into hl_cfg on top of what is there; on bad input write the one-line
  * message ("name:line: ...") to err and return -1. Never exits (the fuzzer's entry). */
 int hl_config_parse_text(const char *name, const char *text, char *err, size_t len);

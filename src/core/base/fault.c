@@ -10,7 +10,7 @@
  * `fault_count = on` prints the calls made and failed at exit: a test first counts the calls
  * of its workload, then fails each in turn (tests/reliability/faults.c). */
 #include <stdio.h>
-#include "hl.h"
+#include "base.h"
 
 static _Atomic uint64_t calls, calls_of[HL_CALL_KINDS], failed_of[HL_CALL_KINDS];
 static uint64_t fail_at, seed, threshold;   /* threshold: a draw below it fails */

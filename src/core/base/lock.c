@@ -5,7 +5,7 @@
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "hl.h"
+#include "base.h"
 
 int hl_lock_kind;
 

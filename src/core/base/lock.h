@@ -1,7 +1,7 @@
 /* lock.h — the allocator's one lock: a 4-byte word, spin (test-and-test-and-set with yield)
  * or a futex mutex, chosen by the `lock` key for every lock at once. It counts nothing: the
  * statistics count acquisitions and contention where they take a lock (stats.h's
- * hl_lock_acquire), so this base file uses none of the layers above it. Included by hl.h;
+ * hl_lock_acquire), so this base file uses none of the layers above it. Included by base.h;
  * not on its own. */
 #ifndef HL_LOCK_H
 #define HL_LOCK_H

@@ -2,7 +2,7 @@
  * bump-allocated from 1 MiB OS regions, zeroed, cache-line aligned, never freed. Counted in A
  * as metadata (HL_OS_META), by the pages handed out so far: the untouched rest of a region
  * costs no memory, so it is not counted. */
-#include "hl.h"
+#include "base.h"
 
 #define META_CHUNK (1u << 20)
 

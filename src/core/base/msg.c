@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
-#include "hl.h"
+#include "base.h"
 
 static void say(const char *fmt, va_list ap)
 {

@@ -1,6 +1,6 @@
 /* os.c — memory from the operating system: page-granular mappings at any power-of-two
  * alignment, each counted in A (bytes held from the OS, now and at peak) as held for blocks or
- * as hoardlab's own metadata (hl.h, enum hl_os_use), placed on NUMA nodes as the `numa` key
+ * as hoardlab's own metadata (base.h, enum hl_os_use), placed on NUMA nodes as the `numa` key
  * says. Every mmap, munmap, mremap and madvise the library makes goes through the four
  * hl_os_ calls below, so that the faults build (-Dfaults=true, fault.c) can fail any one of
  * them exactly as the kernel would: MAP_FAILED or -1, errno ENOMEM. */
@@ -15,7 +15,7 @@
 #else
 #define RUNNING_ON_VALGRIND 0
 #endif
-#include "hl.h"
+#include "base.h"
 
 static _Atomic size_t os_now, os_peak, held_now, held_peak, meta_now;
 

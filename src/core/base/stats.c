@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "hl.h"
+#include "base.h"
 
 int64_t (*hl_stats_unseen_fn)(bool mine);
 long (*hl_stats_huge_fn)(void);

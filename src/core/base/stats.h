@@ -1,5 +1,5 @@
 /* stats.h — counting a block in and out, inline where a strategy hands a block out or takes
- * it back, with the block size it already knows (no usable_size call). Included by hl.h.
+ * it back, with the block size it already knows (no usable_size call). Included by base.h.
  *
  * Every count is an add to the calling thread's own counters, which only that thread writes:
  * a plain add to its TLS, one instruction, no locked instruction and no shared cache line.
@@ -120,7 +120,7 @@ static inline __attribute__((always_inline)) void hl_stats_free_if(bool counted,
 #define HL_COUNT_IF(counted, field, n) ((counted) ? (void)HL_COUNT(field, n) : (void)0)
 
 /* NAME(size) and NAME_uncounted(size), calling PATH(size, ARGS..., counted), and each again
- * as NAME_entry and NAME_uncounted_entry, the same with the entry's test first (hl.h's
+ * as NAME_entry and NAME_uncounted_entry, the same with the entry's test first (base.h's
  * struct hl_paths); likewise for free. STORAGE is `static` or empty. The entries are the
  * only callers of hl_entry_takes_malloc / _free (cost.py counts them as the front's). Each use
  * names the functions it defines in a comment beside it, so a grep finds them
@@ -191,5 +191,25 @@ static inline void *hl_release_count(hl_lock *l, void *p, size_t size, bool free
 /* purge_holes: bytes of hole units given back inside superblocks that still hold blocks
  * (superblock.c moves it as holes open and close; hole_purged_bytes, part of purged_bytes). */
 extern _Atomic size_t hl_stats_holes;
+
+/* ---- stats.c -------------------------------------------------------------------------------- */
+
+void hl_stats_init(void);               /* before any thread registers: the thread hooks */
+void hl_stats_at_exit(void);            /* HOARD_STATS output */
+void hl_stats_sum(struct hoardlab_stats *out);   /* api.c's hoardlab_stats, after init */
+void hl_stats_reset_peaks(void);
+/* U as published so far (within threads x stats_batch bytes; 0 with counting = off): the
+ * heap log's live bytes. */
+int64_t hl_stats_in_use_published(void);
+/* U's change that no credit holds yet, in bytes: the active front's `unseen` (fronts.c sets
+ * it when the front's fast paths leave U to its bins; NULL otherwise). mine: the calling
+ * thread's, which it marks seen (stats.c publishes it with the thread's credit); else every
+ * live thread's, read only. */
+extern int64_t (*hl_stats_unseen_fn)(bool mine);
+extern long (*hl_stats_huge_fn)(void);  /* huge_regions, set by arena.c; NULL: 0 */
+/* Bytes in large.c's cache of freed mappings, stored by large.c under its lock whenever they
+ * change, read by the statistics without it (stats does not call into large.c: large.c sits
+ * above it, on the page map and the purge). */
+extern _Atomic size_t hl_stats_large_cached;
 
 #endif

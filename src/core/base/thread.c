@@ -17,7 +17,7 @@
  * from shared structures. */
 #include <pthread.h>
 #include <sched.h>
-#include "hl.h"
+#include "base.h"
 
 HL_TLS struct hl_thread hl_me;
 

@@ -21,9 +21,9 @@
 #ifndef HL_CACHE_H
 #define HL_CACHE_H
 
-#include "sharded.h"
+#include "heaps.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* The row behind a front, which the front's start keeps (fronts.c passes it); its hooks are
  * heap.h's hl_heap_refill and hl_heap_after_free, which fronts.c installed. */
@@ -142,6 +142,11 @@ static inline __attribute__((always_inline)) uint32_t hl_cache_take(struct hl_he
     return n;
 }
 
+/* The bins of a thread without a TLAB (tlab.c): every thread's until it has its own. */
+extern struct hl_tlab_bin *const hl_tlab_none;
+
 #pragma GCC visibility pop
+
+#include "fronts.h"                     /* cache/'s face: this header and the fronts' table */
 
 #endif

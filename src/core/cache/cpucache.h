@@ -44,7 +44,7 @@
 #define HL_CPU_ACQUIRE(p) ((void)0)
 #endif
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* CPU 0's slab (rseq.h), and for a request of (n + 15) / 16 granules its class's entry in
  * it (an address: the fast path adds no base). */

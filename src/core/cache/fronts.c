@@ -6,7 +6,7 @@
  * Invariant: every member is called for every front in the table (each does nothing where it
  * has no state), so a row's thread exit, fork and statistics need not know the key. */
 #include "fronts.h"
-#include "purge.h"
+#include "heap.h"
 #include "refill.h"
 
 /* The table: a line per front, its struct hl_front (declared and listed from here). */

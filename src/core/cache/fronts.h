@@ -9,7 +9,7 @@
 
 #include "cache.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* Starts a heap row with its policy (hooks, heaps, its plain or sharded paths) and puts the
  * front that `cache` names in front of it (hl_paths = the front's paths, built for the row's

@@ -13,9 +13,9 @@
 #define HL_REFILL_H
 
 #include "cache.h"
-#include "purge.h"
+#include "heap.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* The fronts' fast paths leave U to their cache's room, which their slow halves publish
  * (tlab.h's and cpucache.h's Accounting): counting = on with stats_batch > 0. Then fronts.c

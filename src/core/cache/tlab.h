@@ -32,7 +32,7 @@
 
 #include "cache.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* ---- tlab_bins.c: a TLAB's layout and what the TLAB's files share of it (tlab_bins.c
  * defines the shared state): tlab.c, the TLAB, and its keys' files, tlab_sb_cache.c,
@@ -121,7 +121,7 @@ static inline struct hl_tlab_bin *hl_tlab_bins_of(struct hl_tlab *t)
     return (struct hl_tlab_bin *)(t + 1);
 }
 
-/* Threads without bins of their own point at these (hl.h's hl_tlab_none): heap NULL, no
+/* Threads without bins of their own point at these (cache.h's hl_tlab_none): heap NULL, no
  * blocks, limit 0, so both fast paths leave at once. Never written. */
 struct hl_tlab_none { struct hl_tlab t; struct hl_tlab_bin bin[HL_MAX_CLASSES + 1]; };
 extern struct hl_tlab_none hl_tlab_none_tlab;
@@ -307,7 +307,7 @@ void hl_tlab_remote_collect(struct hl_heap *h);
  * slow halves, the gauge and its front. */
 
 
-/* The calling thread's bins are hl_me.tlab_bins (hl.h), just after its struct hl_tlab: one
+/* The calling thread's bins are hl_me.tlab_bins (base.h), just after its struct hl_tlab: one
  * per class, then the bypass bin (limit 0: superblock.h's tlab_slot of an interior
  * superblock points there). Until the thread sets up its own, hl_tlab_none: a shared array
  * with heap NULL, no blocks and limit 0, so the fast paths need no NULL test and never

@@ -1,5 +1,5 @@
 /* tlab_prefetch.c — whether the TLAB's malloc prefetches the next block (key tlab_prefetch;
- * tlab.h's hl_tlab_malloc does it, built again with it in tlab.c). Its PREFETCHW (hl.h) is an
+ * tlab.h's hl_tlab_malloc does it, built again with it in tlab.c). Its PREFETCHW (base.h) is an
  * instruction of its own on x86-64 (CPUID PRFCHW: AMD since the K8, Intel since Broadwell);
  * on a CPU without it malloc does not prefetch, said once at start-up, rather than run an
  * instruction that CPU may not have. valgrind's emulated CPU runs it but does not report it

@@ -14,7 +14,7 @@
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "purge.h"
+#include "heap.h"
 #include "tlab.h"
 
 bool hl_tlab_scavenging;

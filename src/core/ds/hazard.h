@@ -12,7 +12,7 @@
 #ifndef HL_HAZARD_H
 #define HL_HAZARD_H
 
-#include "hl.h"
+#include "base.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -3,7 +3,7 @@
  * The first two start the library if nothing did; the statistics of a library not started
  * are zero. */
 #include <string.h>
-#include "hl.h"
+#include "front.h"
 
 HL_EXPORT void hoardlab_stats(struct hoardlab_stats *out)
 {

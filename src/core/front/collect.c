@@ -5,12 +5,10 @@
  * (purge.c's hl_purge_all), and large.c's cache. Nothing to collect in a library not
  * started. */
 #include <sys/mman.h>
-#include "hl.h"
-#include "heapselect.h"
-#include "holes.h"
-#include "large.h"
-#include "purge.h"
-#include "fronts.h"
+#include "front.h"
+#include "heaps.h"
+#include "heap.h"
+#include "cache.h"
 
 /* The empty superblocks of a heap that is not a shard (hoard keeps up to its emptiness
  * threshold's worth; the others, every empty one) formatted afresh under its lock and their

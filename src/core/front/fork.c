@@ -14,9 +14,9 @@
  *   meta       taken under the arena's and heap creation's (heapselect.c)
  *   thread     the registry, taken alone */
 #include <pthread.h>
-#include "hl.h"
-#include "large.h"
-#include "purge.h"
+#include "front.h"
+#include "heap.h"
+#include "instruments.h"
 
 static void (*const core[])(int phase) = {
     hl_large_fork, hl_ticker_fork, hl_parked_fork, hl_census_fork, hl_checks_fork, hl_arena_fork,

@@ -1,5 +1,5 @@
 /* init.c — start-up inside a preloaded allocator, and exit: the order in which the core's
- * parts come up. It only orchestrates; the parts are below it (README, "Layers").
+ * parts come up. It only orchestrates; the parts are below it (docs/layout.md, "Layers").
  *
  * The first malloc may arrive before libc has set up the environment (the dynamic linker
  * allocates while loading), and initialisation itself may allocate. So: an init state
@@ -12,7 +12,8 @@
 #include <stdio.h>
 #include <unistd.h>
 #include "front.h"
-#include "large.h"
+#include "heap.h"
+#include "instruments.h"
 
 _Atomic int hl_init_state;
 static HL_TLS bool initialising;

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "front.h"
-#include "large.h"
+#include "cache.h"
+#include "instruments.h"
 
 void *(*hl_entry_malloc_fn)(size_t size) = hl_malloc_slow;
 void (*hl_entry_free_fn)(void *p) = hl_free_slow;

@@ -5,7 +5,7 @@
  * by name only (hl_strategy_names, base/config.c, from the same list) and is handed each
  * row's paper defaults here (hl_config_load); the active row's state is base/dispatch.c's. */
 #include <string.h>
-#include "hl.h"
+#include "front.h"
 
 #define HL_DECLARE(name) extern const struct hl_strategy hl_strategy_##name;
 HL_STRATEGY_LIST(HL_DECLARE)

@@ -28,9 +28,9 @@
 #ifndef HL_HEAP_H
 #define HL_HEAP_H
 
-#include "superblock.h"
+#include "mem.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* -Dchecks=true: verify the heap and superblock after every operation. A constant, so that
  * `if (HL_INVARIANT_CHECKS)` compiles away when off. (Not the `checks` config key, hl_checking,
@@ -298,5 +298,12 @@ struct hl_heap_policy {
 void hl_heap_check(const struct hl_heap *h, int c);
 
 #pragma GCC visibility pop
+
+/* heap/'s face: this header, and the folder's other headers the layers above use. */
+#include "singleheap.h"
+#include "ticker.h"
+#include "purge.h"
+#include "holes.h"
+#include "large.h"
 
 #endif

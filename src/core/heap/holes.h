@@ -6,7 +6,7 @@
 
 #include "heap.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* After config and hl_heap_init: purge_holes = on installs the heap observer that purges
  * holes (before the heap log's if any) and registers the sweep with the ticker. */

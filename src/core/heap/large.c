@@ -38,7 +38,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "hl.h"
+#include "mem.h"
 #include "large.h"
 #include "purge.h"
 
@@ -144,7 +144,7 @@ static void unindex_map(struct free_map *m)
     m->indexed = false;
 }
 
-/* The cache's bytes for the statistics (hl.h's hl_stats_large_cached), under cache.lock. */
+/* The cache's bytes for the statistics (stats.h's hl_stats_large_cached), under cache.lock. */
 static void publish_cached(void)
 {
     atomic_store_explicit(&hl_stats_large_cached, cache.bytes, memory_order_relaxed);

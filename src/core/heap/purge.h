@@ -6,10 +6,10 @@
 #ifndef HL_PURGE_H
 #define HL_PURGE_H
 
-#include "superblock.h"
+#include "mem.h"
 #include "ticker.h"                     /* the timer purge and the fronts register with */
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* sb, empty, is now in the global heap (its shard locked): kept as it is while the retained
  * bytes allow, else formatted afresh and its blocks' pages purged, now or (timed: purge =

@@ -11,7 +11,7 @@
  *   concurrent  a lock per free list, plus the heap lock only while carving. With padding off
  *               the list heads and their locks are packed as uC++ had them, several to a cache
  *               line (false sharing of allocator metadata); with padding on each has its own. */
-#include "hl.h"
+#include "mem.h"
 #include "singleheap.h"
 
 struct ch_header { uint32_t cls, offset; uint64_t unused; };  /* offset: memalign'd blocks */

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* per_list_locks: false = one heap lock (serial), true = a lock per free list (concurrent). */
 int    hl_sh_init(bool per_list_locks);

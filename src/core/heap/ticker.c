@@ -20,7 +20,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <time.h>
-#include "hl.h"
+#include "base.h"
 #include "ticker.h"
 
 enum { JOBS_MAX = 6 };                   /* 2 watches (heap/), 2 periodic (cache/), room */

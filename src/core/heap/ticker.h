@@ -5,9 +5,9 @@
 #ifndef HL_TICKER_H
 #define HL_TICKER_H
 
-#include "hl.h"
+#include "base.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* Both kinds are registered at init, before the first malloc slow path, and run on the
  * thread only, holding no lock of the library; a few of each (one registered again keeps

@@ -17,7 +17,7 @@
 #include <sched.h>
 #include "globalheap.h"
 #include "heapselect.h"
-#include "purge.h"
+#include "heap.h"
 #include "remote.h"
 #include "selector.h"
 

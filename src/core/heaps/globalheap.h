@@ -4,7 +4,7 @@
 
 #include "heap.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* h locked, no room for class c: a superblock of class c (the fullest), else an empty one of
  * any class, from the global heap, attached to h before the shard's lock is released; NULL if

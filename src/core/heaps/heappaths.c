@@ -1,7 +1,7 @@
 /* heappaths.c — the general paths of the heap strategies' malloc and free (heappaths.h has
  * the fast ones and says when each is taken), and the members of the rows they share. */
 #include "heappaths.h"
-#include "purge.h"
+#include "heap.h"
 
 /* ---- the rows of the dispatch table the heap strategies share ------------------------------ */
 

@@ -14,9 +14,9 @@
 #define HL_HEAPPATHS_H
 
 #include "heapselect.h"
-#include "sender.h"
+#include "remote.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* The general paths, which call the row's hooks (heap.h: hl_heap_refill, hl_heap_after_free). */
 void *hl_heap_malloc_general(unsigned c);

@@ -17,8 +17,8 @@
  * 1, 2, ...; with global_shards = n > 1, shards 1 .. n-1 come after the heaps made at init.
  */
 #include "heapselect.h"
-#include "purge.h"
-#include "sender.h"
+#include "heap.h"
+#include "remote.h"
 #include "selector.h"
 
 struct hl_heap *hl_heap_global;

@@ -5,7 +5,7 @@
 
 #include "heap.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 
 /* heap_select, by selector.c's rule: thread (a heap per live thread, its thread id's, reused by

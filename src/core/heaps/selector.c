@@ -1,6 +1,6 @@
 /* selector.c — heap selection's rule over opaque slots (selector.h). */
 #include <sched.h>
-#include "config.h"
+#include "base.h"
 #include "selector.h"
 
 #define ACQ memory_order_acquire

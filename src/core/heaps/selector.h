@@ -19,7 +19,7 @@
 #ifndef HL_SELECTOR_H
 #define HL_SELECTOR_H
 
-#include "hl.h"
+#include "base.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -39,7 +39,7 @@
 
 #include "heappaths.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* A block of class c from h (locked): the current superblock's free_head, its local_free
  * swapped in, its thread_free taken, a carved one; else the next current superblock by

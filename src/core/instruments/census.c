@@ -25,7 +25,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "hl.h"
+#include "instruments.h"
 
 #define PER_LINE    (HL_CACHE_LINE / HL_ALIGN)
 #define MAX_SERIALS (1u << 22)

@@ -13,7 +13,7 @@
  * and is reported too. */
 #include <pthread.h>
 #include <stdlib.h>
-#include "hl.h"
+#include "instruments.h"
 
 bool hl_checking;
 

@@ -1,6 +1,6 @@
 /* heaplog.c — the heap log (`heap_log = PATH`): each superblock's moves between heaps and
  * between fullness groups, with its heap's state after the move, written as text at exit for
- * the heap map (tools/hoardlab_lib/heapmap.py draws heaps x time and exports a Chrome
+ * the heap map (tools/hoardlab_lib/heapmap/ draws heaps x time and exports a Chrome
  * trace-event file).
  *
  * heap.c calls event() through hl_heap_observer whenever a superblock enters a heap (attach),
@@ -21,7 +21,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
-#include "heapselect.h"
+#include "heaps.h"
 
 #define LOG_BYTES  ((size_t)512 << 20)   /* address space; pages are touched as lines come */
 #define MAX_HEAPS  1024u                 /* heaps numbered above are not logged */

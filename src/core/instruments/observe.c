@@ -5,7 +5,7 @@
  *
  * Observers run inside malloc and free: they never call malloc or stdio, and take their
  * memory straight from mmap so that it counts neither in U nor in A. */
-#include "hl.h"
+#include "instruments.h"
 
 bool hl_observing;
 static bool census_on, trace_on, heaplog_on;

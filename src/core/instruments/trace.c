@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
-#include "hl.h"
+#include "instruments.h"
 
 struct rec { uint64_t ns; uintptr_t addr; uint64_t size, usable; uint32_t align; char op; };
 

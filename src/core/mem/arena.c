@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include "hl.h"
+#include "mem.h"
 
 #define MAX_ALIGN  ((size_t)16 << 20)   /* the largest superblock_size */
 #define MIN_RESERVE ((size_t)64 << 20)

@@ -17,7 +17,7 @@
  * moved (the old address is gone), so it first asks for spare leaves (hl_pagemap_prepare),
  * mapped ahead; a new leaf is a spare when there is one. */
 #include <sys/mman.h>
-#include "hl.h"
+#include "mem.h"
 
 #define PM_LEAF_BITS 18
 #define PM_ROOT_BITS (48 - 12 - PM_LEAF_BITS)

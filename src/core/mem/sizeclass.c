@@ -7,7 +7,7 @@
  * 32 KiB, continued the same way up to the largest request served. Every size is a multiple of
  * 16 so every block is 16-aligned; the last
  * class is exactly the largest request served (hl_large_threshold, rounded up to 16). */
-#include "hl.h"
+#include "mem.h"
 
 const struct hl_classes *hl_classes;
 

@@ -11,9 +11,9 @@
 #ifndef HL_SUPERBLOCK_H
 #define HL_SUPERBLOCK_H
 
-#include "hl.h"
+#include "mem.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 struct hl_heap;
 

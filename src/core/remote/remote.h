@@ -42,9 +42,9 @@
 #define HL_REMOTE_H
 
 #include "heap.h"
-#include "lfstack.h"
+#include "ds.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 /* ---- the mailbox (mailbox.c) and what travels in it ----------------------------------------
  * hl_remote_mode is HL_REMOTE_LOCK, _LIST, _QUEUE or _BATCH (config.h). */
@@ -162,5 +162,7 @@ uint32_t hl_remote_take(struct hl_heap *h, struct hl_sb *sb);
 void hl_remote_return_one(struct hl_sb *sb, void *p);
 
 #pragma GCC visibility pop
+
+#include "sender.h"                     /* the sending side: remote/'s face is both */
 
 #endif

@@ -5,7 +5,7 @@
 
 #include "remote.h"
 
-#pragma GCC visibility push(hidden)     /* internal, as hl.h's */
+#pragma GCC visibility push(hidden)     /* internal, as base.h's */
 
 void hl_remote_init(void);                          /* hl_heaps_init: the key, the limits */
 void hl_remote_free(struct hl_sb *sb, void *p);     /* p: a block of sb; counts the free */

@@ -9,8 +9,7 @@
 
 - src/core's faces (faces.py): a file outside a core folder F includes of F's headers only
   its face F/F.h, and a face declares only what F defines. Read from the text, no build.
-  `--faces` runs it alone (with `--strict`, with the rest); `--strict` runs it by itself once
-  STRICT_FACES below is true (issue 64 creates the faces; until then most folders fail it).
+  Every run checks it; `--faces` runs it alone.
 
 Prints, per tree, its size, every upward edge and every loop; fails (exit 1) on one that the
 allow-list (known.py) does not name, and on an entry of it that is gone. `--strict` allows
@@ -32,16 +31,11 @@ from .pygraph import import_graph
 from .rules import calls, check, components, cycle_through, loops, stale, upward
 
 __all__ = ["ALLOWED", "EMPTY", "HARNESS", "HARNESS_LAYERS", "HEADER_NODE", "KNOWN", "LAYERS",
-           "NOTHING_KNOWN", "SRC", "SRC_FOLDERS", "STRICT_FACES", "TARGETS", "TOOLS", "TREES",
+           "NOTHING_KNOWN", "SRC", "SRC_FOLDERS", "TARGETS", "TOOLS", "TREES",
            "calls", "check", "check_faces", "components", "cycle_through", "face_name",
            "faces_report", "graph", "header_code", "headers", "import_graph", "layer_of",
            "loops", "objects", "report", "section_graphs", "sections", "source_graph", "stale",
            "strip", "symbol_graph", "upward"]
-
-# Whether `hoardlab layers --strict` checks the faces (faces.py) without being asked
-# (`--faces`): false until every folder of src/core has its face (issue 64).
-STRICT_FACES = False
-
 
 def section_graphs(bdir, src=None, harness=None, tools=None):
     """[(tree, its graph)] of the three trees; src, harness, tools: other roots to read (a

@@ -4,7 +4,7 @@ it holds, and the identifiers each inline function or macro of a header referenc
 A header counts as part of the node of its stem, except where it is split into sections by
 comments of the form `/* ---- NAME.c: ...` (or `NAME.h`): the code under such a heading, up to
 the next heading that names a file, is NAME's (the first file named) wherever NAME's file
-lies, so src/core/base/hl.h's `sizeclass.c` section is `mem/sizeclass`, harness/run.h's
+lies, so src/core/base/base.h's `sizeclass.c` section is `mem/sizeclass`, harness/run.h's
 `params.c` section is `params`.
 """
 import re

@@ -18,8 +18,7 @@ files and no build: an `#include "NAME"` names the header of that basename in a 
 not read as declarations, types and enum constants are not checked, and tests/ and harness/
 are not read (white-box tests may include a folder's inner headers).
 
-`hoardlab layers --faces` runs this rule alone; `--strict` runs it with the others once
-STRICT_FACES (in this package's face) is true: today most folders have no face yet.
+`hoardlab layers --faces` runs this rule alone; every `hoardlab layers` runs it with the others.
 """
 import collections
 import glob

@@ -1,6 +1,6 @@
 """The layer orders, bottom up: the one place they are written. docs/layout.md's Layers table,
 docs/architecture.md's and harness/README.md's are checked against them
-(tests/tools/test_docs.py); src/core/base/hl.h points here.
+(tests/tools/test_docs.py); src/core/base/base.h points here.
 
 A tree is a part of the house whose files the check reads the same way: its objects (nm) and
 its headers' code. Its nodes are files named by their stem relative to the tree (`heap/heap`
