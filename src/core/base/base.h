@@ -22,8 +22,8 @@
  *   bootstrap    a static arena serving calls that arrive while init is in progress.
  *   strategy     one row of the dispatch table: a complete allocator built from the above.
  */
-#ifndef HL_H
-#define HL_H
+#ifndef HL_BASE_H
+#define HL_BASE_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -241,11 +241,8 @@ extern void (*hl_thread_exit_observer)(struct hl_thread *t);
 extern void (*hl_thread_start_hook)(struct hl_thread *t);
 extern void (*hl_thread_fold_hook)(struct hl_thread *t);
 
-/* ---- lock.h: spin or futex mutex ----------------------------------------------------------- */
-#include "lock.h"
-
-/* ---- stats.h, stats.c: counters, U and A, counted locks, the exit report ------------------- */
-#include "stats.h"
+#include "lock.h"                       /* spin or futex mutex */
+#include "stats.h"                      /* counters, U and A, counted locks, the exit report */
 
 #pragma GCC visibility pop
 

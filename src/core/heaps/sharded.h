@@ -15,24 +15,9 @@
  * first). Owner's frees and malloc still take the heap's lock, as the heap rows' fast paths
  * do: what sharding changes is which list each touches, not who may touch the heap.
  *
- * Hoard's bookkeeping, and what sharding costs it. A block on local_free is out of `used` and
- * u at once, as with one list, so fullness groups, u_i, a_i and the f/K threshold see the
- * owner's frees exactly; only the allocation order differs (local_free is reached after
- * free_head runs dry). A block on thread_free is counted in `used` and u until it is taken
- * (as any pending block of remote_free = list): by hl_remote_take when its superblock is the
- * current one and runs dry, or through the heap's inbox (the first push announces the
- * superblock, as mimalloc's delayed free flags a full page) on the owner's slow paths, every
- * HL_COLLECT_EVERY mallocs, or by the freeing thread's help (remote.h). So the threshold sees
- * a remote free up to 64 of the owner's mallocs late, and a current superblock that keeps
- * serving from free_head holds its local_free blocks unused (free, and counted so) until
- * free_head runs dry.
- *
- * With tlab = on the TLAB's bin is the thread's own free list in front of every superblock
- * (it takes the owner's frees first, and malloc pops it without a lock): sharding then
- * decides what feeds the bin and where its overflow goes. A refill takes blocks from the
- * current superblock (free_head, local_free swapped in, thread_free taken, carved) before it
- * moves to another, and a bin's give-back lands on local_free. Collected thread_free lists
- * go back into their superblock (walked), not whole into a bin.
+ * A block on local_free is out of `used` and u at once, as with one list; one on thread_free
+ * stays in them until taken, as any pending block of remote_free = list. docs/free-lists.md
+ * gives what sharding costs Hoard's bookkeeping and how it composes with tlab = on.
  */
 #ifndef HL_SHARDED_H
 #define HL_SHARDED_H

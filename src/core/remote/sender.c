@@ -129,42 +129,13 @@ static __attribute__((noinline)) void push_block(struct hl_sb *sb, void *p)
 
 /* ---- batch: the freeing thread's remote cache (snmalloc) -----------------------------------
  *
- * How it differs from queue. queue's buffers are direct-mapped by heap number (8 of them) and
- * hold one heap's blocks: a free whose slot holds another heap's posts that buffer first (an
- * eviction), so a thread freeing to 9 heaps in turn posts at every free. batch's 16 buckets
- * are hashed by heap (Fibonacci hashing of its address) and never evicted: a bucket keeps the
- * blocks of every heap that hashes to it and is sent to the heap of its first block, which
- * forwards the runs of other heaps' blocks to their owners when it collects (take_runs:
- * a CAS per run; snmalloc's receiver forwards too). queue's owner walks every block of a
- * post to find each superblock's run (collect_blocks), a cache miss per block; batch's reads
- * two words per run (remote.h's struct hl_remote_bucket). queue posts at a fixed count (32
- * blocks whatever their size), batch at a byte budget (remote_batch_bytes, 64 KiB: 1024
- * blocks of 64 bytes, 16 of 4 KiB), so a message carries the blocks of many superblocks
- * and its CAS is amortised over as much memory at every size. Both post on any malloc slow
- * path of the thread, the TLAB's included (tlab.c), so a thread that allocates at all sends
- * what it holds within a refill. remote_queue_cap acts with queue only (config.h's `acts`
- * refuses it with batch at start-up): batch bounds pending memory in bytes, per owner heap
- * (help_bytes, as queue) and per freeing thread (HL_REMOTE_BUCKETS x remote_batch_bytes).
- *
- * What is locked, and why. The sender takes no lock (its buckets are its own; a send is one
- * CAS onto the inbox, a lock-free stack). With tlab = on the owner drains on its TLAB's
- * malloc slow path without its heap's lock (hl_remote_drain): one exchange takes the inbox,
- * each run its bin can hold goes into the bin whole, still counted in its superblock's `used`
- * (no header is written: a TLAB's blocks are out of their superblocks whoever owns them), and
- * runs of other heaps go on to their owners. A sender closes a run at a quarter of a bin's
- * first limit (run_cap), so an empty bin takes three runs whole. Only a run that must go back
- * into its superblock waits for the lock, because snmalloc's premise, "only the owner touches
- * its slabs' free lists", does not hold for a hoard heap: (1) a heap is shared by every thread
- * that selects it (heap_select = hash, cpu, home), each of which pops its superblocks' free
- * lists and counts `used` under the heap's lock; (2) the return moves `used` and the heap's
- * u, on which Hoard's emptiness invariant (u >= (1 - f) a or u >= a - K S) is decided, and
- * the superblock's fullness group, and hoard's policy may then move the superblock to the
- * global heap; (3) a superblock changes heaps (to the global heap, from there to another
- * heap, re-formatted once empty) under the lock of the heap it leaves, so it may be another
- * heap's a moment after its owner was read, and a TLAB's give-back and remote_free = lock's
- * frees reach it under its owner's lock. (heap_select = thread removes (1) only.) The lock is
- * taken once per drain that has such runs, never per block; collections by others (a helping
- * sender, the global heap's, a thread's exit) take the lock as under list and queue. */
+ * 16 buckets hashed by owner heap, never evicted; a bucket is sent whole to the heap of its
+ * first block (which forwards other heaps' runs) at remote_batch_bytes, on any malloc slow
+ * path of the thread and at its exit. A bucket is built as runs of one superblock's blocks,
+ * each saying its length and end in its first block, so the owner reads two words a run. The
+ * sender takes no lock; the owner drains without its heap's lock and takes only the runs that
+ * go back into their superblocks under it, once a drain. docs/remote-free.md says how it
+ * differs from queue and why that lock stays ("What is locked, and why"). */
 
 /* Open run r closed: its length and end into its first block, and the run in front of its
  * bucket's chain (whose last block's link is set when the bucket is sent). The run holds
