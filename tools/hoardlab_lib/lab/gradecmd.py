@@ -152,6 +152,9 @@ def grade(a, bdir, strategies):
             extra["correctness"].setdefault(s, {}).update(
                 correct.run(bdir, s, quick=a.quick, short=s in seen))
     void = [s for s in strategies if page.failed(extra["correctness"].get(s))]
+    for s in strategies:
+        if not a.no_tests and s not in void:
+            log("grade: %s: correctness %s" % (s, page.overall(extra["correctness"].get(s))))
     for s in void:
         log("grade: %s: correctness failed; not measured (its page says what failed)" % s)
         extra["cost_why"][s] = "correctness failed"
@@ -188,8 +191,9 @@ def add_parser(sub):
     s.add_argument("name", nargs="?", help="a compiled-in strategy")
     s.add_argument("--all", action="store_true", help="every compiled-in strategy, one sweep, "
                    "and leaderboard.md")
-    s.add_argument("--quick", action="store_true", help="2 repetitions, and no TSan run (its row "
-                   "reads 'not run'); the fuzzer's corpus is replayed")
+    s.add_argument("--quick", action="store_true", help="2 repetitions, and no ASan, real-program or "
+                   "long fuzzing tests (named as not run: the grade reads 'incomplete', never "
+                   "'pass'); the fuzzer's corpus is replayed")
     s.add_argument("--no-tests", action="store_true", help="skip the correctness part")
     s.add_argument("--no-cost", action="store_true", help="skip the instruction counts")
     s.add_argument("--no-build", action="store_true", help="measure the binaries as they are")

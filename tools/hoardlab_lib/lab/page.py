@@ -48,6 +48,27 @@ def failed(corr):
     return [k for k, r in (corr or {}).items() if r["status"] == "fail"]
 
 
+def not_run(corr):
+    """{kind: [its tests not run]} of the kinds a grade left out (--quick, meson's SKIP, a
+    hang in the smoke run)."""
+    return {k: r.get("not_run", r.get("names")) or [] for k, r in (corr or {}).items()
+            if r["status"] == "not run"}
+
+
+def overall(corr, names=True):
+    """The correctness verdict: "fail", "incomplete: not run: KIND (TESTS); ..." when a kind
+    of `test --strategy`'s tests did not run (never "pass" then), else "pass"."""
+    if failed(corr):
+        return "fail"
+    if not corr:
+        return "incomplete: not run: every test (--no-tests)"
+    left = not_run(corr)
+    if left:
+        return "incomplete: not run: " + "; ".join(
+            "%s (%s)" % (k, ", ".join(ns)) if names and ns else k for k, ns in left.items())
+    return "pass"
+
+
 def headline(corr, diagnose=None):
     """The page's first lines when correctness failed: the measurements are void, what
     failed, and the command that names the fault (checks = on stops at the bad block)."""
@@ -71,6 +92,12 @@ def correctness_lines(corr):
         status = {"fail": "**FAIL**", "skipped": "not run"}.get(r["status"], r["status"])
         out.append("| %s | %s | %s | %s |" % (kind, ", ".join(r.get("names") or []) or "–",
                                               status, r["message"] or ""))
+    verdict = overall(corr)
+    if verdict.startswith("incomplete"):
+        out += ["", "**Correctness %s** — not every test of `hoardlab test --strategy` ran, so "
+                "this grade does not say pass." % verdict]
+    elif verdict == "pass":
+        out += ["", "**Correctness: pass** — every test of `hoardlab test --strategy` ran."]
     return out + [""]
 
 
@@ -174,7 +201,9 @@ def write(outdir, strategy, corr, ts, mt, cost, ncores, maps=None, cost_why=None
     void = bool(failed(corr))
     err = plot(os.path.join(outdir, png), strategy, corr, ts, mt, cost, void)
     measured = any(p["t"] or p["held"] for p in ts["traces"]) or bool(mt["taxonomy"])
-    lines = ["# Grade of `%s`" % strategy, ""] + headline(corr, diagnose) + [
+    verdict = overall(corr)
+    lines = ["# Grade of `%s`" % strategy, ""] + headline(corr, diagnose) + (
+        ["**Correctness %s.**" % verdict, ""] if verdict.startswith("incomplete") else []) + [
              "Made by `tools/hoardlab grade %s` (docs/lab.md) on %d cores; %s." % (
                  strategy, ncores, "the runs are in runs.csv beside this page" if measured
                  else "nothing was measured"), "",
@@ -235,9 +264,10 @@ def leaderboard(outdir, entries):
         return -1 if failed(e[1]) else (e[2]["p"] or 0) + (e[3].get("q") or 0)
     for s, corr, ts, mt, cost in sorted(entries, key=lambda e: -score(e)):
         e = mt["taxonomy"]
-        bad = [k for k, r in corr.items() if r["status"] == "fail"]
+        bad = failed(corr)
         void = bool(bad)
-        rows.append([s, "fail: " + ", ".join(bad) if bad else "pass", num(ts["u"]),
+        rows.append([s, "fail: " + ", ".join(bad) if bad else overall(corr, names=False),
+                     num(ts["u"]),
                      num(ts["ratio"]), "void" if void else num(ts["p"]),
                      "void" if void else num(mt.get("q")), "void" if void else num(mt["m"])] +
                     [e[k]["value"] if e else "–" for k in KEYS] +
