@@ -4,13 +4,12 @@ another meson test's log), each kind pass or fail with the first failure's messa
 
 The kinds are the per-strategy tests every strategy gets (tests/unit, tests/strategies,
 tests/reliability); a kind with no test registered for the strategy reads "not registered"."""
-import json
 import os
 import subprocess
 
-from .. import runkit
 from ..common import REPO, ToolError
-from ..selftest import introspect_tests, meson_stopping, tests_of
+from ..selftest import (first_message, introspect_tests, meson_stopping, read_log, tests_of,
+                        why)
 
 # (kind, test names with {s} for the strategy; a name ending in * stands for every test whose
 # name starts so, e.g. mt-hoard-thread, mt-hoard-hash). Every test `hoardlab test --strategy`
@@ -74,45 +73,6 @@ def targets_of(bdir, entries):
     return sorted(out)
 
 
-def first_message(text, limit=300):
-    """The first line of a failed test's output that says what failed."""
-    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
-    for key in ("[  ERROR", "[  FAILED", "FAIL", "error", "Error", "ERROR", "assert",
-                "ThreadSanitizer", "AddressSanitizer", "hoardlab:", "corrupt", "mismatch"):
-        for ln in lines:
-            if key in ln:
-                return ln[:limit]
-    return (lines[-1] if lines else "no output")[:limit]
-
-
-def read_log(path):
-    """{test name: (result, output, exit code)} from meson's JSON lines test log."""
-    out = {}
-    with open(path) as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                name = r["name"].rpartition(" / ")[2]      # "project:suites / name"
-                out[name] = (r.get("result"), (r.get("stdout") or "") + (r.get("stderr") or ""),
-                             r.get("returncode"))
-    return out
-
-
-def why(result, text, code):
-    """What a failed test's log shows: the signal that killed it (a crash is a SIGSEGV, not
-    'no output'), a timeout, else its first line that says what failed."""
-    sig = runkit.signal_name(code) if isinstance(code, int) else None
-    if sig is None and isinstance(code, int) and 128 < code < 128 + 65:
-        sig = runkit.signal_name(128 - code)     # a shell's child killed: exit 128 + signal
-    first = first_message(text) if (text or "").strip() else ""
-    if result == "TIMEOUT":
-        return "timed out (a lock not released? a loop in a damaged list?)" + (
-            ": " + first if first else "")
-    if sig:
-        return "killed by %s" % sig + (": " + first if first else "")
-    return first or "no output (exit %s)" % code
-
-
 def status_of(results, names):
     """fail (a test failed, timed out or did not run when asked), not run (a test skipped:
     meson's SKIP, exit 77, is never a pass), or pass; with the first such test's line."""
@@ -127,6 +87,17 @@ def status_of(results, names):
     if skipped:
         return "not run", "%s skipped (meson's SKIP, exit 77)" % ", ".join(skipped)
     return "pass", ""
+
+
+def failures(results, names):
+    """["NAME (RESULT): why"] of every test of names that failed, timed out or did not run."""
+    out = []
+    for n in names:
+        res, text, code = (tuple(results.get(n) or ("not run",)) + ("", None))[:3]
+        if res not in ("OK", "SKIP"):
+            out.append("%s (%s)%s" % (n, res, ": " + why(res, text, code) if n in results
+                                      else ": meson stopped before it"))
+    return out
 
 
 SHORT_TIMEOUTS = 0.2     # meson's --timeout-multiplier once the smoke run found a fault
@@ -182,6 +153,8 @@ def run(bdir, strategy, quick=False, jobs=2, short=False):
             continue
         status, msg = status_of(results, ns)
         out[kind] = {"status": status, "tests": len(ns), "message": msg, "names": ns}
+        if status == "fail":
+            out[kind]["failed"] = failures(results, ns)
         if status == "not run":
             out[kind]["not_run"] = [n for n in ns if results[n][0] == "SKIP"]
     return out

@@ -12,6 +12,7 @@ import re
 from .. import cost as costmod, fmt, heapmap, runkit, smoke
 from ..build import incremental_build
 from ..common import ToolError, build_dir, cores, hlconfig_strategies, log
+from ..selftest import cause_commands, introspect_tests, tests_of
 from . import correct, grade as G, page
 
 
@@ -121,6 +122,10 @@ def smoke_all(bdir, strategies):
         if r:
             log("grade: %s%s\n  to see it again: %s" % (
                 "stopped: " if r["kind"] == "hang" else "", r["line"], r["command"]))
+            registered = tests_of(introspect_tests(bdir), s) if r["kind"] in ("crash", "failed") \
+                else []
+            for c in cause_commands(r, s, registered, bdir):
+                log("  to see the cause: %s" % c)
             seen[s] = r
             if r["kind"] == "hang":
                 break
@@ -156,7 +161,12 @@ def grade(a, bdir, strategies):
         if not a.no_tests and s not in void:
             log("grade: %s: correctness %s" % (s, page.overall(extra["correctness"].get(s))))
     for s in void:
-        log("grade: %s: correctness failed; not measured (its page says what failed)" % s)
+        log("grade: %s: correctness failed (%s); not measured (its page says what failed)"
+            % (s, page.failure_kinds(extra["correctness"][s])))
+        for k, r in extra["correctness"][s].items():
+            if r["status"] == "fail":
+                for line in r.get("failed") or [r["message"] or "failed"]:
+                    log("  failed: %s: %s" % (k, line))
         extra["cost_why"][s] = "correctness failed"
     measured = [s for s in strategies if s not in void]
     if measured:
