@@ -15,7 +15,8 @@ LOG = [("hoardlab:reliability / rel-churn-mine", "FAIL",
         "memory from the OS grew with the number of threads: 1.0 -> 9.0 MiB", 1),
        ("hoardlab:unit / lab-mine", "FAIL", "[  ERROR   ] --- in_use 128 != 0\n"
         " 2 FAILED TEST(S)", 1),
-       ("hoardlab:unit / api-mine", "OK", "", 0)]
+       ("hoardlab:unit / api-mine", "OK", "", 0),
+       ("hoardlab:reliability / rel-stress-mine", "FAIL", "", -11)]
 
 
 def fake_strategy_run(monkeypatch, bdir, smoke_seen=None):
@@ -45,6 +46,9 @@ def test_test_strategy_names_every_failed_test_on_the_console(tmp_path, monkeypa
     assert "  failed: rel-churn-mine (FAIL): memory from the OS grew" in out
     assert "  failed: lab-mine (FAIL): [  ERROR   ] --- in_use 128 != 0" in out
     assert "api-mine (" not in out
+    assert "  failed: rel-stress-mine (FAIL): killed by SIGSEGV" in out
+    assert "to see the cause: meson test -C %s --print-errorlogs rel-asan-stress-mine" \
+        % tmp_path in out
 
 
 def test_without_a_log_the_failed_tests_are_named_from_meson_lines():

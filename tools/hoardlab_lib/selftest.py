@@ -235,6 +235,9 @@ def strategy_tests(bdir, name, jobs=None, list_only=False):
     failed = failed_tests(read_log(log) if os.path.exists(log) else {}, out)
     for line in failed:
         print("  failed: %s" % line, flush=True)
+    if any("killed by SIG" in line for line in failed):
+        for c in cause_commands({"kind": "crash"}, name, names, bdir):
+            print("  to see the cause: %s" % c, flush=True)
     return 0 if rc == 0 and c[1] == 0 else 1
 
 

@@ -68,8 +68,10 @@ def targets_of(bdir, entries):
         for word in t.get("cmd") or []:
             if word.startswith(bdir + os.sep):
                 out.add(os.path.relpath(word, bdir))
-            elif not word.startswith("/") and "/" in word and not set("=|") & set(word):
+            elif (not word.startswith("/") and "/" in word and not set("=|") & set(word) and
+                  not os.path.normpath(word).startswith("..")):
                 out.add(word)           # a custom target's output, named relative to bdir
+                                        # (a source file is named ../tests/...: not built)
     return sorted(out)
 
 
