@@ -81,5 +81,6 @@ def test_the_console_names_what_a_grade_left_out(tmp_path, monkeypatch, capsys):
 
 def test_the_tests_programs_are_built_and_their_scripts_are_not_targets():
     entries = [{"cmd": ["/b/tests/t", "../tests/harness/check_hlbench.py", "run",
+                        "/b/../tests/harness/check.py",
                         "harness/hlbench", "/src/x.sh", "--out=a/b"]}]
     assert correct.targets_of("/b", entries) == ["harness/hlbench", "tests/t"]

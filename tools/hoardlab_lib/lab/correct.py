@@ -67,11 +67,11 @@ def targets_of(bdir, entries):
     for t in entries:
         for word in t.get("cmd") or []:
             if word.startswith(bdir + os.sep):
-                out.add(os.path.relpath(word, bdir))
-            elif (not word.startswith("/") and "/" in word and not set("=|") & set(word) and
-                  not os.path.normpath(word).startswith("..")):
-                out.add(word)           # a custom target's output, named relative to bdir
-                                        # (a source file is named ../tests/...: not built)
+                word = os.path.relpath(word, bdir)
+            elif word.startswith("/") or "/" not in word or set("=|") & set(word):
+                continue
+            if not os.path.normpath(word).startswith(".."):     # a source file: not built
+                out.add(word)           # a program, or a custom target's output
     return sorted(out)
 
 
