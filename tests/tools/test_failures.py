@@ -126,3 +126,12 @@ def test_a_grade_row_keeps_every_failed_test_of_its_kind():
     assert [g.split(" ")[0] for g in got] == ["b", "c", "d"]
     assert got[0] == "b (FAIL): in_use 1 != 0" and "timed out" in got[1]
     assert got[2] == "d (not run): meson stopped before it"
+
+
+def test_the_line_that_says_what_failed_is_the_tests_own():
+    out = ("faults: mine: 0 OS calls failed in all; FAILED\n"
+           "FAILED: HOARD_STRATEGY=mine build/tests/reliability/rel_faults\n  (exit status 1)\n"
+           "init=2\nFAIL: a block of usable size 224 added 352 to in_use\n")
+    line = selftest.first_message(out)
+    assert line == "FAIL: a block of usable size 224 added 352 to in_use"
+    assert page.failure_kind(line) == "leak"

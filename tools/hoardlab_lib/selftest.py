@@ -301,8 +301,9 @@ def meson_stopping(argv, stop_after=TIMEOUTS_TO_STOP, echo=True):
 def first_message(text, limit=300):
     """The first line of a failed test's output that says what failed."""
     lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
-    for key in ("ERROR: ", "[  ERROR", "[  FAILED", "FAIL", "error", "Error", "ERROR", "assert",
-                "ThreadSanitizer", "AddressSanitizer", "hoardlab:", "corrupt", "mismatch"):
+    for key in ("ERROR: ", "FAIL: ", "[  ERROR", "[  FAILED", "FAIL", "error", "Error", "ERROR",
+                "assert", "ThreadSanitizer", "AddressSanitizer", "hoardlab:", "corrupt",
+                "mismatch"):
         for ln in lines:
             if key in ln:
                 return ln[:limit]

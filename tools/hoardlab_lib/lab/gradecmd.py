@@ -201,9 +201,9 @@ def add_parser(sub):
     s.add_argument("name", nargs="?", help="a compiled-in strategy")
     s.add_argument("--all", action="store_true", help="every compiled-in strategy, one sweep, "
                    "and leaderboard.md")
-    s.add_argument("--quick", action="store_true", help="2 repetitions, and no ASan, real-program or "
-                   "long fuzzing tests (named as not run: the grade reads 'incomplete', never "
-                   "'pass'); the fuzzer's corpus is replayed")
+    s.add_argument("--quick", action="store_true", help="2 repetitions, and no ASan, "
+                   "real-program or long fuzzing tests (named as not run: the grade reads "
+                   "'incomplete', never 'pass'); the fuzzer's corpus is replayed")
     s.add_argument("--no-tests", action="store_true", help="skip the correctness part")
     s.add_argument("--no-cost", action="store_true", help="skip the instruction counts")
     s.add_argument("--no-build", action="store_true", help="measure the binaries as they are")
