@@ -322,7 +322,7 @@ def test_the_fuzzer_replay_runs_before_timeouts_stop_meson(tmp_path, monkeypatch
     meson is stopped after two: the corpus replay, which names the block in seconds, runs in a
     meson test of its own first, so its row shows its own FAIL, not 'meson stopped before it'."""
     names = ["api-mine", "api-mine-uncounted", "lab-mine", "rel-stress-mine",
-             "rel-fuzz-malloc-corpus-mine"]
+             "rel-fuzz-malloc-corpus-mine", "rel-asan-stress-mine"]
     monkeypatch.setattr(correct, "introspect_tests", lambda b: [
         {"name": n, "env": {"HOARD_STRATEGY": "mine"}, "cmd": ["/t"]} for n in names])
     monkeypatch.setattr(correct.subprocess, "run", lambda *a, **k: ninja_ok())
@@ -348,7 +348,9 @@ def test_the_fuzzer_replay_runs_before_timeouts_stop_meson(tmp_path, monkeypatch
     got = correct.run(str(tmp_path), "mine", quick=True, short=True)
     assert got["fuzzer"]["status"] == "fail"
     assert "overlaps live block" in got["fuzzer"]["message"], got["fuzzer"]
-    assert got["conformance"]["status"] == "fail" and got["tsan"]["status"] == "not run"
+    assert got["conformance"]["status"] == "fail" and got["tsan"]["status"] == "not registered"
+    assert got["asan"] == {"status": "not run", "tests": 1, "message": "--quick",
+                           "names": ["rel-asan-stress-mine"]}
 
 
 def ninja_ok():

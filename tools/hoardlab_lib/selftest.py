@@ -213,10 +213,17 @@ def strategy_tests(bdir, name, jobs=None, list_only=False):
         seen = smoke.run(bdir, name)
         if seen:
             print("%s\n  to see it again: %s" % (seen["line"], seen["command"]), flush=True)
+            for c in cause_commands(seen, name, names, bdir):
+                print("  to see the cause: %s" % c, flush=True)
             print("tests of %s: not run (the smoke run failed), 1 failed" % name, flush=True)
             return 1
         print("== meson test -C %s: %d tests of %s" % (bdir, len(names), name), flush=True)
-        rc, out, timeouts = meson_stopping(["meson", "test", "-C", bdir, "--print-errorlogs"] +
+        logbase = "strategy-" + name
+        log = os.path.join(bdir, "meson-logs", logbase + ".json")
+        if os.path.exists(log):
+            os.remove(log)
+        rc, out, timeouts = meson_stopping(["meson", "test", "-C", bdir, "--print-errorlogs",
+                                            "--logbase", logbase] +
                                            (["--num-processes", str(jobs)] if jobs else []) +
                                            names)
     c = meson_counts(out) or (0, 1)
@@ -225,7 +232,40 @@ def strategy_tests(bdir, name, jobs=None, list_only=False):
               "were not waited for" % (name, " and ".join(timeouts)), flush=True)
         c = (c[0], max(c[1], len(timeouts)))
     print("tests of %s: %d passed, %d failed" % (name, c[0], c[1]), flush=True)
+    failed = failed_tests(read_log(log) if os.path.exists(log) else {}, out)
+    for line in failed:
+        print("  failed: %s" % line, flush=True)
+    if any("killed by SIG" in line for line in failed):
+        for c in cause_commands({"kind": "crash"}, name, names, bdir):
+            print("  to see the cause: %s" % c, flush=True)
     return 0 if rc == 0 and c[1] == 0 else 1
+
+
+CAUSES = (("rel-asan-stress-%s", "AddressSanitizer names the file and line of a bad access"),
+          ("rel-tsan-stress-%s", "ThreadSanitizer names the two lines of a race: the smoke "
+           "runs have 2 threads"))
+
+
+def cause_commands(seen, strategy, registered, bdir):
+    """For a crash of a smoke run (which the checker's run repeats without a word), the
+    commands whose builds name its cause: the ASan and TSan stress tests of the strategy."""
+    if seen["kind"] not in ("crash", "failed"):
+        return []
+    return ["meson test -C %s --print-errorlogs %s   (%s)" % (bdir, t % strategy, why_)
+            for t, why_ in CAUSES if t % strategy in registered]
+
+
+FAILED_LINE = re.compile(r"^\s*\d+/\d+\s+(?:\S+ / )?(\S+)\s+(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)\b",
+                         re.M)
+
+
+def failed_tests(results, out=""):
+    """["NAME (RESULT): why"] of the tests that did not pass, by name: from meson's JSON log
+    (results, read_log's), else from its console lines (out)."""
+    bad = [(n, r) for n, r in results.items() if r[0] not in ("OK", "SKIP", "EXPECTEDFAIL")]
+    if not bad:
+        return ["%s (%s)" % m for m in FAILED_LINE.findall(out or "")]
+    return ["%s (%s): %s" % (n, r[0], why(*(tuple(r) + (None,))[:3])) for n, r in bad]
 
 
 TIMEOUT_LINE = re.compile(r"^\s*\d+/\d+\s+(?:\S+ / )?(\S+)\s+TIMEOUT\b")
@@ -254,3 +294,45 @@ def meson_stopping(argv, stop_after=TIMEOUTS_TO_STOP, echo=True):
         raise
     sys.stdout.flush()
     return p.returncode, "".join(out), timeouts
+
+
+# --- what a failed test says (test --strategy, grade) -------------------------------------------
+
+def first_message(text, limit=300):
+    """The first line of a failed test's output that says what failed."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    for key in ("ERROR: ", "FAIL: ", "[  ERROR", "[  FAILED", "FAIL", "error", "Error", "ERROR",
+                "assert", "ThreadSanitizer", "AddressSanitizer", "hoardlab:", "corrupt",
+                "mismatch"):
+        for ln in lines:
+            if key in ln:
+                return ln[:limit]
+    return (lines[-1] if lines else "no output")[:limit]
+
+
+def read_log(path):
+    """{test name: (result, output, exit code)} from meson's JSON lines test log."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                r = json.loads(line)
+                name = r["name"].rpartition(" / ")[2]      # "project:suites / name"
+                out[name] = (r.get("result"), (r.get("stdout") or "") + (r.get("stderr") or ""),
+                             r.get("returncode"))
+    return out
+
+
+def why(result, text, code):
+    """What a failed test's log shows: the signal that killed it (a crash is a SIGSEGV, not
+    'no output'), a timeout, else its first line that says what failed."""
+    sig = runkit.signal_name(code) if isinstance(code, int) else None
+    if sig is None and isinstance(code, int) and 128 < code < 128 + 65:
+        sig = runkit.signal_name(128 - code)     # a shell's child killed: exit 128 + signal
+    first = first_message(text) if (text or "").strip() else ""
+    if result == "TIMEOUT":
+        return "timed out (a lock not released? a loop in a damaged list?)" + (
+            ": " + first if first else "")
+    if sig:
+        return "killed by %s" % sig + (": " + first if first else "")
+    return first or "no output (exit %s)" % code

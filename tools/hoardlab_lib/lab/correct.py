@@ -4,25 +4,31 @@ another meson test's log), each kind pass or fail with the first failure's messa
 
 The kinds are the per-strategy tests every strategy gets (tests/unit, tests/strategies,
 tests/reliability); a kind with no test registered for the strategy reads "not registered"."""
-import json
 import os
 import subprocess
 
-from .. import runkit
 from ..common import REPO, ToolError
-from ..selftest import introspect_tests, meson_stopping, tests_of
+from ..selftest import (first_message, introspect_tests, meson_stopping, read_log, tests_of,
+                        why)
 
 # (kind, test names with {s} for the strategy; a name ending in * stands for every test whose
-# name starts so, e.g. mt-hoard-thread, mt-hoard-hash). The long fuzzing run and the ASan
-# builds are left to `hoardlab test --strategy`; the fuzzer here replays its saved corpus under
-# the strategy against the model of the malloc API.
+# name starts so, e.g. mt-hoard-thread, mt-hoard-hash). Every test `hoardlab test --strategy`
+# runs (selftest.tests_of) belongs to the first kind that names it, "other" taking the rest,
+# so a grade runs what the tests run; the fuzzer replays its saved corpus under the strategy
+# against the model of the malloc API, "fuzzing" is the long fuzzing run.
 KINDS = [
-    ("conformance", ["api-{s}", "api-{s}-uncounted", "rel-conformance-{s}", "lab-{s}"]),
-    ("stress", ["rel-stress-{s}", "mt-{s}", "mt-{s}-*"]),
-    ("fork", ["rel-fork-{s}"]),
-    ("churn", ["rel-churn-{s}", "churn-{s}-*"]),
-    ("tsan", ["rel-tsan-stress-{s}", "tsan-{s}"]),
+    ("conformance", ["api-{s}", "api-{s}-uncounted", "rel-conformance-{s}*", "lab-{s}"]),
+    ("stress", ["rel-stress-{s}*", "rel-stress-uncounted-{s}", "mt-{s}", "mt-{s}-*"]),
+    ("fork", ["rel-fork-{s}*"]),
+    ("churn", ["rel-churn-{s}*", "churn-{s}-*"]),
+    ("faults", ["rel-faults-*"]),
+    ("checks", ["rel-checks-*", "rel-stress-checks-*", "rel-corners-*"]),
+    ("tsan", ["rel-tsan-*", "tsan-*"]),
     ("fuzzer", ["rel-fuzz-malloc-corpus-{s}"]),
+    ("fuzzing", ["rel-fuzz-*"]),
+    ("asan", ["rel-asan-*"]),
+    ("programs", ["rel-prog-*", "preload-*"]),
+    ("other", ["*"]),
 ]
 
 
@@ -30,21 +36,28 @@ def matching(pattern, registered):
     if pattern.endswith("*"):
         return sorted(n for n in registered if n.startswith(pattern[:-1]))
     return [pattern] if pattern in registered else []
-QUICK_SKIPS = ("tsan",)     # --quick: the slowest kind (the corpus replay takes about 5 s,
-                            # and finds a block handed out twice: it stays)
+
+
+QUICK_SKIPS = ("fuzzing", "asan", "programs")   # --quick: the long fuzzing run and the suites
+# that build a core of their own (ASan) or run real programs; the page and the console name
+# each test so left out, and the grade reads "incomplete", never "pass"
 
 
 def plan(bdir, strategy, quick=False):
-    """({kind: [test names registered for the strategy]}, {name: meson's test entry})."""
+    """({kind: [test names registered for the strategy]}, {name: meson's test entry}, {kind:
+    [names --quick leaves out]}); every test of the strategy is in one kind."""
     tests = {t["name"]: t for t in introspect_tests(bdir)}
-    registered = set(tests_of(tests.values(), strategy))
-    out = {}
+    left = set(tests_of(tests.values(), strategy))
+    out, skipped = {}, {}
     for kind, names in KINDS:
+        got = sorted({m for n in names for m in matching(n.format(s=strategy), left)})
+        left -= set(got)
         if quick and kind in QUICK_SKIPS:
             out[kind] = None
-            continue
-        out[kind] = [m for n in names for m in matching(n.format(s=strategy), registered)]
-    return out, tests
+            skipped[kind] = got
+        else:
+            out[kind] = got
+    return out, tests, skipped
 
 
 def targets_of(bdir, entries):
@@ -54,49 +67,12 @@ def targets_of(bdir, entries):
     for t in entries:
         for word in t.get("cmd") or []:
             if word.startswith(bdir + os.sep):
-                out.add(os.path.relpath(word, bdir))
-            elif not word.startswith("/") and "/" in word and not set("=|") & set(word):
-                out.add(word)           # a custom target's output, named relative to bdir
+                word = os.path.relpath(word, bdir)
+            elif word.startswith("/") or "/" not in word or set("=|") & set(word):
+                continue
+            if not os.path.normpath(word).startswith(".."):     # a source file: not built
+                out.add(word)           # a program, or a custom target's output
     return sorted(out)
-
-
-def first_message(text, limit=300):
-    """The first line of a failed test's output that says what failed."""
-    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
-    for key in ("[  ERROR", "[  FAILED", "FAIL", "error", "Error", "ERROR", "assert",
-                "ThreadSanitizer", "AddressSanitizer", "hoardlab:", "corrupt", "mismatch"):
-        for ln in lines:
-            if key in ln:
-                return ln[:limit]
-    return (lines[-1] if lines else "no output")[:limit]
-
-
-def read_log(path):
-    """{test name: (result, output, exit code)} from meson's JSON lines test log."""
-    out = {}
-    with open(path) as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                name = r["name"].rpartition(" / ")[2]      # "project:suites / name"
-                out[name] = (r.get("result"), (r.get("stdout") or "") + (r.get("stderr") or ""),
-                             r.get("returncode"))
-    return out
-
-
-def why(result, text, code):
-    """What a failed test's log shows: the signal that killed it (a crash is a SIGSEGV, not
-    'no output'), a timeout, else its first line that says what failed."""
-    sig = runkit.signal_name(code) if isinstance(code, int) else None
-    if sig is None and isinstance(code, int) and 128 < code < 128 + 65:
-        sig = runkit.signal_name(128 - code)     # a shell's child killed: exit 128 + signal
-    first = first_message(text) if (text or "").strip() else ""
-    if result == "TIMEOUT":
-        return "timed out (a lock not released? a loop in a damaged list?)" + (
-            ": " + first if first else "")
-    if sig:
-        return "killed by %s" % sig + (": " + first if first else "")
-    return first or "no output (exit %s)" % code
 
 
 def status_of(results, names):
@@ -113,6 +89,17 @@ def status_of(results, names):
     if skipped:
         return "not run", "%s skipped (meson's SKIP, exit 77)" % ", ".join(skipped)
     return "pass", ""
+
+
+def failures(results, names):
+    """["NAME (RESULT): why"] of every test of names that failed, timed out or did not run."""
+    out = []
+    for n in names:
+        res, text, code = (tuple(results.get(n) or ("not run",)) + ("", None))[:3]
+        if res not in ("OK", "SKIP"):
+            out.append("%s (%s)%s" % (n, res, ": " + why(res, text, code) if n in results
+                                      else ": meson stopped before it"))
+    return out
 
 
 SHORT_TIMEOUTS = 0.2     # meson's --timeout-multiplier once the smoke run found a fault
@@ -133,7 +120,7 @@ def run(bdir, strategy, quick=False, jobs=2, short=False):
     short: the smoke run already failed, so the verdict is known and the tests only say
     more: their timeouts cut to SHORT_TIMEOUTS of theirs (a test that a broken strategy
     sends into a loop is not waited for 300 s)."""
-    kinds, tests = plan(bdir, strategy, quick)
+    kinds, tests, skipped = plan(bdir, strategy, quick)
     names = sorted({n for ns in kinds.values() if ns for n in ns})
     if names:
         p = subprocess.run(["ninja", "-C", bdir] + targets_of(bdir, [tests[n] for n in names]),
@@ -157,11 +144,19 @@ def run(bdir, strategy, quick=False, jobs=2, short=False):
     for kind, _ in KINDS:
         ns = kinds[kind]
         if ns is None:
-            out[kind] = {"status": "not run", "tests": 0, "message": "--quick"}
+            if skipped[kind]:
+                out[kind] = {"status": "not run", "tests": len(skipped[kind]),
+                             "message": "--quick", "names": skipped[kind]}
+            else:
+                out[kind] = {"status": "not registered", "tests": 0, "message": ""}
             continue
         if not ns:
             out[kind] = {"status": "not registered", "tests": 0, "message": ""}
             continue
         status, msg = status_of(results, ns)
         out[kind] = {"status": status, "tests": len(ns), "message": msg, "names": ns}
+        if status == "fail":
+            out[kind]["failed"] = failures(results, ns)
+        if status == "not run":
+            out[kind]["not_run"] = [n for n in ns if results[n][0] == "SKIP"]
     return out

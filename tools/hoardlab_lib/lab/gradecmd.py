@@ -12,6 +12,7 @@ import re
 from .. import cost as costmod, fmt, heapmap, runkit, smoke
 from ..build import incremental_build
 from ..common import ToolError, build_dir, cores, hlconfig_strategies, log
+from ..selftest import cause_commands, introspect_tests, tests_of
 from . import correct, grade as G, page
 
 
@@ -121,6 +122,10 @@ def smoke_all(bdir, strategies):
         if r:
             log("grade: %s%s\n  to see it again: %s" % (
                 "stopped: " if r["kind"] == "hang" else "", r["line"], r["command"]))
+            registered = tests_of(introspect_tests(bdir), s) if r["kind"] in ("crash", "failed") \
+                else []
+            for c in cause_commands(r, s, registered, bdir):
+                log("  to see the cause: %s" % c)
             seen[s] = r
             if r["kind"] == "hang":
                 break
@@ -152,8 +157,16 @@ def grade(a, bdir, strategies):
             extra["correctness"].setdefault(s, {}).update(
                 correct.run(bdir, s, quick=a.quick, short=s in seen))
     void = [s for s in strategies if page.failed(extra["correctness"].get(s))]
+    for s in strategies:
+        if not a.no_tests and s not in void:
+            log("grade: %s: correctness %s" % (s, page.overall(extra["correctness"].get(s))))
     for s in void:
-        log("grade: %s: correctness failed; not measured (its page says what failed)" % s)
+        log("grade: %s: correctness failed (%s); not measured (its page says what failed)"
+            % (s, page.failure_kinds(extra["correctness"][s])))
+        for k, r in extra["correctness"][s].items():
+            if r["status"] == "fail" and k != "smoke":     # the smoke run's line: said above
+                for line in r.get("failed") or [r["message"] or "failed"]:
+                    log("  failed: %s: %s" % (k, line))
         extra["cost_why"][s] = "correctness failed"
     measured = [s for s in strategies if s not in void]
     if measured:
@@ -188,8 +201,9 @@ def add_parser(sub):
     s.add_argument("name", nargs="?", help="a compiled-in strategy")
     s.add_argument("--all", action="store_true", help="every compiled-in strategy, one sweep, "
                    "and leaderboard.md")
-    s.add_argument("--quick", action="store_true", help="2 repetitions, and no TSan run (its row "
-                   "reads 'not run'); the fuzzer's corpus is replayed")
+    s.add_argument("--quick", action="store_true", help="2 repetitions, and no ASan, "
+                   "real-program or long fuzzing tests (named as not run: the grade reads "
+                   "'incomplete', never 'pass'); the fuzzer's corpus is replayed")
     s.add_argument("--no-tests", action="store_true", help="skip the correctness part")
     s.add_argument("--no-cost", action="store_true", help="skip the instruction counts")
     s.add_argument("--no-build", action="store_true", help="measure the binaries as they are")

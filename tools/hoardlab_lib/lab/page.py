@@ -48,19 +48,101 @@ def failed(corr):
     return [k for k, r in (corr or {}).items() if r["status"] == "fail"]
 
 
-def headline(corr, diagnose=None):
-    """The page's first lines when correctness failed: the measurements are void, what
-    failed, and the command that names the fault (checks = on stops at the bad block)."""
+def not_run(corr):
+    """{kind: [its tests not run]} of the kinds a grade left out (--quick, meson's SKIP, a
+    hang in the smoke run)."""
+    return {k: r.get("not_run", r.get("names")) or [] for k, r in (corr or {}).items()
+            if r["status"] == "not run"}
+
+
+def overall(corr, names=True):
+    """The correctness verdict: "fail", "incomplete: not run: KIND (TESTS); ..." when a kind
+    of `test --strategy`'s tests did not run (never "pass" then), else "pass"."""
+    if failed(corr):
+        return "fail"
+    if not corr:
+        return "incomplete: not run: every test (--no-tests)"
+    left = not_run(corr)
+    if left:
+        return "incomplete: not run: " + "; ".join(
+            "%s (%s)" % (k, ", ".join(ns)) if names and ns else k for k, ns in left.items())
+    return "pass"
+
+
+# The kinds of failure, each by words of its first line, and what the page's banner says of it;
+# the first that matches names a failure (a crash the checker explained is an overlap).
+FAILURES = [
+    ("hang", ("timed out", "deadlock", "hung"),
+     "it hangs: a test made no progress (a lock not released? a loop in a damaged list?)"),
+    ("race", ("ThreadSanitizer", "data race"),
+     "a data race: two threads touch the same memory, one writing, without a lock between"),
+    ("overlap", ("handed out", "twice", "overlaps", "damaged", "stamp", "double free",
+                 "never returned", "misaligned", "not 16-aligned", "has usable size", "not 0"),
+     "it hands out wrong memory (a block handed out twice, damaged, too short or misaligned)"),
+    ("leak", ("grew", "in_use", "leak", "never reused", "give back", "gave back"),
+     "a leak: memory freed is not given back, or not counted as freed, so U (the bytes in "
+     "use) and the memory held are wrong"),
+    ("crash", ("killed by SIG", "crashed"), "it crashes"),
+]
+
+
+def failure_kind(message):
+    """hang, race, overlap, leak, crash or other: what a failed test's line says it is."""
+    for kind, words, _ in FAILURES:
+        if any(w in (message or "") for w in words):
+            return kind
+    return "other"
+
+
+def failure_kinds(corr):
+    """The kinds of the failures of a grade, in the order of its rows: "leak, crash"."""
+    kinds = []
+    for k in failed(corr):
+        for line in corr[k].get("failed") or [corr[k]["message"]]:
+            f = failure_kind(line)
+            if f not in kinds:
+                kinds.append(f)
+    return ", ".join(kinds)
+
+
+def see_it(kind, test, strategy, diagnose=None):
+    """The command that shows the cause of a failure of this kind: the checker's run for wrong
+    memory or a hang (the smoke run's, stopping at the first bad block), the ASan build for a
+    crash (it names the file and line) and TSan beside it (a crash with threads may be a
+    race), the failing test alone for a leak or a race (it prints what it measured, or the
+    race's two lines)."""
+    alone = "meson test -C build --print-errorlogs %s" % test
+    if kind in ("overlap", "hang") and diagnose:
+        return "run it with the checker on (it stops at the first block handed out twice, " \
+               "double free or foreign free, with one line): `%s`" % diagnose
+    if kind == "crash":
+        return ("run it again with the checker on: `%s`; " % diagnose if diagnose else "") + (
+                "AddressSanitizer names the file and line of a bad access: `meson test -C "
+                "build --print-errorlogs rel-asan-stress-%s`; with two or more threads the "
+                "cause may be a race, which ThreadSanitizer names: `meson test -C build "
+                "--print-errorlogs rel-tsan-stress-%s`" % (strategy, strategy))
+    if kind == "overlap":
+        return "run it with the checker on: `HOARD_CHECKS=on %s`" % alone
+    return "run the failing test alone (it prints what it measured against what): `%s`" % alone
+
+
+def headline(corr, diagnose=None, strategy="NAME"):
+    """The page's first lines when correctness failed: the measurements are void, what kind
+    of failure (the banner), what failed, and the command that shows its cause."""
     bad = failed(corr)
     if not bad:
         return []
-    out = ["**Correctness failed — measurements below are void.** No P, Q or M is given: "
-           "the numbers of an allocator that hands out wrong memory measure nothing.", ""]
+    kinds = failure_kinds(corr).split(", ")
+    what = "; ".join(next((t for k, _, t in FAILURES if k == f), "it fails its tests")
+                     for f in kinds)
+    out = ["**Correctness failed — measurements below are void.** The failure: %s. No P, Q "
+           "or M is given: the numbers of an allocator that fails its tests measure nothing."
+           % what, ""]
     out += ["- %s: %s" % (k, corr[k]["message"] or "failed") for k in bad]
-    out += ["", "For the exact diagnosis, run it with the checker on (it stops at the first "
-            "block handed out twice, double free or foreign free, with one line): `%s`"
-            % (diagnose or "HOARD_CHECKS=on meson test -C build --print-errorlogs %s"
-               % " ".join((corr[bad[0]].get("message") or "TEST").split()[:1])), ""]
+    first = corr[bad[0]]
+    test = (first.get("message") or "TEST").split()[0]
+    out += ["", "To see the cause, %s" % see_it(failure_kind(first.get("message")), test,
+                                                 strategy, diagnose), ""]
     return out
 
 
@@ -71,6 +153,12 @@ def correctness_lines(corr):
         status = {"fail": "**FAIL**", "skipped": "not run"}.get(r["status"], r["status"])
         out.append("| %s | %s | %s | %s |" % (kind, ", ".join(r.get("names") or []) or "–",
                                               status, r["message"] or ""))
+    verdict = overall(corr)
+    if verdict.startswith("incomplete"):
+        out += ["", "**Correctness %s** — not every test of `hoardlab test --strategy` ran, so "
+                "this grade does not say pass." % verdict]
+    elif verdict == "pass":
+        out += ["", "**Correctness: pass** — every test of `hoardlab test --strategy` ran."]
     return out + [""]
 
 
@@ -174,7 +262,9 @@ def write(outdir, strategy, corr, ts, mt, cost, ncores, maps=None, cost_why=None
     void = bool(failed(corr))
     err = plot(os.path.join(outdir, png), strategy, corr, ts, mt, cost, void)
     measured = any(p["t"] or p["held"] for p in ts["traces"]) or bool(mt["taxonomy"])
-    lines = ["# Grade of `%s`" % strategy, ""] + headline(corr, diagnose) + [
+    verdict = overall(corr)
+    lines = ["# Grade of `%s`" % strategy, ""] + headline(corr, diagnose, strategy) + (
+        ["**Correctness %s.**" % verdict, ""] if verdict.startswith("incomplete") else []) + [
              "Made by `tools/hoardlab grade %s` (docs/lab.md) on %d cores; %s." % (
                  strategy, ncores, "the runs are in runs.csv beside this page" if measured
                  else "nothing was measured"), "",
@@ -235,9 +325,10 @@ def leaderboard(outdir, entries):
         return -1 if failed(e[1]) else (e[2]["p"] or 0) + (e[3].get("q") or 0)
     for s, corr, ts, mt, cost in sorted(entries, key=lambda e: -score(e)):
         e = mt["taxonomy"]
-        bad = [k for k, r in corr.items() if r["status"] == "fail"]
+        bad = failed(corr)
         void = bool(bad)
-        rows.append([s, "fail: " + ", ".join(bad) if bad else "pass", num(ts["u"]),
+        rows.append([s, "fail: " + ", ".join(bad) if bad else overall(corr, names=False),
+                     num(ts["u"]),
                      num(ts["ratio"]), "void" if void else num(ts["p"]),
                      "void" if void else num(mt.get("q")), "void" if void else num(mt["m"])] +
                     [e[k]["value"] if e else "–" for k in KEYS] +
