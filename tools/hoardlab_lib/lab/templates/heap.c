@@ -7,7 +7,7 @@
  * threshold and the global heap (src/strategies/hoard.c). `tools/hoardlab grade @NAME@`
  * measures it. The front caches (key `cache`) and the sharded free lists (`free_lists`) work
  * under it as under ownership: hl_fronts_start puts them in. */
-#include "fronts.h"
+#include "cache.h"
 
 /* After a free, with the block's owner heap h locked, when the policy is due: the class's u
  * fell below the floor (none here) or sb became empty (and in the checks build, always).

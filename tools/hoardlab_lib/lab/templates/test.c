@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include "hl.h"
+#include "front.h"
+#include "mem.h"
 #include "hoardlab.h"
 
 #define LIVE 2000
