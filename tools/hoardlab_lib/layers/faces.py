@@ -1,4 +1,4 @@
-"""The faces of src/core's folders (STYLE.md item 22, issue 64): each folder src/core/F/ has
+"""The faces of src/core's folders (STYLE.md item 22): each folder src/core/F/ has
 one header named after it, F/F.h, its face, which is the folder's whole interface to the rest
 of src/ (snmalloc's mem/mem.h, ds/ds.h):
 
