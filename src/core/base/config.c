@@ -36,6 +36,7 @@ static const char *const kind_names[] = { "bool", "int", "size", "pow2", "real",
 
 struct option {
     const char *name, *section;
+    const char *file;                   /* the file that implements it (config.h) */
     enum kind kind;
     const char *def;
     double min, max;
@@ -46,8 +47,8 @@ struct option {
 };
 
 static const struct option options[] = {
-#define HL_OPTION_ROW(name, section, kind, def, min, max, choices, acts, help)                  \
-    { #name, #section, kind, def, min, max, choices, acts, help,                                 \
+#define HL_OPTION_ROW(name, section, file, kind, def, min, max, choices, acts, help)            \
+    { #name, #section, file, kind, def, min, max, choices, acts, help,                           \
       offsetof(struct hl_config, name) },
     HL_OPTIONS(HL_OPTION_ROW)
 #undef HL_OPTION_ROW
@@ -543,14 +544,15 @@ void hl_config_print_table(int fd, int format)
                     "environment, which wins. Sizes take K/M/G; reals take p/q.\n\n"
                     "*Acts under* names the strategies where a key has an effect (and the value "
                     "another key must have there); setting a key anywhere else stops the "
-                    "program at start-up (exit status 2), since it would change nothing.\n\n"
-                    "| key | section | default | valid values | acts under | meaning |\n"
-                    "|---|---|---|---|---|---|\n");
+                    "program at start-up (exit status 2), since it would change nothing. "
+                    "*File* is the one file that implements the key: where its value acts.\n\n"
+                    "| key | section | default | valid values | acts under | file | meaning |\n"
+                    "|---|---|---|---|---|---|---|\n");
         for (size_t i = 0; i < NOPTIONS; i++) {
             range_text(&options[i], range, sizeof range);
-            dprintf(fd, "| `%s` | %s | `%s` | %s | %s | %s |\n", options[i].name,
+            dprintf(fd, "| `%s` | %s | `%s` | %s | %s | `%s` | %s |\n", options[i].name,
                     options[i].section, *options[i].def ? options[i].def : "\"\"", range,
-                    options[i].acts, options[i].help);
+                    options[i].acts, options[i].file, options[i].help);
         }
         return;
     }
@@ -567,8 +569,8 @@ void hl_config_print_table(int fd, int format)
             dprintf(fd, "\n");
             continue;
         }
-        dprintf(fd, "  {\"name\": \"%s\", \"section\": \"%s\", \"kind\": \"%s\", \"default\": ",
-                o->name, o->section, kind_names[o->kind]);
+        dprintf(fd, "  {\"name\": \"%s\", \"section\": \"%s\", \"file\": \"%s\", \"kind\": \"%s\", "
+                "\"default\": ", o->name, o->section, o->file, kind_names[o->kind]);
         json_string(fd, o->def);
         dprintf(fd, ", \"min\": %g, \"max\": %g, \"valid\": ", o->min, o->max);
         json_string(fd, range);
