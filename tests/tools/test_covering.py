@@ -63,11 +63,11 @@ def config_table():
         m = re.search(r"\bX\(%s," % knob, src)
         assert m, "config.h has no key %s" % knob
         a = _args(src[m.end() - len(knob) - 1:])
-        enum = a[6]
+        enum = a[7]         # X(name, section, file, kind, default, min, max, choices, acts, help)
         e = re.search(r"E\(%s,(.*?)\)\)" % enum, src, re.S)
         values = re.findall(r'C\(\w+, "(\w+)"\)', e.group(1) + ")")
         acts = ""
-        for tok in re.findall(r'"[^"]*"|\w+', a[7]):
+        for tok in re.findall(r'"[^"]*"|\w+', a[8]):
             acts += tok[1:-1] if tok.startswith('"') else macros.get(tok, tok)
         acts = acts.split(" if ")[0]
         out[knob] = (values, [r.strip() for r in acts.split(",") if r.strip()])

@@ -38,8 +38,8 @@ def strategy_file(template_text, example, name, old=False):
                                   "hl_class_size(c) == n")
     body = re.sub(r"/\* size: 0 < size.*?\n}\n", "", template_text, flags=re.S)
     body = re.sub(r"/\* p: a block this strategy.*?\n}\n", "", body, flags=re.S)
-    body = body.replace('#include "singleheap.h"\n',
-                        '#include "singleheap.h"\n#include "large.h"\n#include <string.h>\n\n' +
+    body = body.replace('#include "heap.h"\n',
+                        '#include "heap.h"\n#include <string.h>\n\n' +
                         example.replace("tcache", name))
     for a, b in ((".memalign = hl_sh_memalign,", ".memalign = %s_memalign," % name),
                  (".thread_exit = NULL,", ".thread_exit = %s_thread_exit," % name),

@@ -9,7 +9,7 @@
  * or takes back is counted with hl_stats_malloc_if / hl_stats_free_if (U, the bytes in use);
  * a block the heap hands out is counted by the heap's counted build (hl_sh_malloc), so call
  * the build that matches `counted` and never count one block twice. */
-#include "heap.h"                       /* heap/'s face: the single heap (singleheap.h) */
+#include "heap.h"
 
 static int @NAME@_init(void) { return hl_sh_init(@PER_LIST@); }
 
